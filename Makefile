@@ -1,0 +1,31 @@
+# make demo  -- set everything up on a fresh machine, then run the main job on built-in stand-ins
+# make test  -- set everything up, then run the test suite (what CI runs)
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test test-slow bench setup clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/tavli demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q -m "not slow and not hardware"
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -q -m slow
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_rules.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

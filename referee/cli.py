@@ -1,0 +1,53 @@
+"""The ``tavli`` command: one entry point for every part of the project.
+
+Sub-commands: ``rules`` (the rules engine, :mod:`board_rules.cli`) and ``demo``
+(the main job on built-in stand-ins). Later parts add ``vision``, ``board`` and
+``play``. Exit status 2 with a message on stderr for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from board_rules import cli as rules_cli
+from board_rules.errors import TavliError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tavli",
+        description="A refereed, recorded and teachable tavli table.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    rules_cli.add_parser(sub)
+    demo = sub.add_parser("demo", help="play a refereed tavli match on built-in stand-ins (no hardware)")
+    demo.add_argument("--seed", type=int, default=7, help="seed of the dice (default 7)")
+    demo.add_argument("--points", type=int, default=3, choices=(3, 5, 7), help="match length")
+    demo.add_argument("--quiet", action="store_true", help="print results only, not every play")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "rules":
+            return rules_cli.run(args)
+        if args.command == "demo":
+            from referee.demo import run_demo
+
+            return run_demo(seed=args.seed, points=args.points, quiet=args.quiet)
+    except TavliError as exc:
+        where = f"tavli {args.command}" + (f" {args.rules_command}" if args.command == "rules" else "")
+        print(f"{where}: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # pragma: no cover - e.g. piped into head
+        return 0
+    parser.error(f"unknown command {args.command!r}")
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
