@@ -314,8 +314,12 @@ class _Search:
             self.results = {}
         if depth == self.best:
             k = self.b.key()
-            if k not in self.results:
+            old = self.results.get(k)
+            if old is None:
                 self.results[k] = (tuple(self.moves), self.dice[0] if depth else 0)
+            elif self.b.pins is not None and _marks(self.moves) < _marks(old[0]):
+                # a pin made and released on the way reads worse than the plain route
+                self.results[k] = (tuple(self.moves), old[1])
 
     def _rec(self, depth: int, limit: int, pkey: bytes) -> None:
         if depth == self.n:
@@ -358,6 +362,10 @@ class _Search:
             self._record(depth)
 
 
+def _marks(moves) -> int:
+    return sum(1 for m in moves if m[2])
+
+
 def _search_side(variant: Variant, board: Board, dice_seqs, head_limit: int, record_edges: bool = False):
     """All maximal results of one side's checker moves: ``({key: (moves, first die)}, best, search)``."""
     s = _Search(variant, board, head_limit, record_edges)
@@ -372,7 +380,9 @@ def _search_side(variant: Variant, board: Board, dice_seqs, head_limit: int, rec
             results = dict(s.results)
         elif s.best == best:
             for k, val in s.results.items():
-                results.setdefault(k, val)
+                old = results.get(k)
+                if old is None or (board.pins is not None and _marks(val[0]) < _marks(old[0])):
+                    results[k] = val
     # dice that can be played only one at a time: the larger must be played if it can
     if best == 1 and len(dice_seqs) == 2:
         high = max(dice_seqs[0][0], dice_seqs[1][0])

@@ -1,0 +1,26 @@
+"""Small helpers to draw positions in tests."""
+
+from __future__ import annotations
+
+from board_rules import Position, Roll, Side, find_variant
+
+
+def make(variant, points=None, *, turn="white", bar=(0, 0), off=None, pinned=None, rolls=(0, 0), **options) -> Position:
+    """A position from ``{white point: signed count}``; ``off`` defaults to what makes 15 a side."""
+    v = find_variant(variant, **options) if isinstance(variant, str) else variant
+    pts = [0] * 24
+    for p, n in (points or {}).items():
+        pts[p - 1] = n
+    pins = [0] * 24
+    for p, colour in (pinned or {}).items():
+        pins[p - 1] = 1 if colour == "white" else -1
+    if off is None:
+        white = sum(n for n in pts if n > 0) + sum(1 for x in pins if x > 0) + bar[0]
+        black = -sum(n for n in pts if n < 0) + sum(1 for x in pins if x < 0) + bar[1]
+        off = (15 - white, 15 - black)
+    return Position(v, Side(turn), tuple(pts), tuple(pins), tuple(bar), tuple(off), tuple(rolls))
+
+
+def plays(position: Position, d1: int, d2: int) -> set[str]:
+    """The set of legal play texts."""
+    return {str(p) for p in position.legal_plays(Roll(d1, d2))}
