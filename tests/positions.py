@@ -54,21 +54,30 @@ def random_backgammon(rng: random.Random, variant: str = "backgammon") -> Positi
         else:
             allowed = everywhere
         off[si] += _spread(rng, pts, sign, n, allowed)
+    if 15 in off:  # a finished game: draw again
+        return random_backgammon(rng, variant)
     turn = rng.choice((Side.WHITE, Side.BLACK))
     return Position(v, turn, tuple(pts), (0,) * 24, (bar[0], bar[1]), (off[0], off[1]))
 
 
-def random_same_direction(rng: random.Random, variant: str = "fevga", **options) -> Position:
-    """A random fevga/gul-bara/long-nardy position: one checker per point holds it."""
+def random_same_direction(rng: random.Random, variant: str = "fevga", rolls=None, **options) -> Position:
+    """A random fevga/gul-bara/long-nardy position: one checker per point holds it.
+
+    ``rolls`` (white, black) defaults to random counts 0..30.
+    """
     v = find_variant(variant, **options)
     pts = [0] * 24
     off = [0, 0]
-    rolls = (rng.randint(0, 30), rng.randint(0, 30))
-    for si, side in ((0, Side.WHITE), (1, Side.BLACK)):
-        start = v.white_point(side, 24)
+    if rolls is None:
+        rolls = (rng.randint(0, 30), rng.randint(0, 30))
+    sides = ((0, Side.WHITE), (1, Side.BLACK))
+    left = []
+    for si, side in sides:
         on_start = rng.randint(0, 15)
-        pts[start - 1] += on_start * side.sign
-        for _ in range(15 - on_start):
+        pts[v.white_point(side, 24) - 1] += on_start * side.sign
+        left.append(15 - on_start)
+    for si, side in sides:
+        for _ in range(left[si]):
             for _try in range(40):
                 own = rng.randint(1, 23) if rng.random() < 0.8 else rng.randint(1, 6)
                 w = v.white_point(side, own)
@@ -77,8 +86,10 @@ def random_same_direction(rng: random.Random, variant: str = "fevga", **options)
                     break
             else:
                 off[si] += 1
+    if 15 in off:
+        return random_same_direction(rng, variant, rolls, **options)
     turn = rng.choice((Side.WHITE, Side.BLACK))
-    return Position(v, turn, tuple(pts), (0,) * 24, (0, 0), (off[0], off[1]), rolls)
+    return Position(v, turn, tuple(pts), (0,) * 24, (0, 0), (off[0], off[1]), tuple(rolls))
 
 
 def random_plakoto(rng: random.Random, variant: str = "plakoto", **options) -> Position:

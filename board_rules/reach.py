@@ -1,0 +1,266 @@
+"""Targeted search: is one board reached from another by a legal play, without listing every play?
+
+Owns the search behind :func:`board_rules.legality.check` for a *legal* result.
+Listing every play of an escalated gul-bara double (up to 24 checker moves) can
+mean tens of thousands of positions; asking whether one observed board is among
+them need not. The search walks the same single checker moves as
+:mod:`board_rules.movegen` (its ``_Search.try_move``), pruning every board from
+which the target cannot be reached:
+
+* checkers only move forward, so for every point ``x`` the mover must still have
+  at least as many checkers on ``x`` or behind it as the target has;
+* the pips still to play must be a sum of the next dice (exactly, while no
+  further checker is borne off; at most, while one may be);
+* an opposing checker is never added to a point (only hit or pinned away).
+
+Then the found play must play as many dice as the roll allows (the maximum is
+found by a depth-first search that stops at the first full-length path), and a
+single die must be the larger one when only one can be played. Gul-bara's passed
+numbers are followed leg by leg, each leg pruned against its own side's target.
+Imports :mod:`board_rules.movegen`; nothing outside ``board_rules``.
+"""
+
+from __future__ import annotations
+
+from board_rules.movegen import Board, _Search, _board_from_key
+from board_rules.notation import Roll
+from board_rules.position import Position
+from board_rules.side import Side
+from board_rules.variants import Variant
+
+Moves = tuple[tuple[int, int, bool], ...]
+
+
+def _pips(me: list[int]) -> int:
+    return sum(i * me[i] for i in range(1, 26))
+
+
+class _Walker:
+    """Depth-first walks over one side's checker moves for one dice sequence."""
+
+    def __init__(self, variant: Variant, board: Board, head_limit: int) -> None:
+        self.s = _Search(variant, board, head_limit)
+        self.b = board
+        self.v = variant
+
+    # ------------------------------------------------------------------ most dice playable
+
+    def max_depth(self, dice: tuple[int, ...], at_least: int | None = None) -> int:
+        """The most dice of ``dice`` (in order) that can be played; stops early at ``at_least``."""
+        n = len(dice)
+        goal = n if at_least is None else min(n, at_least)
+        seen: set = set()
+        best = 0
+        s = self.s
+        b = self.b
+
+        def rec(depth: int) -> bool:
+            nonlocal best
+            if depth > best:
+                best = depth
+            if best >= goal:
+                return True
+            d = dice[depth]
+            me = b.me
+            srcs = (25,) if me[25] else [i for i in range(24, 0, -1) if me[i]]
+            for src in srcs:
+                u = s.try_move(src, d)
+                if u is None:
+                    continue
+                if u[3] and u[1] == 1 and s._mother_pin_ends():
+                    s.undo(u)
+                    best = n
+                    return True
+                key = (depth, b.key())
+                done = False
+                if key not in seen:
+                    seen.add(key)
+                    done = rec(depth + 1)
+                s.undo(u)
+                if done:
+                    return True
+            return False
+
+        rec(0)
+        return best
+
+    # ------------------------------------------------------------------ paths to a target
+
+    def paths(self, dice: tuple[int, ...], depth_wanted: int, target: Board | None, limit: int = 1, exact: bool = True):
+        """Up to ``limit`` ``(moves, end board key)`` playing exactly ``depth_wanted`` dice.
+
+        With a ``target``, only boards that can still reach it are walked; with ``exact``
+        the path must end on it, otherwise it may end anywhere still behind it (a later
+        leg of the same side may move on).
+        """
+        n = depth_wanted
+        s = self.s
+        b = self.b
+        v = self.v
+        found: list[tuple[Moves, bytes]] = []
+        ends: set[bytes] = set()
+        seen: set = set()
+        moves: list[tuple[int, int, bool]] = []
+        if target is not None:
+            tme = target.me
+            tcum = [0] * 27
+            for x in range(25, 0, -1):
+                tcum[x] = tcum[x + 1] + tme[x]
+            tpips = _pips(tme)
+            toff = tme[0]
+            topp = target.opp
+            hits = v.hits
+            pins = v.pins
+            # sums of the next j dice from each depth
+            sums = []
+            for depth in range(n + 1):
+                acc = 0
+                row = {0}
+                for d in dice[depth:n]:
+                    acc += d
+                    row.add(acc)
+                sums.append((row, acc))
+
+        def hopeless(depth: int) -> bool:
+            me = b.me
+            if me[0] > toff:
+                return True
+            cum = 0
+            for x in range(25, 0, -1):
+                cum += me[x]
+                if cum < tcum[x]:
+                    return True
+            if exact:
+                need = _pips(me) - tpips
+                reachable, total = sums[depth]
+                if need > total or need < 0:
+                    return True
+                if me[0] == toff and need not in reachable:
+                    return True
+            if exact and not pins:  # later legs of the other side may still move its checkers
+                opp = b.opp
+                for i in range(1, 25):
+                    if opp[i] < topp[i] or (not hits and opp[i] != topp[i]):
+                        return True
+            return False
+
+        def rec(depth: int) -> bool:
+            if target is not None and hopeless(depth):
+                return False
+            if depth == n:
+                k = b.key()
+                if target is None or not exact or k == target_key:
+                    if k not in ends:
+                        ends.add(k)
+                        found.append((tuple(moves), k))
+                    return len(found) >= limit
+                return False
+            d = dice[depth]
+            me = b.me
+            if me[25]:
+                srcs = (25,)
+            else:
+                srcs = [i for i in range(24, 0, -1) if me[i]]
+                if target is not None:
+                    # try first the checker moves that land where the target still lacks checkers
+                    srcs.sort(key=lambda i: 0 if i - d > 0 and me[i - d] < tme[i - d] else 1)
+            for src in srcs:
+                u = s.try_move(src, d)
+                if u is None:
+                    continue
+                moves.append((src, u[1], u[2] or u[3]))
+                if u[3] and u[1] == 1 and s._mother_pin_ends():
+                    # the game ends here: a complete play only if it is the wanted end
+                    k = b.key()
+                    if (target is None or not exact or k == target_key) and k not in ends:
+                        ends.add(k)
+                        found.append((tuple(moves), k))
+                    done = len(found) >= limit
+                else:
+                    key = (depth, b.key())
+                    done = False
+                    if key not in seen:
+                        seen.add(key)
+                        done = rec(depth + 1)
+                moves.pop()
+                s.undo(u)
+                if done:
+                    return True
+            return False
+
+        target_key = target.key() if target is not None else b""
+        rec(0)
+        return found
+
+
+def _best(variant: Variant, board: Board, seqs, head_limit: int) -> tuple[int, int]:
+    """``(most dice playable, the die a single-die play must use or 0)`` for these sequences."""
+    best = 0
+    for seq in seqs:
+        best = max(best, _Walker(variant, board, head_limit).max_depth(seq))
+        if best == len(seq):
+            break
+    forced = 0
+    if best == 1 and len(seqs) == 2:
+        high = max(seqs[0][0], seqs[1][0])
+        for seq in seqs:
+            if seq[0] == high and _Walker(variant, board, head_limit).max_depth(seq, 1) >= 1:
+                forced = high
+    return best, forced
+
+
+def find_play(before: Position, roll: Roll, after: Position):
+    """The legs of a legal play of ``roll`` from ``before`` whose board is ``after``'s, or ``None``.
+
+    Compares boards only (points, pins, bar, off). Legs are tuples of ``(src, dst, hit)``
+    in each leg's mover numbering, as :func:`board_rules.movegen.legal_results` gives them.
+    """
+    v = before.variant
+    side = before.turn
+    rp = before.rolls[0 if side is Side.WHITE else 1]
+    seqs = v.dice_sequences(roll.d1, roll.d2, rp)
+    head = v.head_limit(roll.d1, roll.d2, rp)
+    start = Board.of(before)
+    target_me = Board.of(after, side)
+    if target_me.opp_off != start.opp_off and not v.passes_unplayed(roll.d1, roll.d2, rp):
+        return None
+    best, forced = _best(v, start, seqs, head)
+    if v.passes_unplayed(roll.d1, roll.d2, rp) and 0 < best < len(seqs[0]):
+        return _find_cascade(v, before, after, side, seqs[0], best)
+    for seq in seqs:
+        if forced and seq[0] != forced:
+            continue
+        board = Board.of(before)
+        got = _Walker(v, board, head).paths(seq, best, target_me)
+        if got:
+            return (got[0][0],)
+    return None
+
+
+def _find_cascade(v: Variant, before: Position, after: Position, side: Side, seq, best: int):
+    """Gul-bara: the mover's leg of ``best`` dice, then the rest passed to and fro."""
+    return _legs(v, Board.of(before), side, tuple(seq), best, after)
+
+
+def _legs(v: Variant, board: Board, side: Side, dice: tuple[int, ...], best: int, after: Position):
+    """Legs from ``board`` (``side`` to play ``dice``, ``best`` of them playable) ending on ``after``."""
+    target = Board.of(after, side)
+    if best == len(dice):
+        got = _Walker(v, board, 15).paths(dice, best, target)
+        return (got[0][0],) if got else None
+    pins = board.pins is not None
+    ends = _Walker(v, board, 15).paths(dice[:best], best, target, limit=10**9, exact=False)
+    for moves, key in ends:
+        b = _board_from_key(key, pins, board.opp_off)
+        rest = dice[best:]
+        other = side.other
+        ob = b.flipped(v)
+        other_best = _Walker(v, ob, 15).max_depth(rest)
+        if other_best == 0:
+            if b.key() == target.key() and b.opp_off == target.opp_off:
+                return (moves,)
+            continue
+        tail = _legs(v, ob, other, rest, other_best, after)
+        if tail is not None:
+            return (moves,) + tail
+    return None
