@@ -104,8 +104,13 @@ def _plays_json(position: Position, roll: Roll) -> list[dict]:
     return [{"play": str(play), "position": after.to_dict()} for play, after in legal_plays(position, roll)]
 
 
-def run(args: argparse.Namespace, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
-    """Carry out a parsed ``rules`` command; returns the exit status."""
+def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """Carry out a parsed ``rules`` command; returns the exit status.
+
+    Raises :class:`TavliError` for bad input (the caller prints it and exits 2).
+    """
+    stdin = sys.stdin if stdin is None else stdin
+    stdout = sys.stdout if stdout is None else stdout
     cmd = args.rules_command
     if cmd == "start":
         v = find_variant(args.variant, **dict(args.option))

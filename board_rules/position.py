@@ -91,7 +91,7 @@ class Position:
             total = on_board + pinned + self.bar[side_index] + self.off[side_index]
             if total != CHECKERS:
                 raise InvalidPositionError(
-                    f"{side} has {total} checkers (board {on_board} + pinned {pinned} + bar "
+                    f"checkers.{side}: {total!r}: {side} has {total} checkers (board {on_board} + pinned {pinned} + bar "
                     f"{self.bar[side_index]} + off {self.off[side_index]}); each side has 15",
                     f"checkers.{side}",
                     total,
