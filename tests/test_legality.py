@@ -1,0 +1,91 @@
+"""check() on finished turns and TurnTracker on turns being made."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from board_rules import Position, Roll
+from board_rules.legality import TurnTracker, check
+from tests.helpers import make
+
+
+def moved(position, *moves):
+    """``position`` with white checkers moved (white numbering) without any rule check."""
+    pts = list(position.points)
+    for a, b in moves:
+        pts[a - 1] -= 1
+        pts[b - 1] += 1
+    return replace(position, points=tuple(pts))
+
+
+def test_check_accepts_a_legal_play_and_names_it():
+    s = Position.start("backgammon")
+    verdict = check(s, Roll(6, 5), moved(s, (24, 18), (18, 13)))
+    assert verdict.legal and str(verdict.play) == "24/13" and verdict.wrong == ()
+
+
+def test_check_lights_exactly_the_points_that_differ_from_the_nearest_legal_play():
+    s = Position.start("backgammon")
+    # 13/7 8/2 with a 6-5: the second checker went one point too far (8/3 was meant)
+    wrong = moved(s, (13, 7), (8, 2))
+    verdict = check(s, Roll(6, 5), wrong)
+    assert not verdict.legal
+    assert verdict.wrong == (2, 3)  # the checker on 2 belongs on 3 (13/7 8/3)
+    assert str(verdict.play) == "13/7 8/3"
+
+
+def test_check_refuses_one_die_when_both_can_be_played():
+    s = Position.start("backgammon")
+    verdict = check(s, Roll(6, 5), moved(s, (13, 7)))
+    assert not verdict.legal and len(verdict.wrong) == 2
+
+
+def test_check_accepts_the_unchanged_board_when_no_play_is_legal():
+    p = make("backgammon", {19: -2, 20: -2, 21: -2, 22: -2, 23: -2, 24: -2, 6: 14}, bar=(1, 0))
+    verdict = check(p, Roll(5, 3), p)
+    assert verdict.legal and str(verdict.play) == ""
+
+
+def test_check_refuses_an_unchanged_board_when_a_play_is_legal():
+    s = Position.start("portes")
+    verdict = check(s, Roll(3, 1), s)
+    assert not verdict.legal and len(verdict.wrong) == 2
+
+
+def test_check_ignores_turn_and_rolls_of_the_observation():
+    s = Position.start("backgammon")
+    after = s.play("24/13", Roll(6, 5))
+    assert check(s, Roll(6, 5), replace(after, turn=s.turn, rolls=(0, 0))).legal
+
+
+def test_turn_tracker_follows_a_play_checker_by_checker():
+    s = Position.start("backgammon")
+    t = TurnTracker(s, Roll(6, 5))
+    half = moved(s, (24, 18))
+    assert t.on_the_way(s) and t.on_the_way(half) and not t.is_complete(half)
+    assert t.is_complete(moved(half, (18, 13)))
+    assert not t.on_the_way(moved(s, (24, 16)))
+
+
+def test_turn_tracker_landing_points_of_a_lifted_checker():
+    s = Position.start("backgammon")
+    t = TurnTracker(s, Roll(6, 5))
+    # from 24: 18 (6) and 13 (both, through 18; 19 is black's point); from 13: 8, 7 and 2
+    assert t.landing_points(s, 24) == (13, 18)
+    assert t.landing_points(s, 13) == (2, 7, 8)
+    # after 24/18, the same checker may go on to 13, the others play the 5
+    half = moved(s, (24, 18))
+    assert t.landing_points(half, 18) == (13,)
+    assert t.landing_points(half, 8) == (3,)
+
+
+def test_turn_tracker_lights_nothing_off_the_way():
+    s = Position.start("backgammon")
+    t = TurnTracker(s, Roll(6, 5))
+    assert t.landing_points(moved(s, (24, 16)), 13) == ()
+
+
+def test_turn_tracker_landing_off():
+    p = make("backgammon", {3: 1, 2: 1, 24: -15})
+    t = TurnTracker(p, Roll(6, 5))
+    assert t.landing_points(p, 3) == ("off",)
