@@ -92,7 +92,19 @@ class _Walker:
         With a ``target``, only boards that can still reach it are walked; with ``exact``
         the path must end on it, otherwise it may end anywhere still behind it (a later
         leg of the same side may move on).
+
+        A single path is looked for first with equal dice played from the back
+        (sources in non-increasing order: one order of every set of commuting checker
+        moves), then, if none is found, in every order (a move may depend on an
+        earlier one: the fevga start rule, a prime rule).
         """
+        if limit == 1 and target is not None and exact:
+            found = self._paths(dice, depth_wanted, target, 1, True, monotone=True)
+            if found:
+                return found
+        return self._paths(dice, depth_wanted, target, limit, exact, monotone=False)
+
+    def _paths(self, dice, depth_wanted, target, limit, exact, monotone):
         n = depth_wanted
         s = self.s
         b = self.b
@@ -106,7 +118,6 @@ class _Walker:
             tcum = [0] * 27
             for x in range(25, 0, -1):
                 tcum[x] = tcum[x + 1] + tme[x]
-            tpips = _pips(tme)
             toff = tme[0]
             topp = target.opp
             hits = v.hits
@@ -120,31 +131,67 @@ class _Walker:
                     acc += d
                     row.add(acc)
                 sums.append((row, acc))
+            # the largest die still to play at each depth
+            bigger = [max(dice[depth:n], default=0) for depth in range(n + 1)]
+
+        crossing = [0] * 27  # per node: checkers that must still cross from x to x - 1
 
         def hopeless(depth: int) -> bool:
+            """Prune, and fill ``crossing`` for the source filter."""
             me = b.me
             if me[0] > toff:
                 return True
             cum = 0
+            need = 0
+            most = 0
             for x in range(25, 0, -1):
                 cum += me[x]
-                if cum < tcum[x]:
+                c = cum - tcum[x]
+                if c < 0:
                     return True
+                crossing[x] = c
+                need += c
+                if c > most:
+                    most = c
             if exact:
-                need = _pips(me) - tpips
+                # each remaining checker move crosses a point at most once
+                if most > n - depth and not pins:
+                    return True
                 reachable, total = sums[depth]
-                if need > total or need < 0:
+                if need > total:
                     return True
                 if me[0] == toff and need not in reachable:
                     return True
-            if exact and not pins:  # later legs of the other side may still move its checkers
-                opp = b.opp
-                for i in range(1, 25):
-                    if opp[i] < topp[i] or (not hits and opp[i] != topp[i]):
+                # every die still to play needs a run of that many points still to be crossed
+                # (a run down to point 1 takes any die while a checker may still be borne off)
+                big = bigger[depth]
+                if big:
+                    run = longest = 0
+                    for x in range(25, 0, -1):
+                        if crossing[x]:
+                            run += 1
+                            if run > longest:
+                                longest = run
+                        else:
+                            run = 0
+                    if longest < big and not (run and me[0] < toff):
                         return True
+                if not pins:  # later legs of the other side may still move its checkers
+                    opp = b.opp
+                    for i in range(1, 25):
+                        if opp[i] < topp[i] or (not hits and opp[i] != topp[i]):
+                            return True
             return False
 
-        def rec(depth: int) -> bool:
+        def useful(src: int, d: int) -> bool:
+            """Whether a checker moving ``d`` from ``src`` only crosses points it must cross."""
+            lo = src - d + 1
+            for x in range(src, lo - 1 if lo > 1 else 0, -1):
+                if not crossing[x]:
+                    return False
+            return True
+
+        def rec(depth: int, top: int) -> bool:
             if target is not None and hopeless(depth):
                 return False
             if depth == n:
@@ -158,12 +205,16 @@ class _Walker:
             d = dice[depth]
             me = b.me
             if me[25]:
-                srcs = (25,)
+                srcs = [25]
             else:
-                srcs = [i for i in range(24, 0, -1) if me[i]]
-                if target is not None:
-                    # try first the checker moves that land where the target still lacks checkers
-                    srcs.sort(key=lambda i: 0 if i - d > 0 and me[i - d] < tme[i - d] else 1)
+                if not (monotone and depth and dice[depth - 1] == d):
+                    top = 24
+                srcs = [i for i in range(min(top, 24), 0, -1) if me[i]]
+            if target is not None:
+                srcs = [i for i in srcs if useful(i, d)]
+                # try first the checker moves that end where some checker must stop
+                # (more checkers cross into the point than cross out of it)
+                srcs.sort(key=lambda i: 0 if i - d > 0 and crossing[i - d] < crossing[i - d + 1] else 1)
             for src in srcs:
                 u = s.try_move(src, d)
                 if u is None:
@@ -177,11 +228,11 @@ class _Walker:
                         found.append((tuple(moves), k))
                     done = len(found) >= limit
                 else:
-                    key = (depth, b.key())
+                    key = (depth, b.key(), src if monotone else 0)
                     done = False
                     if key not in seen:
                         seen.add(key)
-                        done = rec(depth + 1)
+                        done = rec(depth + 1, src)
                 moves.pop()
                 s.undo(u)
                 if done:
@@ -189,7 +240,7 @@ class _Walker:
             return False
 
         target_key = target.key() if target is not None else b""
-        rec(0)
+        rec(0, 25)
         return found
 
 
