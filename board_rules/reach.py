@@ -315,3 +315,89 @@ def _legs(v: Variant, board: Board, side: Side, dice: tuple[int, ...], best: int
         if tail is not None:
             return (moves,) + tail
     return None
+
+
+class LazyTurn:
+    """A turn being made, followed without listing every play (see :class:`board_rules.legality.TurnTracker`).
+
+    An observed board is on the way when some prefix of the dice leads to it and the
+    rest of a play with the most dice can still follow from it.
+    """
+
+    def __init__(self, before: Position, roll: Roll) -> None:
+        v = before.variant
+        self.v = v
+        self.before = before
+        self.side = before.turn
+        rp = before.rolls[0 if self.side is Side.WHITE else 1]
+        self.seqs = v.dice_sequences(roll.d1, roll.d2, rp)
+        self.head = v.head_limit(roll.d1, roll.d2, rp)
+        self.start = Board.of(before)
+        self.best, self.forced = _best(v, self.start, self.seqs, self.head)
+
+    def _walker(self, board: Board) -> _Walker:
+        w = _Walker(self.v, board, self.head)
+        w.s.head_start = self.start.me[24]  # the head rule counts this turn's departures
+        return w
+
+    def stages(self, observed: Position):
+        """``(sequence, dice used)`` pairs by which ``observed`` lies on the way to a legal play."""
+        target = Board.of(observed, self.side)
+        if target.opp_off != self.start.opp_off:
+            return []
+        out = []
+        total = _pips(self.start.me) - _pips(target.me)
+        for seq in self.seqs:
+            if self.forced and seq[0] != self.forced:
+                continue
+            for j in range(0, self.best + 1):
+                if target.me[0] == self.start.me[0] and sum(seq[:j]) != total:
+                    continue
+                if sum(seq[:j]) < total:
+                    continue
+                if j == 0:
+                    ok = target.key() == self.start.key()
+                else:
+                    ok = bool(self._walker(Board.of(self.before)).paths(seq, j, target))
+                if ok and self._can_finish(target, seq, j):
+                    out.append((seq, j))
+        return out
+
+    def _can_finish(self, board: Board, seq, j: int) -> bool:
+        need = self.best - j
+        if need <= 0:
+            return True
+        b = Board(list(board.me), list(board.opp), None if board.pins is None else list(board.pins), board.opp_off)
+        return self._walker(b).max_depth(tuple(seq[j:]), need) >= need
+
+    def on_the_way(self, observed: Position) -> bool:
+        return bool(self.stages(observed))
+
+    def is_complete(self, observed: Position) -> bool:
+        return any(j == self.best for _, j in self.stages(observed))
+
+    def landing_points(self, observed: Position, src: int) -> set[int]:
+        """Own points (0 = off) where a checker lifted from own point ``src`` may land now."""
+        found: set[int] = set()
+        target = Board.of(observed, self.side)
+        for seq, j in self.stages(observed):
+            board = Board(list(target.me), list(target.opp), None if target.pins is None else list(target.pins), target.opp_off)
+            w = self._walker(board)
+            at = src
+            undo = []
+            for k in range(j, len(seq)):
+                if at == 0 or board.me[at] <= 0:
+                    break
+                u = w.s.try_move(at, seq[k])
+                if u is None:
+                    break
+                undo.append(u)
+                at = u[1]
+                ended = u[3] and at == 1 and w.s._mother_pin_ends()
+                if ended or self._can_finish(board, seq, k + 1):
+                    found.add(at)
+                if ended:
+                    break
+            for u in reversed(undo):
+                w.s.undo(u)
+        return found
