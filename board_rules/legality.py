@@ -76,12 +76,13 @@ def check(before: Position, roll: Roll, after: Position) -> CheckResult:
 
 def is_legal_result(before: Position, roll: Roll, after: Position) -> bool:
     """Cheaper yes/no form of :func:`check` (no objects are built)."""
-    side = before.turn
-    target = Board.of(after, side)
-    want = target.key() + bytes([target.opp_off])
+    # ``after`` is seen from each result's side once, instead of each result flipped
+    targets: dict[Side, Board] = {}
     for _legs, final, final_side in legal_results(before, roll):
-        b = final if final_side is side else final.flipped(before.variant)
-        if b.key() + bytes([b.opp_off]) == want:
+        target = targets.get(final_side)
+        if target is None:
+            target = targets[final_side] = Board.of(after, final_side)
+        if (final.me, final.opp, final.opp_off, final.pins) == (target.me, target.opp, target.opp_off, target.pins):
             return True
     return False
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from board_rules import fastgen
 from board_rules.errors import IllegalPlayError
 from board_rules.notation import CheckerMove, Play, Roll
 from board_rules.position import Position
@@ -367,7 +368,18 @@ def _marks(moves) -> int:
 
 
 def _search_side(variant: Variant, board: Board, dice_seqs, head_limit: int, record_edges: bool = False):
-    """All maximal results of one side's checker moves: ``({key: (moves, first die)}, best, search)``."""
+    """All maximal results of one side's checker moves: ``({key: (moves, first die)}, best, search)``.
+
+    The hitting games go to :mod:`board_rules.fastgen` (same answer, ``search`` is None).
+    """
+    if not record_edges and fastgen.handles(variant, dice_seqs):
+        results, best = fastgen.search(board.me, board.opp, dice_seqs)
+        return results, best, None
+    return _generic_search_side(variant, board, dice_seqs, head_limit, record_edges)
+
+
+def _generic_search_side(variant: Variant, board: Board, dice_seqs, head_limit: int, record_edges: bool = False):
+    """:func:`_search_side` by the generic :class:`_Search`, for every variant."""
     s = _Search(variant, board, head_limit, record_edges)
     results: dict[bytes, tuple] = {}
     best = -1
@@ -428,9 +440,15 @@ def legal_results(position: Position, roll: Roll):
                     seen.add(k)
                     out.append(((moves,) + legs, final, final_side))
         return out
-    for key, (moves, _) in results.items():
-        out.append(((moves,), _board_from_key(key, pins, board.opp_off), side))
-    return out
+    if pins:
+        for key, (moves, _) in results.items():
+            out.append(((moves,), _board_from_key(key, pins, board.opp_off), side))
+        return out
+    opp_off = board.opp_off  # the hot path of every hitting game: build the boards inline
+    return [
+        ((moves,), Board(list(key[:26]), list(key[26:52]), None, opp_off), side)
+        for key, (moves, _) in results.items()
+    ]
 
 
 def _cascade(v: Variant, board: Board, side: Side, remaining: tuple[int, ...]):

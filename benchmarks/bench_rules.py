@@ -1,0 +1,243 @@
+"""Benchmark of the rules engine (not a test): legal plays against gnubg-nn, and ``check`` latency.
+
+Run ``.venv/bin/python benchmarks/bench_rules.py`` (or ``make bench``) from the repository.
+
+1. Legal plays: the same 10,000 random backgammon positions and rolls (seeded, from
+   ``tests/positions.py``) through our :func:`board_rules.movegen.legal_results`, end to
+   end, and through gnubg-nn's ``moves()`` on boards converted once up front. Machines
+   are shared and noisy, so both are timed in the same process, in alternating rounds,
+   and the best round of each is compared. Target: ours at least 5,000 positions/s.
+2. ``check`` latency: every single :func:`board_rules.legality.is_legal_result` and
+   :func:`board_rules.legality.check` call is timed, on (i) those backgammon positions
+   with their last legal result as ``after`` (the whole list is scanned), (ii) crowded
+   positions rolling 1-1, (iii) gul-bara's escalated doubles (the mover has played at
+   least 3 rolls, so 1-1 is four ones, four twos, ... four sixes, numbers the mover
+   cannot play passing to the opponent). The worst call of each is printed with its
+   position and roll. Target: every call under 50 ms. A call still running after
+   ``--limit`` seconds is stopped (SIGALRM) and counted as at least that long.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import signal
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository: board_rules, tests
+
+from board_rules import Position, Roll, Side  # noqa: E402
+from board_rules.ids import halves  # noqa: E402
+from board_rules.legality import check, is_legal_result  # noqa: E402
+from board_rules.movegen import legal_results  # noqa: E402
+from tests import gnubg_oracle  # noqa: E402
+from tests.positions import random_backgammon, random_same_direction  # noqa: E402
+
+TARGET_RATE = 5_000  # positions/s, ours
+TARGET_MS = 50.0  # per check call
+
+
+class Stopped(Exception):
+    """A timed call ran past the limit."""
+
+
+def _alarm(_signum, _frame):
+    raise Stopped
+
+
+def timed(limit: float, fn, *args):
+    """``(seconds, result)`` of ``fn(*args)``; ``(limit, None)`` if stopped after ``limit`` seconds."""
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    t0 = time.perf_counter()
+    try:
+        result = fn(*args)
+    except Stopped:
+        return limit, None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return time.perf_counter() - t0, result
+
+
+# ---------------------------------------------------------------------------------- inputs
+
+
+def backgammon_cases(n: int, seed: int) -> list[tuple[Position, Roll]]:
+    rng = random.Random(seed)
+    return [(random_backgammon(rng), Roll(rng.randint(1, 6), rng.randint(1, 6))) for _ in range(n)]
+
+
+def crowded(rng: random.Random) -> Position:
+    """The side to move spread over 11-14 points, opposing blots in its way: many plays for 1-1."""
+    pts = [0] * 24
+    spots = rng.sample(range(2, 25), rng.randint(11, 14))
+    for p in spots:
+        pts[p - 1] = 1
+    for _ in range(15 - len(spots)):
+        pts[rng.choice(spots) - 1] += 1
+    free = [p for p in range(1, 25) if not pts[p - 1]]
+    rng.shuffle(free)
+    blots = free[: rng.randint(3, 7)]
+    for p in blots:
+        pts[p - 1] = -1
+    rest = 15 - len(blots)
+    for p in free[len(blots) : len(blots) + 2]:  # the rest on up to two points, or borne off
+        n = rng.randint(0, rest)
+        pts[p - 1] = -n
+        rest -= n
+    bar, off = (0, 0), (0, rest)
+    turn = Side.WHITE
+    if rng.random() < 0.5:  # the same layout for black to move
+        pts = [-pts[24 - i] for i in range(1, 25)]
+        bar, off, turn = bar[::-1], off[::-1], Side.BLACK
+    return Position(Position.start("backgammon").variant, turn, tuple(pts), (0,) * 24, bar, off)
+
+
+def gul_bara_escalated(rng: random.Random) -> Position:
+    """A random gul-bara position whose side to move has played at least 3 rolls."""
+    while True:
+        try:
+            p = random_same_direction(rng, "gul-bara")
+        except ValueError:
+            continue  # tests/positions.py can draw both sides onto black's start point; draw again
+        si = 0 if p.turn is Side.WHITE else 1
+        rolls = list(p.rolls)
+        rolls[si] = max(rolls[si], 3)
+        return replace(p, rolls=(rolls[0], rolls[1]))
+
+
+def last_result(position: Position, roll: Roll) -> Position:
+    """The last legal result of ``roll`` as a position (what ``check`` compares boards with)."""
+    _legs, final, final_side = legal_results(position, roll)[-1]
+    si = 0 if position.turn is Side.WHITE else 1
+    rolls = list(position.rolls)
+    rolls[si] += 1
+    return final.to_position(position, final_side, position.turn.other, (rolls[0], rolls[1]))
+
+
+# ---------------------------------------------------------------------------------- sections
+
+
+def bench_plays(cases, rounds: int) -> None:
+    import gnubg_nn
+
+    boards = []
+    for position, roll in cases:
+        on_roll, opponent = halves(position, position.turn)
+        boards.append(([list(opponent), list(on_roll)], roll.d1, roll.d2))  # gnubg: side on roll second
+
+    # the same answers, counted outside the timing
+    ours_n = sum(len(legal_results(p, r)) for p, r in cases)
+    gnubg_n = sum(len(gnubg_nn.moves(b, d1, d2)) or 1 for b, d1, d2 in boards)  # () when no play
+    n = len(cases)
+    print(f"legal plays: {n:,} random backgammon positions and rolls, {ours_n:,} distinct results "
+          f"(gnubg {gnubg_n:,}: {'same' if ours_n == gnubg_n else 'DIFFERENT'})")
+
+    best_ours = best_gnubg = float("inf")
+    moves = gnubg_nn.moves
+    settle()
+    for i in range(rounds):
+        gc.collect()
+        t0 = time.perf_counter()
+        for position, roll in cases:
+            legal_results(position, roll)
+        ours = time.perf_counter() - t0
+        gc.collect()
+        t0 = time.perf_counter()
+        for board, d1, d2 in boards:
+            moves(board, d1, d2)
+        gnubg = time.perf_counter() - t0
+        best_ours, best_gnubg = min(best_ours, ours), min(best_gnubg, gnubg)
+        print(f"  round {i + 1}: ours {n / ours:9,.0f}/s   gnubg {n / gnubg:9,.0f}/s   ratio {gnubg / ours:.3f}")
+    rate, ref = n / best_ours, n / best_gnubg
+    print(f"  best:    ours {rate:9,.0f}/s   gnubg {ref:9,.0f}/s   ratio ours/gnubg {rate / ref:.3f}")
+    verdict = "yes" if rate >= TARGET_RATE else "NO"
+    print(f"  ours >= {TARGET_RATE:,} positions/s: {verdict}")
+
+
+def settle() -> None:
+    """Collect, then exempt the benchmark's own inputs from later collections (``gc.freeze``):
+    a full collection walking 10,000 stored positions is the benchmark's cost, not the call's."""
+    gc.collect()
+    gc.freeze()
+
+
+def bench_check(label: str, cases, limit: float) -> None:
+    """Time every single call of both functions; print the worst of each."""
+    settle()
+    worst = {"is_legal_result": (0.0, None), "check": (0.0, None)}
+    total = {"is_legal_result": 0.0, "check": 0.0}
+    stopped = {"is_legal_result": 0, "check": 0}
+    for position, roll, after in cases:
+        for name, fn in (("is_legal_result", is_legal_result), ("check", check)):
+            seconds, result = timed(limit, fn, position, roll, after)
+            if result is None:
+                stopped[name] += 1
+            elif after is not position and not (result if name == "is_legal_result" else result.legal):
+                raise AssertionError(f"{name} says a legal result is illegal: {position.to_json()} {roll}")
+            total[name] += seconds
+            if seconds > worst[name][0]:
+                worst[name] = (seconds, (position, roll))
+    print(f"{label}: {len(cases):,} calls each")
+    for name in ("is_legal_result", "check"):
+        seconds, where = worst[name]
+        ms = seconds * 1e3
+        mean = total[name] / max(len(cases), 1) * 1e3
+        over = f" (>= {limit:g} s: stopped, {stopped[name]} calls)" if stopped[name] else ""
+        verdict = "yes" if ms < TARGET_MS else "NO"
+        print(f"  {name:16} worst {ms:10.1f} ms{over}, mean {mean:.2f} ms; under {TARGET_MS:g} ms: {verdict}")
+        if where is not None:
+            print(f"    worst at roll {where[1]}: {where[0].to_json()}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--positions", type=int, default=10_000, help="backgammon positions (default 10,000)")
+    parser.add_argument("--rounds", type=int, default=3, help="timing rounds of each engine (default 3)")
+    parser.add_argument("--crowded", type=int, default=300, help="crowded 1-1 positions (default 300)")
+    parser.add_argument("--gul-bara", type=int, default=40, help="gul-bara escalated doubles (default 40)")
+    parser.add_argument("--limit", type=float, default=2.0, help="seconds before a check call is stopped")
+    parser.add_argument("--seed", type=int, default=20261122)
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGALRM, _alarm)
+    if not gnubg_oracle.available():
+        print("gnubg-nn is not installed: pip install 'gnubg-nn>=1.1.0a11,<2'", file=sys.stderr)
+        return 2
+
+    cases = backgammon_cases(args.positions, args.seed)
+    bench_plays(cases, args.rounds)
+    print()
+
+    bench_check("check (i) backgammon, last legal result", [(p, r, last_result(p, r)) for p, r in cases], args.limit)
+
+    rng = random.Random(args.seed + 1)
+    one_one = Roll(1, 1)
+    crowded_cases = []
+    for _ in range(args.crowded):
+        p = crowded(rng)
+        crowded_cases.append((p, one_one, last_result(p, one_one)))
+    most = max(len(legal_results(p, r)) for p, r, _ in crowded_cases)
+    bench_check(f"check (ii) crowded 1-1 (up to {most:,} plays)", crowded_cases, args.limit)
+
+    rng = random.Random(args.seed + 2)
+    gul_cases = []
+    unlisted = 0
+    for _ in range(args.gul_bara):
+        p = gul_bara_escalated(rng)
+        d = rng.randint(1, 6)
+        roll = Roll(d, d)
+        seconds, after = timed(args.limit, last_result, p, roll)
+        if after is None:  # too many plays to list in time: check the unchanged board instead
+            unlisted += 1
+            after = p
+        gul_cases.append((p, roll, after))
+    note = f"; {unlisted} could not list their plays within {args.limit:g} s, checked with the unchanged board"
+    bench_check(f"check (iii) gul-bara escalated doubles{note if unlisted else ''}", gul_cases, args.limit)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
