@@ -1,21 +1,28 @@
 """Is an observed position the result of a legal play, or on the way to one?
 
-Owns :func:`check` (a finished turn), :class:`TurnTracker` (a turn being made:
+Owns :func:`check` (a finished turn) and :class:`TurnTracker` (a turn being made:
 whether the board is on the way to some legal play, and where a lifted checker
 may land). The referee asks these; it never decides a rule itself. Imports
-:mod:`board_rules.movegen` and the value types; nothing outside ``board_rules``.
+:mod:`board_rules.movegen` and :mod:`board_rules.reach`; nothing outside
+``board_rules``.
 
 Locations are white's point numbers 1..24 and the strings ``"bar"`` and ``"off"``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from board_rules.movegen import Board, _conv, _Search, _search_side, legal_plays, legal_results
+from board_rules.errors import IllegalPlayError
+from board_rules.movegen import Board, SearchBudgetExceeded, _conv, _moves, apply_moves, legal_results
 from board_rules.notation import Play, Roll
 from board_rules.position import Position
+from board_rules.reach import LazyTurn, find_play
 from board_rules.side import Side
+
+# Boards a search for the nearest legal play may visit before it settles for the
+# nearest among those found (only escalated gul-bara doubles come near it).
+NEAREST_BUDGET = 200_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,13 +31,17 @@ class CheckResult:
 
     ``play`` is the legal play (when ``legal``) or the nearest legal play (when not);
     ``wrong`` lists the locations where ``after`` differs from that nearest legal result,
-    sorted, points first then ``"bar"`` and ``"off"``; ``nearest`` is that result.
+    sorted, points first then ``"bar"`` and ``"off"``; ``nearest`` is the legal result
+    (``after`` itself, with the turn passed, when ``legal``). ``exhaustive`` is False
+    when the plays were too many to compare them all and the nearest is the nearest
+    among those searched.
     """
 
     legal: bool
     play: Play | None
     wrong: tuple[int | str, ...] = ()
     nearest: Position | None = None
+    exhaustive: bool = True
 
     def to_dict(self) -> dict:
         return {"legal": self.legal, "play": None if self.play is None else str(self.play), "wrong": list(self.wrong)}
@@ -54,6 +65,18 @@ def board_diff(a: Position, b: Position) -> tuple[int | str, ...]:
     return tuple(out)
 
 
+def _play(legs) -> Play:
+    return Play(_moves(legs[0]), tuple(_moves(leg) for leg in legs[1:]))
+
+
+def _after(before: Position, after: Position) -> Position:
+    """``after``'s board with the turn passed and the mover's roll counted."""
+    si = 0 if before.turn is Side.WHITE else 1
+    rolls = list(before.rolls)
+    rolls[si] += 1
+    return replace(after, turn=before.turn.other, rolls=(rolls[0], rolls[1]))
+
+
 def check(before: Position, roll: Roll, after: Position) -> CheckResult:
     """Whether ``after`` is the result of a legal play of ``roll`` from ``before``.
 
@@ -62,29 +85,97 @@ def check(before: Position, roll: Roll, after: Position) -> CheckResult:
     passes). If ``after`` is not legal, ``wrong`` is the smallest set of locations that
     differ from the nearest legal result, for lighting exactly what is wrong.
     """
-    best: tuple[int, Play, Position, tuple] | None = None
-    for play, result in legal_plays(before, roll):
-        diff = board_diff(result, after)
-        if not diff:
-            return CheckResult(True, play, (), result)
-        if best is None or len(diff) < best[0]:
-            best = (len(diff), play, result, diff)
-    assert best is not None  # legal_plays always gives at least the passed turn
-    _, play, result, diff = best
-    return CheckResult(False, play, diff, result)
+    legs = find_play(before, roll, after)
+    if legs is not None:
+        return CheckResult(True, _play(legs), (), _after(before, after))
+    return _nearest(before, roll, after)
+
+
+def _white_view(board: Board, side: Side, v, conv) -> tuple:
+    """``(points, pinned, bar, off)`` of a mover-view board, in white's numbering."""
+    sign = side.sign
+    pts = [0] * 24
+    pinned = [0] * 24
+    for own in range(1, 25):
+        w = conv[own] - 1
+        if board.me[own]:
+            pts[w] = board.me[own] * sign
+        elif board.opp[own]:
+            pts[w] = -board.opp[own] * sign
+        if board.pins is not None and board.pins[own]:
+            pinned[w] = sign if board.pins[own] == 1 else -sign
+    if side is Side.WHITE:
+        return pts, pinned, (board.me[25], board.opp[0]), (board.me[0], board.opp_off)
+    return pts, pinned, (board.opp[0], board.me[25]), (board.opp_off, board.me[0])
+
+
+def _nearest(before: Position, roll: Roll, after: Position) -> CheckResult:
+    v = before.variant
+    exhaustive = True
+    try:
+        results = legal_results(before, roll, budget=NEAREST_BUDGET)
+    except SearchBudgetExceeded:
+        # too many plays to compare: settle for those a bounded search finds
+        exhaustive = False
+        results = _some_results(before, roll)
+    want = (list(after.points), list(after.pinned), after.bar, after.off)
+    best = None
+    for legs, final, final_side in results:
+        pts, pinned, bar, off = _white_view(final, final_side, v, _conv(v, final_side))
+        diff: list[int | str] = [i + 1 for i in range(24) if pts[i] != want[0][i] or pinned[i] != want[1][i]]
+        if bar != want[2]:
+            diff.append("bar")
+        if off != want[3]:
+            diff.append("off")
+        if best is None or len(diff) < len(best[0]):
+            best = (diff, legs, final, final_side)
+            if len(diff) <= 1:
+                break
+    assert best is not None  # there is always at least the passed turn
+    diff, legs, final, final_side = best
+    si = 0 if before.turn is Side.WHITE else 1
+    rolls = list(before.rolls)
+    rolls[si] += 1
+    nearest = final.to_position(before, final_side, before.turn.other, (rolls[0], rolls[1]))
+    return CheckResult(False, _play(legs), tuple(diff), nearest, exhaustive)
+
+
+def _some_results(before: Position, roll: Roll):
+    """Legal plays found by a bounded search (the first ones of each leg)."""
+    from board_rules.reach import sample_results
+
+    return sample_results(before, roll)
+
+
+def apply_play(position: Position, roll: Roll, play: Play | str) -> Position:
+    """The position after ``play`` (text or :class:`Play`) for ``roll``.
+
+    Raises :class:`IllegalPlayError` if it is not a legal play (naming the nearest one).
+    """
+    want = Play.parse(play) if isinstance(play, str) else play
+    v = position.variant
+    side = position.turn
+    board = Board.of(position)
+    try:
+        for i, leg in enumerate(want.legs):
+            if i:
+                board = board.flipped(v)
+                side = side.other
+            apply_moves(board, v, leg)
+        claimed = board.to_position(position, side, position.turn.other, position.rolls)
+    except (IllegalPlayError, ValueError) as exc:
+        raise IllegalPlayError(f"{str(want)!r} cannot be played here: {exc}") from None
+    verdict = check(position, roll, claimed)
+    if not verdict.legal:
+        raise IllegalPlayError(
+            f"{str(want)!r} is not a legal play for {roll} here; the nearest legal play is {str(verdict.play)!r}"
+        )
+    return verdict.nearest
 
 
 def is_legal_result(before: Position, roll: Roll, after: Position) -> bool:
-    """Cheaper yes/no form of :func:`check` (no objects are built)."""
-    # ``after`` is seen from each result's side once, instead of each result flipped
-    targets: dict[Side, Board] = {}
-    for _legs, final, final_side in legal_results(before, roll):
-        target = targets.get(final_side)
-        if target is None:
-            target = targets[final_side] = Board.of(after, final_side)
-        if (final.me, final.opp, final.opp_off, final.pins) == (target.me, target.opp, target.opp_off, target.pins):
-            return True
-    return False
+    """Cheaper yes/no form of :func:`check`."""
+    return find_play(before, roll, after) is not None
 
 
 class TurnTracker:
@@ -100,58 +191,15 @@ class TurnTracker:
         self.before = before
         self.roll = roll
         self.side = before.turn
-        v = before.variant
-        self.variant = v
-        rp = before.rolls[0 if self.side is Side.WHITE else 1]
-        seqs = v.dice_sequences(roll.d1, roll.d2, rp)
-        board = Board.of(before)
-        self._opp_off = board.opp_off
-        self._pins = board.pins is not None
-        head = v.head_limit(roll.d1, roll.d2, rp)
-        finals, _best, _ = _search_side(v, board, seqs, head)
-        self.final_keys = set(finals)
-        # the edge graph of every order of every dice sequence
-        self._children: dict[bytes, set[tuple[int, int, bytes]]] = {}
-        self._good: set[bytes] = set()
-        start = board.key()
-        for seq in seqs:
-            s = _Search(v, Board.of(before), head, record_edges=True)
-            s.run(seq)
-            graph: dict[tuple[int, bytes], list] = s.edges or {}
-            good_nodes: dict[tuple[int, bytes], bool] = {}
-
-            def good(depth: int, key: bytes) -> bool:
-                node = (depth, key)
-                if node in good_nodes:
-                    return good_nodes[node]
-                good_nodes[node] = False
-                ok = key in self.final_keys
-                for src, dst, _hit, child in graph.get(node, ()):
-                    if good(depth + 1, child):
-                        ok = True
-                        self._link(key, src, dst, child)
-                good_nodes[node] = ok
-                if ok:
-                    self._good.add(key)
-                return ok
-
-            good(0, start)
-        self._good.update(self.final_keys)
-
-    def _link(self, parent: bytes, src: int, dst: int, child: bytes) -> None:
-        self._children.setdefault(parent, set()).add((src, dst, child))
-        self._good.add(child)
-
-    def _key(self, position: Position) -> bytes:
-        return Board.of(position, self.side).key()
+        self._turn = LazyTurn(before, roll)
 
     def on_the_way(self, observed: Position) -> bool:
         """Whether ``observed`` is the start, an intermediate or a final board of some legal play."""
-        return self._key(observed) in self._good
+        return self._turn.on_the_way(observed)
 
     def is_complete(self, observed: Position) -> bool:
         """Whether ``observed`` is the board of a finished legal play."""
-        return self._key(observed) in self.final_keys
+        return self._turn.is_complete(observed) or is_legal_result(self.before, self.roll, observed)
 
     def landing_points(self, observed: Position, lifted_from: int | str) -> tuple[int | str, ...]:
         """Where a checker lifted from ``lifted_from`` (white's point, or ``"bar"``) may land now.
@@ -159,26 +207,10 @@ class TurnTracker:
         Empty when ``observed`` is not on the way to a legal play. Includes points reached
         by playing several dice with the same checker, and ``"off"``.
         """
-        key = self._key(observed)
-        if key not in self._good:
-            return ()
-        conv = _conv(self.variant, self.side)
+        conv = _conv(self.before.variant, self.side)
         src = 25 if lifted_from == "bar" else conv[int(lifted_from)]
-        found: set[int] = set()
-        frontier = [(key, src)]
-        visited = set()
-        while frontier:
-            k, s = frontier.pop()
-            if (k, s) in visited:
-                continue
-            visited.add((k, s))
-            for src2, dst, child in self._children.get(k, ()):
-                if src2 == s:
-                    found.add(dst)
-                    if dst:
-                        frontier.append((child, dst))
+        found = self._turn.landing_points(observed, src)
         out: list[int | str] = sorted(conv[d] for d in found if d)
         if 0 in found:
             out.append("off")
         return tuple(out)
-

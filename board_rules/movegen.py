@@ -127,6 +127,10 @@ class Board:
         return Position(v, turn, tuple(pts), tuple(pinned), bar, off, rolls)
 
 
+class SearchBudgetExceeded(Exception):
+    """A search visited more boards than its budget allowed (internal; callers fall back)."""
+
+
 class _Search:
     """Depth-first search of one side's checker moves for a sequence of dice.
 
@@ -134,16 +138,16 @@ class _Search:
     keeping only boards reached with the most dice played. In hitting games a double
     is searched with sources in non-increasing order (every play has such an order);
     elsewhere intermediate boards are memoised per depth, so transpositions are
-    searched once. With ``record_edges`` every order is searched and each checker
-    move is kept as an edge, for following a play while it is being made.
+    searched once. ``budget`` (boards visited) bounds a search whose plays are too
+    many to list (escalated gul-bara doubles): past it, :class:`SearchBudgetExceeded`.
     """
 
     __slots__ = (
         "variant", "b", "dice", "n", "results", "best", "moves", "seen", "head_start", "head_limit",
-        "own_pinned_outside", "own_pinned_home", "edges", "f", "monotone", "pinned_block_home",
+        "own_pinned_outside", "own_pinned_home", "f", "monotone", "pinned_block_home", "budget",
     )
 
-    def __init__(self, variant: Variant, board: Board, head_limit: int, record_edges: bool = False) -> None:
+    def __init__(self, variant: Variant, board: Board, head_limit: int, budget: int | None = None) -> None:
         self.variant = variant
         self.b = board
         self.results: dict[bytes, tuple] = {}
@@ -159,9 +163,8 @@ class _Search:
             self.own_pinned_outside = sum(1 for i in range(7, 25) if pins[i] == 1)
             self.own_pinned_home = sum(1 for i in range(1, 7) if pins[i] == 1)
         self.pinned_block_home = not getattr(variant.options, "bear_off_while_pinned", True)
-        # edges: (depth, board key) -> [(src, dst, hit, child key)]
-        self.edges: dict[tuple[int, bytes], list] | None = {} if record_edges else None
         self.monotone = False
+        self.budget = budget
 
     # -------------------------------------------------------------------- one checker move
 
@@ -306,8 +309,8 @@ class _Search:
         self.n = len(dice)
         self.seen: set = set()
         v = self.variant
-        self.monotone = self.edges is None and self.n == 4 and len(set(dice)) == 1 and not (v.pins or v.blocks)
-        self._rec(0, 25, self.b.key() if self.edges is not None else b"")
+        self.monotone = self.n == 4 and len(set(dice)) == 1 and not (v.pins or v.blocks)
+        self._rec(0, 25)
 
     def _record(self, depth: int) -> None:
         if depth > self.best:
@@ -322,14 +325,17 @@ class _Search:
                 # a pin made and released on the way reads worse than the plain route
                 self.results[k] = (tuple(self.moves), old[1])
 
-    def _rec(self, depth: int, limit: int, pkey: bytes) -> None:
+    def _rec(self, depth: int, limit: int) -> None:
         if depth == self.n:
             self._record(depth)
             return
+        if self.budget is not None:
+            self.budget -= 1
+            if self.budget < 0:
+                raise SearchBudgetExceeded
         d = self.dice[depth]
         moved = False
         me = self.b.me
-        edges = self.edges
         if me[25]:
             srcs = (25,)
         else:
@@ -344,19 +350,14 @@ class _Search:
             mark = u[2] or u[3]
             self.moves.append((src, dst, mark))
             if u[3] and dst == 1 and self._mother_pin_ends():
-                if edges is not None:
-                    edges.setdefault((depth, pkey), []).append((src, dst, mark, self.b.key()))
                 self._record(self.n)  # the game ends at once: the play is complete
             elif self.monotone:
-                self._rec(depth + 1, src, pkey)
+                self._rec(depth + 1, src)
             else:
-                k = self.b.key()
-                if edges is not None:
-                    edges.setdefault((depth, pkey), []).append((src, dst, mark, k))
-                sk = (depth, k)
+                sk = (depth, self.b.key())
                 if sk not in self.seen:
                     self.seen.add(sk)
-                    self._rec(depth + 1, src, k)
+                    self._rec(depth + 1, src)
             self.moves.pop()
             self.undo(u)
         if not moved:
@@ -367,20 +368,23 @@ def _marks(moves) -> int:
     return sum(1 for m in moves if m[2])
 
 
-def _search_side(variant: Variant, board: Board, dice_seqs, head_limit: int, record_edges: bool = False):
+def _search_side(variant: Variant, board: Board, dice_seqs, head_limit: int, budget: int | None = None):
     """All maximal results of one side's checker moves: ``({key: (moves, first die)}, best, search)``.
 
     The hitting games go to :mod:`board_rules.fastgen` (same answer, ``search`` is None).
     """
-    if not record_edges and fastgen.handles(variant, dice_seqs):
+    if fastgen.handles(variant, dice_seqs):
         results, best = fastgen.search(board.me, board.opp, dice_seqs)
         return results, best, None
-    return _generic_search_side(variant, board, dice_seqs, head_limit, record_edges)
+    return _generic_search_side(variant, board, dice_seqs, head_limit, budget)
 
 
-def _generic_search_side(variant: Variant, board: Board, dice_seqs, head_limit: int, record_edges: bool = False):
-    """:func:`_search_side` by the generic :class:`_Search`, for every variant."""
-    s = _Search(variant, board, head_limit, record_edges)
+def _generic_search_side(variant: Variant, board: Board, dice_seqs, head_limit: int, budget: int | None = None):
+    """:func:`_search_side` by the generic :class:`_Search`, for every variant.
+
+    Raises :class:`SearchBudgetExceeded` past ``budget`` boards visited.
+    """
+    s = _Search(variant, board, head_limit, budget)
     results: dict[bytes, tuple] = {}
     best = -1
     for seq in dice_seqs:
@@ -413,12 +417,14 @@ def _moves(raw) -> tuple[CheckerMove, ...]:
     return tuple(CheckerMove(s, d, h) for s, d, h in raw)
 
 
-def legal_results(position: Position, roll: Roll):
+def legal_results(position: Position, roll: Roll, budget: int | None = None):
     """The legal plays as raw data: a list of ``(legs, final_board, final_side)``.
 
     ``legs`` is a tuple of tuples of ``(src, dst, hit)`` in each leg's mover numbering;
     ``final_board`` is a :class:`Board` seen from ``final_side``. Cheaper than
     :func:`legal_plays` (no objects are built); used by benchmarks and ``check``.
+    Raises :class:`SearchBudgetExceeded` when more than ``budget`` boards would be
+    searched (an escalated gul-bara double can have over a million plays).
     """
     v = position.variant
     side = position.turn
@@ -427,7 +433,7 @@ def legal_results(position: Position, roll: Roll):
     seqs = v.dice_sequences(d1, d2, rolls_played)
     board = Board.of(position)
     head_limit = v.head_limit(d1, d2, rolls_played)
-    results, best, _ = _search_side(v, board, seqs, head_limit)
+    results, best, _ = _search_side(v, board, seqs, head_limit, budget)
     out = []
     pins = board.pins is not None
     if v.passes_unplayed(d1, d2, rolls_played) and 0 < best < len(seqs[0]):
@@ -487,40 +493,31 @@ def legal_plays(position: Position, roll: Roll) -> list[tuple[Play, Position]]:
     return out
 
 
-def apply_play(position: Position, roll: Roll, play: Play | str) -> Position:
-    """The position after ``play``; raises :class:`IllegalPlayError` if it is not legal."""
-    want = Play.parse(play) if isinstance(play, str) else play
-    plays = legal_plays(position, roll)
-    for p, after in plays:
-        if p == want:
-            return after
-    # the same resulting position reached through another order of the same moves
-    try:
-        target = _apply_literally(position, want)
-    except IllegalPlayError:
-        target = None
-    if target is not None:
-        for p, after in plays:
-            if _same_board(after, target):
-                return after
-    legal = ", ".join(str(p) or "(pass)" for p, _ in plays[:12])
-    raise IllegalPlayError(f"{str(want)!r} is not a legal play for {roll} here; legal plays include: {legal}")
+def apply_moves(board: Board, variant: Variant, moves) -> None:
+    """Move checkers on ``board`` (mover's view) as written, hitting or pinning what they land on.
 
-
-def _apply_literally(position: Position, play: Play) -> Position:
-    """Move the checkers as written, without checking the dice (for matching only)."""
-    if play.then:
-        raise IllegalPlayError("cannot apply a multi-leg play literally")
-    board = Board.of(position)
-    s = _Search(position.variant, board, 15)
-    for m in play.moves:
-        if board.me[m.src] <= 0:
-            raise IllegalPlayError(f"no checker on {m.src} for {m}")
-        u = s.try_move(m.src, m.src - m.dst if m.dst else m.src)
-        if u is None:
-            raise IllegalPlayError(f"{m} cannot be played")
-    return board.to_position(position, position.turn, position.turn.other, position.rolls)
-
-
-def _same_board(a: Position, b: Position) -> bool:
-    return a.points == b.points and a.pinned == b.pinned and a.bar == b.bar and a.off == b.off
+    Checks no rule but that a checker stands on each source; used to turn a written
+    play into the board it claims, which the rules then judge. Raises
+    :class:`IllegalPlayError` for a move from an empty point.
+    """
+    me, opp, pins = board.me, board.opp, board.pins
+    for m in moves:
+        src, dst = m.src, m.dst
+        if me[src] <= 0:
+            raise IllegalPlayError(f"{m}: no checker of the mover on {'the bar' if src == 25 else src}")
+        me[src] -= 1
+        if pins is not None and src <= 24 and me[src] == 0 and pins[src] == 2:
+            pins[src] = 0
+            opp[src] = 1
+        if dst == 0:
+            me[0] += 1
+            continue
+        if opp[dst] == 1 and variant.hits:
+            opp[dst] = 0
+            opp[0] += 1
+        elif opp[dst] == 1 and pins is not None and pins[dst] == 0:
+            opp[dst] = 0
+            pins[dst] = 2
+        elif opp[dst]:
+            raise IllegalPlayError(f"{m}: the point is held by the opponent")
+        me[dst] += 1

@@ -211,8 +211,8 @@ def parse_moves(text: str) -> tuple[CheckerMove, ...]:
         if not m:
             raise InvalidMoveTextError(f"cannot read {token!r} in {text!r}")
         n = int(m.group("n") or 1)
-        if not 1 <= n <= 4:
-            raise InvalidMoveTextError(f"a repeat count is 1..4, not {n} in {text!r}")
+        if not 1 <= n <= 15:  # up to 4 in a double, more in gul-bara's escalated doubles
+            raise InvalidMoveTextError(f"a repeat count is 1..15, not {n} in {text!r}")
         moves.extend(_parse_chain(m.group("chain")) * n)
     return canonical_moves(moves)
 

@@ -226,7 +226,7 @@ class Position:
 
         Raises :class:`IllegalPlayError` if it is not one of the legal plays.
         """
-        from board_rules.movegen import apply_play
+        from board_rules.legality import apply_play
 
         return apply_play(self, roll, play)
 

@@ -401,3 +401,53 @@ class LazyTurn:
             for u in reversed(undo):
                 w.s.undo(u)
         return found
+
+
+SAMPLE_LIMIT = 3000
+
+
+def sample_results(before: Position, roll: Roll, limit: int = SAMPLE_LIMIT):
+    """Up to about ``limit`` legal plays found depth-first, as ``legal_results`` gives them.
+
+    For rolls whose plays are too many to list (escalated gul-bara doubles): each leg
+    keeps the first ``limit`` ends its depth-first search meets.
+    """
+    v = before.variant
+    side = before.turn
+    rp = before.rolls[0 if side is Side.WHITE else 1]
+    seqs = v.dice_sequences(roll.d1, roll.d2, rp)
+    head = v.head_limit(roll.d1, roll.d2, rp)
+    start = Board.of(before)
+    best, forced = _best(v, start, seqs, head)
+    out = []
+    pins = start.pins is not None
+    for seq in seqs:
+        if forced and seq[0] != forced:
+            continue
+        for moves, key in _Walker(v, Board.of(before), head).paths(seq, best, None, limit=limit):
+            board = _board_from_key(key, pins, start.opp_off)
+            if v.passes_unplayed(roll.d1, roll.d2, rp) and 0 < best < len(seq):
+                for legs, final, fs in _sample_cascade(v, board, side, tuple(seq[best:]), limit):
+                    out.append(((moves,) + legs, final, fs))
+                    if len(out) >= limit:
+                        return out
+            else:
+                out.append(((moves,), board, side))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _sample_cascade(v: Variant, board: Board, side: Side, remaining: tuple[int, ...], limit: int):
+    ob = board.flipped(v)
+    best = _Walker(v, ob, 15).max_depth(remaining)
+    if best == 0:
+        yield (), board, side
+        return
+    for moves, key in _Walker(v, ob, 15).paths(remaining, best, None, limit=limit):
+        b = _board_from_key(key, ob.pins is not None, ob.opp_off)
+        if best < len(remaining):
+            for legs, final, fs in _sample_cascade(v, b, side.other, remaining[best:], limit):
+                yield ((moves,) + legs), final, fs
+        else:
+            yield (moves,), b, side.other

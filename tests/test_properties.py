@@ -7,7 +7,8 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from board_rules import Play, Position, Roll, Side
+from board_rules import CheckerMove, Play, Position, Roll, Side
+from board_rules.reach import sample_results
 from board_rules.ids import position_from_id, position_id
 from board_rules.legality import TurnTracker, check, is_legal_result
 from board_rules.movegen import legal_plays
@@ -64,12 +65,27 @@ def test_resulting_positions_are_distinct_and_pass_the_turn(position, roll):
 @fast
 @given(positions, rolls)
 def test_every_legal_play_is_checked_legal_and_its_text_round_trips(position, roll):
-    for play, after in legal_plays(position, roll):
+    results = legal_plays(position, roll)
+    for play, after in results[:: max(1, len(results) // 6)]:
         assert Play.parse(str(play)) == play
         verdict = check(position, roll, after)
         assert verdict.legal and verdict.wrong == ()
         assert is_legal_result(position, roll, after)
         assert position.play(str(play), roll) == after
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32), st.integers(1, 6))
+def test_gul_bara_escalated_double_results_are_checked_legal(seed, d):
+    rng = random.Random(seed)
+    position = random_same_direction(rng, "gul-bara", rolls=(4, 4))
+    roll = Roll(d, d)
+    for legs, board, side in sample_results(position, roll, limit=3):
+        play = Play(tuple(CheckerMove(*m) for m in legs[0]), tuple(tuple(CheckerMove(*m) for m in leg) for leg in legs[1:]))
+        after = board.to_position(position, side, position.turn.other, position.rolls)
+        assert is_legal_result(position, roll, after)
+        assert Play.parse(str(play)) == play
+        assert position.play(play, roll).points == after.points
 
 
 @fast
