@@ -34,6 +34,8 @@ from board_rules import Position, Roll, Side  # noqa: E402
 from board_rules.ids import halves  # noqa: E402
 from board_rules.legality import check, is_legal_result  # noqa: E402
 from board_rules.movegen import legal_results  # noqa: E402
+from board_rules.reach import sample_results  # noqa: E402
+from referee.demo import slip  # noqa: E402
 from tests import gnubg_oracle  # noqa: E402
 from tests.positions import random_backgammon, random_same_direction  # noqa: E402
 
@@ -165,7 +167,7 @@ def settle() -> None:
     gc.freeze()
 
 
-def bench_check(label: str, cases, limit: float) -> None:
+def bench_check(label: str, cases, limit: float, expect_legal: bool = True) -> None:
     """Time every single call of both functions; print the worst of each."""
     settle()
     worst = {"is_legal_result": (0.0, None), "check": (0.0, None)}
@@ -176,7 +178,7 @@ def bench_check(label: str, cases, limit: float) -> None:
             seconds, result = timed(limit, fn, position, roll, after)
             if result is None:
                 stopped[name] += 1
-            elif after is not position and not (result if name == "is_legal_result" else result.legal):
+            elif expect_legal and not (result if name == "is_legal_result" else result.legal):
                 raise AssertionError(f"{name} says a legal result is illegal: {position.to_json()} {roll}")
             total[name] += seconds
             if seconds > worst[name][0]:
@@ -224,18 +226,27 @@ def main(argv: list[str] | None = None) -> int:
 
     rng = random.Random(args.seed + 2)
     gul_cases = []
-    unlisted = 0
     for _ in range(args.gul_bara):
         p = gul_bara_escalated(rng)
         d = rng.randint(1, 6)
         roll = Roll(d, d)
-        seconds, after = timed(args.limit, last_result, p, roll)
-        if after is None:  # too many plays to list in time: check the unchanged board instead
-            unlisted += 1
-            after = p
-        gul_cases.append((p, roll, after))
-    note = f"; {unlisted} could not list their plays within {args.limit:g} s, checked with the unchanged board"
-    bench_check(f"check (iii) gul-bara escalated doubles{note if unlisted else ''}", gul_cases, args.limit)
+        # a legal result found depth-first (listing them all can mean over a million plays)
+        legs, final, final_side = sample_results(p, roll, limit=25)[-1]
+        si = 0 if p.turn is Side.WHITE else 1
+        rolls = list(p.rolls)
+        rolls[si] += 1
+        gul_cases.append((p, roll, final.to_position(p, final_side, p.turn.other, (rolls[0], rolls[1]))))
+    bench_check("check (iii) gul-bara escalated doubles, a legal result", gul_cases, args.limit)
+
+    # the same observations with one checker one point off: check must find the nearest legal play
+    for label, group in (
+        ("(i) backgammon", [c for c in [(p, r, last_result(p, r)) for p, r in cases[:2000]]]),
+        ("(ii) crowded 1-1", crowded_cases),
+        ("(iii) gul-bara escalated", gul_cases),
+    ):
+        wrong = [(p, r, slip(a, a.turn.other, rng)) for p, r, a in group]
+        wrong = [(p, r, a) for p, r, a in wrong if a is not None]
+        bench_check(f"check {label}, one checker a point off (illegal)", wrong, args.limit, expect_legal=False)
     return 0
 
 

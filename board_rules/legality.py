@@ -22,7 +22,9 @@ from board_rules.side import Side
 
 # Boards a search for the nearest legal play may visit before it settles for the
 # nearest among those found (only escalated gul-bara doubles come near it).
-NEAREST_BUDGET = 200_000
+NEAREST_BUDGET = 4_000
+# How many plays, found depth-first, it then compares instead.
+NEAREST_SAMPLE = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,24 +93,6 @@ def check(before: Position, roll: Roll, after: Position) -> CheckResult:
     return _nearest(before, roll, after)
 
 
-def _white_view(board: Board, side: Side, v, conv) -> tuple:
-    """``(points, pinned, bar, off)`` of a mover-view board, in white's numbering."""
-    sign = side.sign
-    pts = [0] * 24
-    pinned = [0] * 24
-    for own in range(1, 25):
-        w = conv[own] - 1
-        if board.me[own]:
-            pts[w] = board.me[own] * sign
-        elif board.opp[own]:
-            pts[w] = -board.opp[own] * sign
-        if board.pins is not None and board.pins[own]:
-            pinned[w] = sign if board.pins[own] == 1 else -sign
-    if side is Side.WHITE:
-        return pts, pinned, (board.me[25], board.opp[0]), (board.me[0], board.opp_off)
-    return pts, pinned, (board.opp[0], board.me[25]), (board.opp_off, board.me[0])
-
-
 def _nearest(before: Position, roll: Roll, after: Position) -> CheckResult:
     v = before.variant
     exhaustive = True
@@ -121,7 +105,7 @@ def _nearest(before: Position, roll: Roll, after: Position) -> CheckResult:
     want = (list(after.points), list(after.pinned), after.bar, after.off)
     best = None
     for legs, final, final_side in results:
-        pts, pinned, bar, off = _white_view(final, final_side, v, _conv(v, final_side))
+        pts, pinned, bar, off = final.white_view(v, final_side)
         diff: list[int | str] = [i + 1 for i in range(24) if pts[i] != want[0][i] or pinned[i] != want[1][i]]
         if bar != want[2]:
             diff.append("bar")
@@ -144,7 +128,7 @@ def _some_results(before: Position, roll: Roll):
     """Legal plays found by a bounded search (the first ones of each leg)."""
     from board_rules.reach import sample_results
 
-    return sample_results(before, roll)
+    return sample_results(before, roll, limit=NEAREST_SAMPLE)
 
 
 def apply_play(position: Position, roll: Roll, play: Play | str) -> Position:

@@ -103,10 +103,9 @@ class Board:
                     pins[f[i]] = 3 - self.pins[i]
         return Board(me, opp, pins, self.me[0])
 
-    def to_position(self, template: Position, side: Side, turn: Side, rolls: tuple[int, int]) -> Position:
-        """A :class:`Position` of this board seen from ``side``; ``template`` gives the variant."""
-        v = template.variant
-        conv = _conv(v, side)
+    def white_view(self, variant: Variant, side: Side) -> tuple[list[int], list[int], tuple[int, int], tuple[int, int]]:
+        """``(points, pinned, bar, off)`` of this board seen from ``side``, in white's numbering."""
+        conv = _conv(variant, side)
         sign = side.sign
         pts = [0] * 24
         pinned = [0] * 24
@@ -119,16 +118,31 @@ class Board:
             if self.pins is not None and self.pins[own]:
                 pinned[w] = sign if self.pins[own] == 1 else -sign
         if side is Side.WHITE:
-            bar = (self.me[25], self.opp[0])
-            off = (self.me[0], self.opp_off)
-        else:
-            bar = (self.opp[0], self.me[25])
-            off = (self.opp_off, self.me[0])
-        return Position(v, turn, tuple(pts), tuple(pinned), bar, off, rolls)
+            return pts, pinned, (self.me[25], self.opp[0]), (self.me[0], self.opp_off)
+        return pts, pinned, (self.opp[0], self.me[25]), (self.opp_off, self.me[0])
+
+    def to_position(self, template: Position, side: Side, turn: Side, rolls: tuple[int, int]) -> Position:
+        """A :class:`Position` of this board seen from ``side``; ``template`` gives the variant."""
+        pts, pinned, bar, off = self.white_view(template.variant, side)
+        return Position(template.variant, turn, tuple(pts), tuple(pinned), bar, off, rolls)
 
 
 class SearchBudgetExceeded(Exception):
     """A search visited more boards than its budget allowed (internal; callers fall back)."""
+
+
+class Budget:
+    """Boards a search (and the searches of its passed legs) may still visit."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, boards: int) -> None:
+        self.left = boards
+
+    def spend(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise SearchBudgetExceeded
 
 
 class _Search:
@@ -147,7 +161,7 @@ class _Search:
         "own_pinned_outside", "own_pinned_home", "f", "monotone", "pinned_block_home", "budget",
     )
 
-    def __init__(self, variant: Variant, board: Board, head_limit: int, budget: int | None = None) -> None:
+    def __init__(self, variant: Variant, board: Board, head_limit: int, budget: Budget | None = None) -> None:
         self.variant = variant
         self.b = board
         self.results: dict[bytes, tuple] = {}
@@ -330,9 +344,7 @@ class _Search:
             self._record(depth)
             return
         if self.budget is not None:
-            self.budget -= 1
-            if self.budget < 0:
-                raise SearchBudgetExceeded
+            self.budget.spend()
         d = self.dice[depth]
         moved = False
         me = self.b.me
@@ -368,7 +380,7 @@ def _marks(moves) -> int:
     return sum(1 for m in moves if m[2])
 
 
-def _search_side(variant: Variant, board: Board, dice_seqs, head_limit: int, budget: int | None = None):
+def _search_side(variant: Variant, board: Board, dice_seqs, head_limit: int, budget: Budget | None = None):
     """All maximal results of one side's checker moves: ``({key: (moves, first die)}, best, search)``.
 
     The hitting games go to :mod:`board_rules.fastgen` (same answer, ``search`` is None).
@@ -379,7 +391,7 @@ def _search_side(variant: Variant, board: Board, dice_seqs, head_limit: int, bud
     return _generic_search_side(variant, board, dice_seqs, head_limit, budget)
 
 
-def _generic_search_side(variant: Variant, board: Board, dice_seqs, head_limit: int, budget: int | None = None):
+def _generic_search_side(variant: Variant, board: Board, dice_seqs, head_limit: int, budget: Budget | None = None):
     """:func:`_search_side` by the generic :class:`_Search`, for every variant.
 
     Raises :class:`SearchBudgetExceeded` past ``budget`` boards visited.
@@ -433,14 +445,15 @@ def legal_results(position: Position, roll: Roll, budget: int | None = None):
     seqs = v.dice_sequences(d1, d2, rolls_played)
     board = Board.of(position)
     head_limit = v.head_limit(d1, d2, rolls_played)
-    results, best, _ = _search_side(v, board, seqs, head_limit, budget)
+    shared = None if budget is None else Budget(budget)
+    results, best, _ = _search_side(v, board, seqs, head_limit, shared)
     out = []
     pins = board.pins is not None
     if v.passes_unplayed(d1, d2, rolls_played) and 0 < best < len(seqs[0]):
         seen: set[bytes] = set()
         for key, (moves, _) in results.items():
             b = _board_from_key(key, pins, board.opp_off)
-            for legs, final, final_side in _cascade(v, b, side, seqs[0][best:]):
+            for legs, final, final_side in _cascade(v, b, side, seqs[0][best:], shared):
                 k = final.key() if final_side is side else final.flipped(v).key()
                 if k not in seen:
                     seen.add(k)
@@ -457,18 +470,18 @@ def legal_results(position: Position, roll: Roll, budget: int | None = None):
     ]
 
 
-def _cascade(v: Variant, board: Board, side: Side, remaining: tuple[int, ...]):
+def _cascade(v: Variant, board: Board, side: Side, remaining: tuple[int, ...], budget: Budget | None = None):
     """Gul-bara: the remaining numbers pass to the opponent, and back, while someone moves."""
     other = side.other
     ob = board.flipped(v)
-    results, best, _ = _search_side(v, ob, [remaining], 15)
+    results, best, _ = _search_side(v, ob, [remaining], 15, budget)
     if best <= 0:
         yield (), board, side
         return
     for key, (moves, _) in results.items():
         b = _board_from_key(key, ob.pins is not None, ob.opp_off)
         if best < len(remaining):
-            for legs, final, fs in _cascade(v, b, other, remaining[best:]):
+            for legs, final, fs in _cascade(v, b, other, remaining[best:], budget):
                 yield ((moves,) + legs), final, fs
         else:
             yield (moves,), b, other

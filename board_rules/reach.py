@@ -260,23 +260,29 @@ def _best(variant: Variant, board: Board, seqs, head_limit: int) -> tuple[int, i
     return best, forced
 
 
+def _turn_setup(before: Position, roll: Roll):
+    """``(variant, side, dice sequences, head limit, start board, passes unplayed)`` of a roll."""
+    v = before.variant
+    side = before.turn
+    rp = before.rolls[0 if side is Side.WHITE else 1]
+    return (
+        v, side, v.dice_sequences(roll.d1, roll.d2, rp), v.head_limit(roll.d1, roll.d2, rp),
+        Board.of(before), v.passes_unplayed(roll.d1, roll.d2, rp),
+    )
+
+
 def find_play(before: Position, roll: Roll, after: Position):
     """The legs of a legal play of ``roll`` from ``before`` whose board is ``after``'s, or ``None``.
 
     Compares boards only (points, pins, bar, off). Legs are tuples of ``(src, dst, hit)``
     in each leg's mover numbering, as :func:`board_rules.movegen.legal_results` gives them.
     """
-    v = before.variant
-    side = before.turn
-    rp = before.rolls[0 if side is Side.WHITE else 1]
-    seqs = v.dice_sequences(roll.d1, roll.d2, rp)
-    head = v.head_limit(roll.d1, roll.d2, rp)
-    start = Board.of(before)
+    v, side, seqs, head, start, passes = _turn_setup(before, roll)
     target_me = Board.of(after, side)
-    if target_me.opp_off != start.opp_off and not v.passes_unplayed(roll.d1, roll.d2, rp):
+    if target_me.opp_off != start.opp_off and not passes:
         return None
     best, forced = _best(v, start, seqs, head)
-    if v.passes_unplayed(roll.d1, roll.d2, rp) and 0 < best < len(seqs[0]):
+    if passes and 0 < best < len(seqs[0]):
         return _find_cascade(v, before, after, side, seqs[0], best)
     for seq in seqs:
         if forced and seq[0] != forced:
@@ -325,15 +331,9 @@ class LazyTurn:
     """
 
     def __init__(self, before: Position, roll: Roll) -> None:
-        v = before.variant
-        self.v = v
+        self.v, self.side, self.seqs, self.head, self.start, _ = _turn_setup(before, roll)
         self.before = before
-        self.side = before.turn
-        rp = before.rolls[0 if self.side is Side.WHITE else 1]
-        self.seqs = v.dice_sequences(roll.d1, roll.d2, rp)
-        self.head = v.head_limit(roll.d1, roll.d2, rp)
-        self.start = Board.of(before)
-        self.best, self.forced = _best(v, self.start, self.seqs, self.head)
+        self.best, self.forced = _best(self.v, self.start, self.seqs, self.head)
 
     def _walker(self, board: Board) -> _Walker:
         w = _Walker(self.v, board, self.head)
@@ -412,12 +412,7 @@ def sample_results(before: Position, roll: Roll, limit: int = SAMPLE_LIMIT):
     For rolls whose plays are too many to list (escalated gul-bara doubles): each leg
     keeps the first ``limit`` ends its depth-first search meets.
     """
-    v = before.variant
-    side = before.turn
-    rp = before.rolls[0 if side is Side.WHITE else 1]
-    seqs = v.dice_sequences(roll.d1, roll.d2, rp)
-    head = v.head_limit(roll.d1, roll.d2, rp)
-    start = Board.of(before)
+    v, side, seqs, head, start, passes = _turn_setup(before, roll)
     best, forced = _best(v, start, seqs, head)
     out = []
     pins = start.pins is not None
@@ -426,7 +421,7 @@ def sample_results(before: Position, roll: Roll, limit: int = SAMPLE_LIMIT):
             continue
         for moves, key in _Walker(v, Board.of(before), head).paths(seq, best, None, limit=limit):
             board = _board_from_key(key, pins, start.opp_off)
-            if v.passes_unplayed(roll.d1, roll.d2, rp) and 0 < best < len(seq):
+            if passes and 0 < best < len(seq):
                 for legs, final, fs in _sample_cascade(v, board, side, tuple(seq[best:]), limit):
                     out.append(((moves,) + legs, final, fs))
                     if len(out) >= limit:

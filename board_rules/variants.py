@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from board_rules.position import Position
 
 OPPOSITE = "opposite"
+BACKGAMMON_LAYOUT = {24: 2, 13: 5, 8: 3, 6: 5}  # own point -> checkers, backgammon and short nardy
 SAME = "same"
 
 # own point (1..24) -> white point (1..24), per geometry, for black; white is the identity
@@ -222,7 +223,7 @@ class Backgammon(Variant):
     __slots__ = ()
 
     def start_layout(self) -> dict[int, int]:
-        return {24: 2, 13: 5, 8: 3, 6: 5}
+        return dict(BACKGAMMON_LAYOUT)
 
     def score_win(self, position: "Position", winner: Side) -> tuple[int, str]:
         loser = winner.other
@@ -500,7 +501,7 @@ class ShortNardy(Variant):
     __slots__ = ()
 
     def start_layout(self) -> dict[int, int]:
-        return {24: 2, 13: 5, 8: 3, 6: 5}
+        return dict(BACKGAMMON_LAYOUT)
 
     def score_win(self, position: "Position", winner: Side) -> tuple[int, str]:
         loser = winner.other

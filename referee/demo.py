@@ -24,7 +24,7 @@ from referee.textboard import render
 MAX_TURNS = 600
 
 
-def _slip(after: Position, side: Side, rng: random.Random) -> Position | None:
+def slip(after: Position, side: Side, rng: random.Random) -> Position | None:
     """``after`` with one of ``side``'s checkers put one point further on (a player's slip)."""
     pts = list(after.points)
     own = [w for w in range(2, 25) if pts[w - 1] * side.sign > 0 and pts[w - 2] * side.sign >= 0]
@@ -63,7 +63,7 @@ def play_game(variant_name: str, starter: Side | None, rng: random.Random, conso
         side = position.turn
         play, after = choose(position, roll, rng)
         if turn == slip_turn:
-            wrong = _slip(after, side, rng)
+            wrong = slip(after, side, rng)
             if wrong is not None:
                 verdict = check(position, roll, wrong)
                 if not verdict.legal:
