@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from board_rules import Position, Roll, Side
+from board_rules import Position, Roll, Side, find_variant
 from tests.helpers import make, plays
 
 
@@ -147,3 +147,9 @@ def test_long_nardy_romanian_scoring_table():
     assert score({3: -1, 14: -14}).base == 3  # black's own 15 (white 3) is in white's home
     assert (score({10: -1, 14: -14}).base, score({10: -1, 14: -14}).kind) == (4, "koks")  # black's own 21
     assert score({14: -10}).base == 1
+
+
+def test_long_nardy_head_doubles_option():
+    s = Position.start(find_variant("long-nardy", head_doubles=(6,)))
+    assert plays(s, 6, 6) == {"24/18(2)"}
+    assert plays(s, 4, 4) == {"24/16"}  # one checker only: 24/20/16, then 12 is black's head
