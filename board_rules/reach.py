@@ -99,10 +99,29 @@ class _Walker:
         earlier one: the fevga start rule, a prime rule).
         """
         if limit == 1 and target is not None and exact:
+            if self.v.blocks and target.me[0] == self.b.me[0] and not self.b.me[25]:
+                moves = _backward(self.b, target, dice[:depth_wanted])
+                if moves is not None and self._replays(dice, moves):
+                    return [(moves, target.key())]
             found = self._paths(dice, depth_wanted, target, 1, True, monotone=True)
             if found:
                 return found
         return self._paths(dice, depth_wanted, target, limit, exact, monotone=False)
+
+    def _replays(self, dice, moves) -> bool:
+        """Whether ``moves`` (one per die) are legal in order under every rule of the variant."""
+        s = self.s
+        done = []
+        ok = True
+        for d, (src, dst, _hit) in zip(dice, moves):
+            u = s.try_move(src, d)
+            if u is None or u[1] != dst:
+                ok = False
+                break
+            done.append(u)
+        for u in reversed(done):
+            s.undo(u)
+        return ok
 
     def _paths(self, dice, depth_wanted, target, limit, exact, monotone):
         n = depth_wanted
@@ -242,6 +261,65 @@ class _Walker:
         target_key = target.key() if target is not None else b""
         rec(0, 25)
         return found
+
+
+def _backward(start: Board, target: Board, dice) -> Moves | None:
+    """A path from ``start`` to ``target`` found backwards, for blocking games without bearing off.
+
+    Walks from the target, last die first, moving checkers back; a checker may stand
+    wherever no opposing checker does (a single one holds a point), so a move back is
+    legal exactly when the move forward is, save the variant's own limits (the start
+    rule, primes), which the caller checks by replaying the path forwards. The last
+    dice are the largest in gul-bara's escalation, so this direction prunes far
+    sooner. Returns the forward moves, or ``None``.
+    """
+    opp = start.opp
+    if any(opp[i] != target.opp[i] for i in range(1, 25)):
+        return None
+    scum = [0] * 27
+    for x in range(25, 0, -1):
+        scum[x] = scum[x + 1] + start.me[x]
+    n = len(dice)
+    left = [sum(dice[:i]) for i in range(n + 1)]  # pips of the first i dice
+    me = list(target.me)
+    seen: set = set()
+    path: list[tuple[int, int, bool]] = []
+
+    def feasible(i: int) -> bool:
+        # the first i dice must carry the start to this board
+        cum = need = 0
+        for x in range(25, 0, -1):
+            cum += me[x]
+            c = scum[x] - cum
+            if c < 0 or c > i:
+                return False
+            need += c
+        return need == left[i]
+
+    def rec(i: int) -> bool:
+        if i == 0:
+            return me == start.me
+        d = dice[i - 1]
+        for q in range(1, 25 - d):
+            if me[q] and not opp[q + d]:
+                me[q] -= 1
+                me[q + d] += 1
+                key = (i, bytes(me))
+                if key not in seen and feasible(i - 1):
+                    seen.add(key)
+                    path.append((q + d, q, False))
+                    if rec(i - 1):
+                        return True
+                    path.pop()
+                else:
+                    seen.add(key)
+                me[q] += 1
+                me[q + d] -= 1
+        return False
+
+    if not feasible(n) or not rec(n):
+        return None
+    return tuple(reversed(path))
 
 
 def _best(variant: Variant, board: Board, seqs, head_limit: int) -> tuple[int, int]:
