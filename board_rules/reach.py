@@ -99,7 +99,7 @@ class _Walker:
         earlier one: the fevga start rule, a prime rule).
         """
         if limit == 1 and target is not None and exact:
-            if self.v.blocks and target.me[0] == self.b.me[0] and not self.b.me[25]:
+            if self.v.blocks and not self.b.me[25]:
                 moves = _backward(self.b, target, dice[:depth_wanted])
                 if moves is not None and self._replays(dice, moves):
                     return [(moves, target.key())]
@@ -264,57 +264,86 @@ class _Walker:
 
 
 def _backward(start: Board, target: Board, dice) -> Moves | None:
-    """A path from ``start`` to ``target`` found backwards, for blocking games without bearing off.
+    """A path from ``start`` to ``target`` found backwards, for blocking games.
 
-    Walks from the target, last die first, moving checkers back; a checker may stand
-    wherever no opposing checker does (a single one holds a point), so a move back is
-    legal exactly when the move forward is, save the variant's own limits (the start
-    rule, primes), which the caller checks by replaying the path forwards. The last
-    dice are the largest in gul-bara's escalation, so this direction prunes far
-    sooner. Returns the forward moves, or ``None``.
+    Walks from the target, last die first, moving checkers back (and back onto the
+    board from off); a checker may stand wherever no opposing checker does (a single
+    one holds a point), so a move back is legal when the move forward is, save the
+    variant's own limits (the start rule, primes), which the caller checks by
+    replaying the path forwards. The last dice are the largest in gul-bara's
+    escalation, so this direction prunes far sooner. Returns the forward moves, or ``None``.
     """
     opp = start.opp
-    if any(opp[i] != target.opp[i] for i in range(1, 25)):
+    if any(opp[i] != target.opp[i] for i in range(1, 25)) or target.me[0] < start.me[0]:
         return None
-    scum = [0] * 27
-    for x in range(25, 0, -1):
-        scum[x] = scum[x + 1] + start.me[x]
     n = len(dice)
     left = [sum(dice[:i]) for i in range(n + 1)]  # pips of the first i dice
     me = list(target.me)
+    off0 = start.me[0]
+    # crossing[x]: checkers that the first dice must carry from x or behind to below x
+    crossing = [0] * 26
+    scum = cum = 0
+    for x in range(25, 0, -1):
+        scum += start.me[x]
+        cum += me[x]
+        crossing[x] = scum - cum
+    need = [sum(crossing)]
     seen: set = set()
     path: list[tuple[int, int, bool]] = []
 
     def feasible(i: int) -> bool:
-        # the first i dice must carry the start to this board
-        cum = need = 0
-        for x in range(25, 0, -1):
-            cum += me[x]
-            c = scum[x] - cum
-            if c < 0 or c > i:
-                return False
-            need += c
-        return need == left[i]
+        # each die crosses a point at most once; pips are exact until a checker is
+        # borne off, which may waste some
+        if me[0] - off0 > i or min(crossing[1:]) < 0 or max(crossing) > i:
+            return False
+        return need[0] == left[i] if me[0] == off0 else need[0] <= left[i]
+
+    def shift(lo: int, hi: int, by: int) -> None:
+        for x in range(lo, hi + 1):
+            crossing[x] += by
+        need[0] += by * (hi - lo + 1)
+
+    def step(i: int, src: int, dst: int) -> bool:
+        key = (i, bytes(me))
+        if key in seen or not feasible(i - 1):
+            seen.add(key)
+            return False
+        seen.add(key)
+        path.append((src, dst, False))
+        if rec(i - 1):
+            return True
+        path.pop()
+        return False
 
     def rec(i: int) -> bool:
         if i == 0:
             return me == start.me
         d = dice[i - 1]
         for q in range(1, 25 - d):
-            if me[q] and not opp[q + d]:
+            if me[q] and not opp[q + d] and crossing[q + 1] > 0:
                 me[q] -= 1
                 me[q + d] += 1
-                key = (i, bytes(me))
-                if key not in seen and feasible(i - 1):
-                    seen.add(key)
-                    path.append((q + d, q, False))
-                    if rec(i - 1):
-                        return True
-                    path.pop()
-                else:
-                    seen.add(key)
+                shift(q + 1, q + d, -1)
+                found = step(i, q + d, q)
+                shift(q + 1, q + d, 1)
                 me[q] += 1
                 me[q + d] -= 1
+                if found:
+                    return True
+        if me[0] > off0 and not any(me[7:26]):
+            # a checker borne off with d: exactly from d, or from the highest point below d
+            for p in range(min(d, 6), 0, -1):
+                if p < d and any(me[p + 1 : 7]):
+                    break
+                me[0] -= 1
+                me[p] += 1
+                shift(1, p, -1)
+                found = step(i, p, 0)
+                shift(1, p, 1)
+                me[0] += 1
+                me[p] -= 1
+                if found:
+                    return True
         return False
 
     if not feasible(n) or not rec(n):
