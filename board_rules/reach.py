@@ -101,7 +101,9 @@ class _Walker:
         if limit == 1 and target is not None and exact:
             if self.v.blocks and not self.b.me[25]:
                 moves = _backward(self.b, target, dice[:depth_wanted])
-                if moves is not None and self._replays(dice, moves):
+                if moves is None:
+                    return []  # not even reachable without the variant's own limits
+                if self._replays(dice, moves):
                     return [(moves, target.key())]
             found = self._paths(dice, depth_wanted, target, 1, True, monotone=True)
             if found:
