@@ -491,17 +491,14 @@ class ShortNardyOptions:
         _check_choice("opening", self.opening, ("play", "reroll"))
 
 
-class ShortNardy(Variant):
+class ShortNardy(Backgammon):
     """Short nardy: backgammon's set-up and movement with hitting, no cube (Romanian seed 003)."""
 
     name = "short-nardy"
     aliases = ("short-nard", "table-scurte")
-    hits = True
+    has_cube = False
     Options = ShortNardyOptions
     __slots__ = ()
-
-    def start_layout(self) -> dict[int, int]:
-        return dict(BACKGAMMON_LAYOUT)
 
     def score_win(self, position: "Position", winner: Side) -> tuple[int, str]:
         loser = winner.other
