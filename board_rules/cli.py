@@ -12,13 +12,16 @@ import json
 import sys
 from typing import Any, Sequence, TextIO
 
-from board_rules.errors import InvalidPositionError, TavliError
+from board_rules.errors import InvalidPositionError, TavliError, TooManyPlaysError
 from board_rules.legality import check
-from board_rules.movegen import legal_plays
+from board_rules.movegen import SearchBudgetExceeded, legal_plays
 from board_rules.notation import Roll
 from board_rules.position import Position
 from board_rules.side import Side
 from board_rules.variants import find_variant
+
+
+PLAYS_BUDGET = 1_000_000
 
 
 def _option(text: str) -> tuple[str, Any]:
@@ -54,6 +57,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("position", nargs="?", default="-", help="Position JSON file, or - for stdin")
     p.add_argument("--dice", nargs=2, type=int, metavar=("D1", "D2"))
     p.add_argument("--batch", action="store_true", help='read JSON lines {"position": ..., "dice": [d1, d2]} from stdin')
+    p.add_argument(
+        "--budget", type=int, default=PLAYS_BUDGET, metavar="BOARDS",
+        help=f"give up (exit 2) past this many boards searched (default {PLAYS_BUDGET:,}; "
+        "an escalated gul-bara double can have over a million plays)",
+    )
     with_options(p)
 
     p = rsub.add_parser("check", help="is AFTER the result of a legal play from BEFORE?")
@@ -100,8 +108,15 @@ def _load(text: str, options: list[tuple[str, Any]]) -> Position:
     return Position.from_dict(data, _variant_for(data, options))
 
 
-def _plays_json(position: Position, roll: Roll) -> list[dict]:
-    return [{"play": str(play), "position": after.to_dict()} for play, after in legal_plays(position, roll)]
+def _plays_json(position: Position, roll: Roll, budget: int | None = PLAYS_BUDGET) -> list[dict]:
+    try:
+        plays = legal_plays(position, roll, budget=budget)
+    except SearchBudgetExceeded:
+        raise TooManyPlaysError(
+            f"dice: {roll} has too many plays here to list (more than {budget:,} boards searched); "
+            "raise --budget, or ask `tavli rules check` about one result"
+        ) from None
+    return [{"play": str(play), "position": after.to_dict()} for play, after in plays]
 
 
 def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
@@ -118,11 +133,11 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
         return 0
     if cmd == "plays":
         if args.batch:
-            return _batch(args.option, stdin, stdout)
+            return _batch(args.option, stdin, stdout, args.budget)
         if args.dice is None:
             raise InvalidPositionError("dice: missing; give --dice D1 D2 (or --batch)", "dice", None)
         position = _load(_read(args.position, stdin), args.option)
-        print(json.dumps(_plays_json(position, Roll(*args.dice))), file=stdout)
+        print(json.dumps(_plays_json(position, Roll(*args.dice), args.budget)), file=stdout)
         return 0
     if cmd == "check":
         before = _load(_read(args.before, stdin), args.option)
@@ -156,7 +171,7 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
     raise AssertionError(cmd)  # argparse guarantees a known command
 
 
-def _batch(options: list[tuple[str, Any]], stdin: TextIO, stdout: TextIO) -> int:
+def _batch(options: list[tuple[str, Any]], stdin: TextIO, stdout: TextIO, budget: int | None = PLAYS_BUDGET) -> int:
     """One JSON array per input line, in order; a bad line prints ``{"error": ...}`` and the rest go on."""
     status = 0
     for lineno, line in enumerate(stdin, 1):
@@ -173,7 +188,7 @@ def _batch(options: list[tuple[str, Any]], stdin: TextIO, stdout: TextIO) -> int
                     "line", lineno,
                 )
             position = Position.from_dict(item["position"], _variant_for(item["position"], options))
-            out = _plays_json(position, Roll.from_values(item["dice"]))
+            out = _plays_json(position, Roll.from_values(item["dice"]), budget)
         except TavliError as exc:
             status = 2
             print(f"tavli rules plays: line {lineno}: {exc}", file=sys.stderr)

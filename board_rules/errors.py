@@ -50,3 +50,7 @@ class CubeError(TavliError, ValueError):
 
 class MatchError(TavliError, ValueError):
     """A match or session action that does not fit its state (e.g. a game after the match ended)."""
+
+
+class TooManyPlaysError(TavliError, ValueError):
+    """A roll has more legal plays than a listing was allowed to search for."""

@@ -487,12 +487,12 @@ def _cascade(v: Variant, board: Board, side: Side, remaining: tuple[int, ...], b
             yield (moves,), b, other
 
 
-def legal_plays(position: Position, roll: Roll) -> list[tuple[Play, Position]]:
+def legal_plays(position: Position, roll: Roll, budget: int | None = None) -> list[tuple[Play, Position]]:
     """Every legal play for ``roll`` with its resulting position, one per distinct position.
 
     A roll with no legal play gives one entry: the empty play and the position with the
     turn passed. The resulting position has the other side to move and the mover's
-    ``rolls`` one higher.
+    ``rolls`` one higher. Raises :class:`SearchBudgetExceeded` past ``budget`` boards searched.
     """
     side = position.turn
     si = 0 if side is Side.WHITE else 1
@@ -500,7 +500,7 @@ def legal_plays(position: Position, roll: Roll) -> list[tuple[Play, Position]]:
     rolls[si] += 1
     rolls_t = (rolls[0], rolls[1])
     out = []
-    for legs, final, final_side in legal_results(position, roll):
+    for legs, final, final_side in legal_results(position, roll, budget):
         play = Play(_moves(legs[0]), tuple(_moves(leg) for leg in legs[1:]))
         out.append((play, final.to_position(position, final_side, side.other, rolls_t)))
     return out

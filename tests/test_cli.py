@@ -158,3 +158,13 @@ def test_console_script_exits_2_with_message_on_stderr():
 def test_demo_runs_a_refereed_match_to_the_end():
     code, out, _ = run(["demo", "--quiet", "--seed", "3"])
     assert code == 0 and "wins the match" in out and "referee:" in out
+
+
+def test_rules_plays_gives_up_clearly_when_a_roll_has_too_many_plays():
+    from tests.helpers import make
+
+    p = make("gul-bara", {24: 14, 5: 1, 12: -15}, rolls=(3, 0))
+    code, out, err = run(["rules", "plays", "--dice", "1", "1", "--budget", "50", "-"], p.to_json())
+    assert code == 2 and out == "" and "too many plays" in err and "--budget" in err
+    code, out, _ = run(["rules", "plays", "--dice", "5", "5", "-"], p.to_json())  # fives, then sixes
+    assert code == 0 and "24/19(4) 24/18(4)" in {d["play"] for d in json.loads(out)}
