@@ -1,0 +1,561 @@
+"""The host side of the serial link to the sensor/LED board (``hardware/PROTOCOL.md``).
+
+Owns the port and one link thread: opening any pyserial URL (or finding the board
+by USB vendor/product id), the HELLO handshake, reading and decoding frames with
+:class:`firmware_bridge.protocol.FrameReader`, the table of unacknowledged commands
+(matched by sequence number and type, retried after ``retry_after_s``), and the
+detection of a lost board with reconnection and backoff. The application gets
+frozen messages and :class:`LinkEvent` values through the :attr:`BoardLink.events`
+queue and the latest snapshot through :attr:`BoardLink.state`; nothing else
+crosses the thread boundary.
+
+Imports ``firmware_bridge.protocol``, ``board_rules.errors`` and pyserial; never
+``vision`` or ``referee``. Nothing opens a device at import time.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Self
+
+import serial
+import serial.tools.list_ports
+
+from board_rules.errors import TavliError
+from firmware_bridge.protocol import (
+    PROTOCOL_MAJOR,
+    PROTOCOL_MINOR,
+    Ack,
+    BoardError,
+    Config,
+    FrameReader,
+    Hello,
+    HelloReply,
+    LedFrame,
+    Lift,
+    Message,
+    Nack,
+    NackReason,
+    Place,
+    Snapshot,
+    encode_frame,
+)
+
+__all__ = ["BoardLink", "LinkError", "LinkEvent", "LinkStats", "find_port"]
+
+log = logging.getLogger(__name__)
+
+CONNECTED = "connected"
+DISCONNECTED = "disconnected"
+RECONNECTED = "reconnected"
+REFUSED = "refused"
+
+
+class LinkError(TavliError, OSError):
+    """The board could not be reached, refused the handshake, or speaks another major version."""
+
+
+@dataclass(frozen=True, slots=True)
+class LinkEvent:
+    """A change of the link's health, put on :attr:`BoardLink.events` between the board's messages.
+
+    ``kind`` is ``"connected"`` (after :meth:`BoardLink.start`), ``"disconnected"``,
+    ``"reconnected"`` (after a fresh handshake and snapshot; ``port`` names the port
+    now in use, which may differ from before) or ``"refused"`` (a board of another
+    major version answered a reconnect; the link gives up). ``hello`` is the board's
+    HELLO_REPLY for connected / reconnected; ``detail`` says why for the others.
+    """
+
+    kind: str
+    port: str | None = None
+    detail: str = ""
+    hello: HelloReply | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in (CONNECTED, DISCONNECTED, RECONNECTED, REFUSED):
+            raise ValueError(
+                f"LinkEvent.kind must be connected, disconnected, reconnected or refused, not {self.kind!r}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class LinkStats:
+    """Counters since the link was made: valid frames, corrupt frames skipped, command re-sends, reconnects."""
+
+    frames: int = 0
+    corrupt: int = 0
+    retries: int = 0
+    reconnects: int = 0
+
+
+def find_port(vid: int, pid: int, comports: Callable[[], Any] | None = None) -> str:
+    """The device path of the first serial port (by name) whose USB ids are ``vid``:``pid``.
+
+    Raises :class:`LinkError` if no such port is present.
+    """
+    ports = (comports or serial.tools.list_ports.comports)()
+    found = sorted(p.device for p in ports if p.vid == vid and p.pid == pid)
+    if not found:
+        raise LinkError(f"no serial port with USB id {vid:04x}:{pid:04x} (vid={vid!r}, pid={pid!r}) is present")
+    return found[0]
+
+
+class _Pending:
+    """One unacknowledged command: its exact frame (re-sent unchanged), deadline and outcome."""
+
+    __slots__ = ("deadline", "done", "frame", "key", "ok", "tries")
+
+    def __init__(self, key: tuple[int, int], frame: bytes, deadline: float) -> None:
+        self.key = key
+        self.frame = frame
+        self.deadline = deadline
+        self.tries = 0
+        self.done = threading.Event()
+        self.ok = False
+
+    def finish(self, ok: bool) -> None:
+        self.ok = ok
+        self.done.set()
+
+
+class _Refused(LinkError):
+    """The board speaks another major version: never retried."""
+
+
+class BoardLink:
+    """The host end of the board link: handshake, reader thread, LED commands, reconnects.
+
+    ``port`` is any pyserial URL (a device path, ``/dev/serial/by-id/...``,
+    ``loop://``, ``socket://host:port``); when it is None the board is found by
+    ``vid``/``pid`` among ``serial.tools.list_ports.comports()`` (again at every
+    reconnect). ``port_finder``, if given, is asked for the port at every reconnect
+    (a replugged board may come back under another name). ``opener`` (default
+    ``serial.serial_for_url``) and ``clock`` (default ``time.monotonic``) are
+    injectable for tests. ``config``, if given, is sent after every handshake.
+
+    >>> link = BoardLink("loop://")  # opens nothing until start()
+    >>> link.state is None, link.connected
+    (True, False)
+    """
+
+    def __init__(
+        self,
+        port: str | None = None,
+        *,
+        vid: int | None = None,
+        pid: int | None = None,
+        port_finder: Callable[[], str | None] | None = None,
+        lost_after_s: float = 2.5,
+        retry_after_s: float = 0.2,
+        retries: int = 5,
+        hello_timeout_s: float = 1.0,
+        hello_retries: int = 3,
+        backoff_initial_s: float = 0.1,
+        backoff_max_s: float = 5.0,
+        config: Config | None = None,
+        opener: Callable[..., Any] = serial.serial_for_url,
+        clock: Callable[[], float] = time.monotonic,
+        comports: Callable[[], Any] | None = None,
+    ) -> None:
+        if port is None and port_finder is None and (vid is None or pid is None):
+            raise LinkError(
+                "BoardLink needs a port, a port_finder or both vid and pid; "
+                f"got port={port!r}, vid={vid!r}, pid={pid!r}"
+            )
+        for name, value in (
+            ("lost_after_s", lost_after_s),
+            ("retry_after_s", retry_after_s),
+            ("hello_timeout_s", hello_timeout_s),
+            ("backoff_initial_s", backoff_initial_s),
+            ("backoff_max_s", backoff_max_s),
+        ):
+            if not value > 0:
+                raise ValueError(f"BoardLink {name} must be a positive number of seconds, not {value!r}")
+        if retries < 0 or hello_retries < 0:
+            raise ValueError(
+                f"BoardLink retries must be >= 0, not retries={retries!r}, hello_retries={hello_retries!r}"
+            )
+        self._given_port = port
+        self._vid, self._pid = vid, pid
+        self._port_finder = port_finder
+        self._comports = comports
+        self.lost_after_s = lost_after_s
+        self.retry_after_s = retry_after_s
+        self.retries = retries
+        self.hello_timeout_s = hello_timeout_s
+        self.hello_retries = hello_retries
+        self.backoff_initial_s = backoff_initial_s
+        self.backoff_max_s = backoff_max_s
+        self._config = config
+        self._opener = opener
+        self._clock = clock
+        self._read_timeout = min(0.02, retry_after_s / 4)
+
+        self.events: queue.Queue[Message | LinkEvent] = queue.Queue()
+        self._lock = threading.RLock()  # guards everything below that both threads touch
+        self._serial: Any = None
+        self._port: str | None = None
+        self._hello: HelloReply | None = None
+        self._state: Snapshot | None = None
+        self._led_frame: LedFrame | None = None
+        self._pending: dict[tuple[int, int], _Pending] = {}
+        self._seq = 0
+        self._stats = {"frames": 0, "corrupt": 0, "retries": 0, "reconnects": 0}
+        self._reader = FrameReader()
+        self._backlog: collections.deque[Message] = collections.deque()
+        self._last_frame = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------ public
+
+    @property
+    def state(self) -> Snapshot | None:
+        """The latest snapshot; None before the first and from a disconnect until a fresh one arrives."""
+        with self._lock:
+            return self._state
+
+    @property
+    def hello(self) -> HelloReply | None:
+        """The board's HELLO_REPLY of the current connection (None while disconnected)."""
+        with self._lock:
+            return self._hello
+
+    @property
+    def port(self) -> str | None:
+        """The port of the current connection (None while disconnected)."""
+        with self._lock:
+            return self._port
+
+    @property
+    def connected(self) -> bool:
+        with self._lock:
+            return self._serial is not None and self._state is not None
+
+    @property
+    def led_frame(self) -> LedFrame | None:
+        """The current LED frame: the last one given to :meth:`send_leds`, re-sent after every reconnect."""
+        with self._lock:
+            return self._led_frame
+
+    @property
+    def stats(self) -> LinkStats:
+        with self._lock:
+            return LinkStats(**self._stats)
+
+    def start(self) -> Self:
+        """Open the port, handshake, wait for the first snapshot, then start the link thread.
+
+        Puts ``LinkEvent("connected")`` and that first snapshot on :attr:`events`.
+        Raises :class:`LinkError` if the port cannot be opened, the board does not
+        answer, or it speaks another protocol major version.
+        """
+        if self._thread is not None:
+            raise LinkError("BoardLink.start() called twice")
+        self._stop.clear()
+        port = self._find_port()
+        self._connect(port, CONNECTED)
+        self._thread = threading.Thread(target=self._run, name=f"BoardLink({port})", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the link thread, close the port and fail any command still waiting for its ACK."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        self._close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def send_leds(self, frame: LedFrame) -> bool:
+        """Make ``frame`` the current LED frame and send it; True once the board ACKs it.
+
+        The frame is re-sent unchanged (same ``seq``) every ``retry_after_s`` up to
+        ``retries`` times; only an ACK naming its ``seq`` and type LED_FRAME counts.
+        False on a NACK, when the board is disconnected (the frame is sent after the
+        reconnect) or when every retry went unanswered (the board is then treated as lost).
+        Raises :class:`TypeError` if ``frame`` is not a :class:`LedFrame`.
+        """
+        if not isinstance(frame, LedFrame):
+            raise TypeError(f"send_leds expects a LedFrame, not {frame!r}")
+        with self._lock:
+            self._led_frame = frame
+            if not self.connected:
+                return False
+            entry = self._submit(frame)
+        if entry is None:
+            return False
+        entry.done.wait(self.retry_after_s * (self.retries + 1) + 1.0)
+        return entry.ok
+
+    # ------------------------------------------------------------ connecting
+
+    def _find_port(self) -> str:
+        if self._port_finder is not None and (self._thread is not None or self._given_port is None):
+            port = self._port_finder()
+            if not port:
+                raise LinkError(f"port_finder {self._port_finder!r} found no port")
+            return port
+        if self._given_port is not None:
+            return self._given_port
+        assert self._vid is not None and self._pid is not None
+        return find_port(self._vid, self._pid, self._comports)
+
+    def _connect(self, port: str, kind: str) -> None:
+        """Open ``port``, handshake, wait for a snapshot; emit ``kind``, the snapshot, re-send LEDs."""
+        try:
+            ser = self._opener(port, baudrate=115200, timeout=self._read_timeout, write_timeout=1.0)
+        except (serial.SerialException, OSError, ValueError) as exc:
+            raise LinkError(f"cannot open board port {port!r}: {exc}") from exc
+        try:
+            hello, snapshot = self._handshake(ser, port)
+        except LinkError:
+            _quiet_close(ser)
+            raise
+        except (serial.SerialException, OSError) as exc:
+            _quiet_close(ser)
+            raise LinkError(f"board on {port!r} failed during the handshake: {exc}") from exc
+        except BaseException:
+            _quiet_close(ser)
+            raise
+        with self._lock:
+            self._serial, self._port, self._hello, self._state = ser, port, hello, snapshot
+            self._last_frame = self._clock()
+            if kind == RECONNECTED:
+                self._stats["reconnects"] += 1
+            if self._config is not None:
+                self._submit(self._config)
+            if self._led_frame is not None:
+                self._submit(self._led_frame)
+        self.events.put(LinkEvent(kind, port=port, hello=hello))
+        while self._backlog:  # starts with the first snapshot's own message (and any LIFT / PLACE before it)
+            self._dispatch(self._backlog.popleft())
+
+    def _handshake(self, ser: Any, port: str) -> tuple[HelloReply, Snapshot]:
+        self._reader = FrameReader()
+        self._backlog.clear()
+        seq = self._next_seq()
+        wire = b"\x00" + encode_frame(Hello(), seq)
+        reply: HelloReply | None = None
+        for attempt in range(self.hello_retries + 1):
+            if attempt:
+                self._count("retries")
+            self._write(ser, wire)
+            deadline = self._clock() + self.hello_timeout_s
+            while reply is None:
+                msg = self._next_message(ser, deadline, handshaking=True)
+                if msg is None:
+                    break
+                if isinstance(msg, HelloReply) and msg.reply_to == seq:
+                    reply = msg
+                elif isinstance(msg, Nack) and msg.seq == seq and msg.msg_type == Hello.TYPE:
+                    if msg.reason == NackReason.VERSION_MISMATCH:
+                        raise _Refused(_mismatch_text("another major version"))
+                    raise LinkError(f"board on {port!r} refused HELLO: {msg!r}")
+            if reply is not None:
+                break
+        if reply is None:
+            raise LinkError(
+                f"no HELLO_REPLY from {port!r} within {self.hello_timeout_s} s, {self.hello_retries + 1} tries"
+            )
+        if reply.major != PROTOCOL_MAJOR:
+            raise _Refused(_mismatch_text(f"{reply.major}.{reply.minor}"))
+        deadline = self._clock() + self.lost_after_s
+        early: list[Message] = []  # LIFT / PLACE / ERROR before the first snapshot
+        while True:
+            msg = self._next_message(ser, deadline, handshaking=True)
+            if msg is None:
+                raise LinkError(f"board on {port!r} answered HELLO but sent no SNAPSHOT within {self.lost_after_s} s")
+            if isinstance(msg, Snapshot):
+                # delivered in order after the connected event: early messages, this snapshot, the rest
+                self._backlog.extendleft(reversed([*early, msg]))
+                return reply, msg
+            if isinstance(msg, (Lift, Place, BoardError)):
+                early.append(msg)
+
+    def _next_message(self, ser: Any, deadline: float, handshaking: bool = False) -> Message | None:
+        while not self._backlog:
+            if self._clock() >= deadline or self._stop.is_set():
+                return None
+            for msg in self._read(ser, handshaking):
+                self._backlog.append(msg)
+        return self._backlog.popleft()
+
+    # ------------------------------------------------------------ the link thread
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            with self._lock:
+                ser = self._serial
+            if ser is None:
+                if not self._reconnect():
+                    return
+                continue
+            try:
+                messages = self._read(ser)
+            except (serial.SerialException, OSError) as exc:
+                self._lose(f"serial error on {self._port!r}: {exc}")
+                continue
+            for msg in messages:
+                if self._serial is not ser:
+                    break  # lost while dispatching (NACK NOT_READY): drop the rest, no stale state
+                self._dispatch(msg)
+            if self._serial is not ser:
+                continue
+            now = self._clock()
+            if now - self._last_frame > self.lost_after_s:
+                self._lose(f"no frame from the board for {self.lost_after_s} s")
+                continue
+            self._check_pending(now)
+
+    def _read(self, ser: Any, handshaking: bool = False) -> list[Message]:
+        """Read what is waiting (or wait one read timeout) and decode it, counting corrupt frames."""
+        data = ser.read(ser.in_waiting or 1)
+        out: list[Message] = []
+        if not data:
+            return out
+        start = 0
+        while start < len(data):  # feed one delimited piece at a time so every error is seen
+            end = data.find(0, start)
+            piece = data[start:] if end < 0 else data[start : end + 1]
+            start = len(data) if end < 0 else end + 1
+            errors = self._reader.errors
+            decoded = self._reader.feed(piece)
+            if self._reader.errors != errors:
+                self._count("corrupt", self._reader.errors - errors)
+                err = self._reader.last_error
+                log.warning("skipped a corrupt frame: %s", err)
+                if handshaking and err is not None and err.reason == "version":
+                    raise _Refused(str(err))
+            if decoded:
+                with self._lock:
+                    self._stats["frames"] += len(decoded)
+                    self._last_frame = self._clock()
+                out.extend(msg for _seq, msg in decoded)
+        return out
+
+    def _dispatch(self, msg: Message) -> None:
+        if isinstance(msg, (Ack, Nack)):
+            with self._lock:
+                entry = self._pending.pop((msg.seq, msg.msg_type), None)
+            if entry is None:
+                return  # matches no command of ours: ignored (rule 5)
+            entry.finish(isinstance(msg, Ack))
+            if isinstance(msg, Nack) and msg.reason == NackReason.NOT_READY:
+                self._lose("the board restarted (NACK NOT_READY): re-handshaking")
+            return
+        if isinstance(msg, Snapshot):
+            with self._lock:
+                self._state = msg
+        elif not isinstance(msg, (Lift, Place, BoardError)):
+            return  # a late HELLO_REPLY or a host-bound type: nothing for the application
+        self.events.put(msg)
+
+    def _check_pending(self, now: float) -> None:
+        with self._lock:
+            ser = self._serial
+            due = [p for p in self._pending.values() if now >= p.deadline]
+        for entry in due:
+            if entry.tries >= self.retries:
+                seq, msg_type = entry.key
+                self._lose(f"command seq={seq} type=0x{msg_type:02x} unacknowledged after {entry.tries + 1} sends")
+                return
+            entry.tries += 1
+            entry.deadline = now + self.retry_after_s
+            self._count("retries")
+            try:
+                self._write(ser, entry.frame)
+            except (serial.SerialException, OSError) as exc:
+                self._lose(f"serial error on {self._port!r}: {exc}")
+                return
+
+    def _lose(self, reason: str) -> None:
+        with self._lock:
+            port = self._port
+        log.warning("board lost: %s", reason)
+        self._close()
+        self.events.put(LinkEvent(DISCONNECTED, port=port, detail=reason))
+
+    def _reconnect(self) -> bool:
+        """Try to reconnect with exponential backoff until it works (True) or the link stops or is refused."""
+        delay = self.backoff_initial_s
+        while not self._stop.is_set():
+            try:
+                self._connect(self._find_port(), RECONNECTED)
+                return True
+            except _Refused as exc:
+                self.events.put(LinkEvent(REFUSED, detail=str(exc)))
+                return False
+            except LinkError as exc:
+                log.info("reconnect failed, next try in %.2f s: %s", delay, exc)
+            except Exception:  # e.g. a port_finder that raised: the link thread must not die of it
+                log.exception("reconnect failed unexpectedly, next try in %.2f s", delay)
+            if self._stop.wait(delay):
+                break
+            delay = min(delay * 2, self.backoff_max_s)
+        return False
+
+    # ------------------------------------------------------------ helpers
+
+    def _submit(self, msg: Message) -> _Pending | None:
+        with self._lock:
+            ser = self._serial
+            if ser is None:
+                return None
+            seq = self._next_seq()
+            entry = _Pending((seq, msg.TYPE), encode_frame(msg, seq), self._clock() + self.retry_after_s)
+            self._pending[entry.key] = entry
+            try:
+                self._write(ser, entry.frame)
+            except (serial.SerialException, OSError) as exc:
+                log.warning("write to %r failed: %s", self._port, exc)  # the retry or the reader will notice
+        return entry
+
+    def _write(self, ser: Any, data: bytes) -> None:
+        with self._lock:
+            ser.write(data)
+
+    def _next_seq(self) -> int:
+        with self._lock:
+            self._seq = (self._seq + 1) & 0xFFFF
+            return self._seq
+
+    def _count(self, name: str, n: int = 1) -> None:
+        with self._lock:
+            self._stats[name] += n
+
+    def _close(self) -> None:
+        with self._lock:
+            ser, self._serial = self._serial, None
+            self._port, self._hello, self._state = None, None, None
+            pending, self._pending = list(self._pending.values()), {}
+        for entry in pending:
+            entry.finish(False)
+        if ser is not None:
+            _quiet_close(ser)
+
+
+def _mismatch_text(board_version: str) -> str:
+    return (
+        f"protocol major version mismatch: the other side speaks {board_version}, "
+        f"this side speaks {PROTOCOL_MAJOR}.{PROTOCOL_MINOR}; update the firmware or the host"
+    )
+
+
+def _quiet_close(ser: Any) -> None:
+    try:
+        ser.close()
+    except Exception:  # closing a vanished device may fail; it is gone either way
+        log.debug("closing the port failed", exc_info=True)
