@@ -39,6 +39,7 @@ from firmware_bridge.protocol import (
     Hello,
     HelloReply,
     LedFrame,
+    Button,
     Lift,
     Nack,
     NackReason,
@@ -210,6 +211,13 @@ class BoardEmulator:
 
         self._call(act)
 
+    def press_button(self, button: int = 0, hold_s: float = 0.0) -> None:
+        """Press and release button ``button`` on the board (a BUTTON down, then up after ``hold_s``)."""
+        self._call(lambda: self._send(Button(button, True, self._now_ms())))
+        if hold_s:
+            time.sleep(hold_s)
+        self._call(lambda: self._send(Button(button, False, self._now_ms())))
+
     def inject(
         self, corrupt_rate: float = 0.0, drop_rate: float = 0.0, duplicate_rate: float = 0.0, delay_s: float = 0.0
     ) -> None:
@@ -331,7 +339,7 @@ class BoardEmulator:
                 byte ^= rng.randrange(1, 256)
             out.append(byte)
         if duplicate and rng.random() < duplicate:
-            out += out
+            out += bytes(out)  # a frame sent twice
         self._write(bytes(out))
 
     def _write(self, data: bytes) -> None:

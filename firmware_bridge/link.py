@@ -38,6 +38,7 @@ from firmware_bridge.protocol import (
     Hello,
     HelloReply,
     LedFrame,
+    Button,
     Lift,
     Message,
     Nack,
@@ -382,7 +383,7 @@ class BoardLink:
                 # delivered in order after the connected event: early messages, this snapshot, the rest
                 self._backlog.extendleft(reversed([*early, msg]))
                 return reply, msg
-            if isinstance(msg, (Lift, Place, BoardError)):
+            if isinstance(msg, (Lift, Place, Button, BoardError)):
                 early.append(msg)
 
     def _next_message(self, ser: Any, deadline: float, handshaking: bool = False) -> Message | None:
@@ -459,7 +460,7 @@ class BoardLink:
         if isinstance(msg, Snapshot):
             with self._lock:
                 self._state = msg
-        elif not isinstance(msg, (Lift, Place, BoardError)):
+        elif not isinstance(msg, (Lift, Place, Button, BoardError)):
             return  # a late HELLO_REPLY or a host-bound type: nothing for the application
         self.events.put(msg)
 

@@ -52,6 +52,7 @@ __all__ = [
     "Snapshot",
     "Lift",
     "Place",
+    "Button",
     "LedFrame",
     "Config",
     "Calibrate",
@@ -565,6 +566,39 @@ class Place(_SlotEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class Button:
+    """BUTTON (board to host): a button on the board itself went down or up.
+
+    ``button`` numbers the board's buttons from 0 (the board's HELLO_REPLY does not
+    list them: a board without buttons never sends this); ``pressed`` is True when it
+    went down. The host's panel (``firmware_bridge.panel``) decides short and long presses.
+    """
+
+    TYPE: ClassVar[int] = 0x13
+    button: int
+    pressed: bool
+    timestamp_ms: int
+
+    def __post_init__(self) -> None:
+        _uint("BUTTON", "button", self.button, 8)
+        if not isinstance(self.pressed, bool):
+            raise ProtocolError(f"BUTTON pressed must be True or False, not {self.pressed!r}", reason="value")
+        _uint("BUTTON", "timestamp_ms", self.timestamp_ms, 32)
+
+    def encode(self) -> bytes:
+        return bytes([self.button, 1 if self.pressed else 0]) + self.timestamp_ms.to_bytes(4, "little")
+
+    @classmethod
+    def decode(cls, payload: bytes, *, strict: bool = True) -> Button:
+        c = _Cursor(payload, "BUTTON")
+        button = c.u8()
+        pressed = c.u8()
+        if pressed > 1:
+            raise ProtocolError(f"BUTTON pressed must be 0 or 1, not {pressed!r}", reason="value")
+        return _build(cls, c, strict, button, bool(pressed), c.u32())
+
+
+@dataclass(frozen=True, slots=True)
 class Led:
     """One LED: colour and blink mask (bit i lights phase i of eight 125 ms phases; 0xFF steady)."""
 
@@ -725,11 +759,11 @@ class BoardError:
         return _build(cls, c, strict, code, c.text())
 
 
-Message = Union[Hello, HelloReply, Snapshot, Lift, Place, LedFrame, Config, Calibrate, Ack, Nack, BoardError]
+Message = Union[Hello, HelloReply, Snapshot, Lift, Place, Button, LedFrame, Config, Calibrate, Ack, Nack, BoardError]
 
 MESSAGE_TYPES: dict[int, type] = {
     cls.TYPE: cls
-    for cls in (Hello, HelloReply, Snapshot, Lift, Place, LedFrame, Config, Calibrate, Ack, Nack, BoardError)
+    for cls in (Hello, HelloReply, Snapshot, Lift, Place, Button, LedFrame, Config, Calibrate, Ack, Nack, BoardError)
 }
 
 

@@ -129,3 +129,19 @@ def test_board_emulate_command_runs_a_script_and_exits(tmp_path):
         capture_output=True, text=True, timeout=60,
     )
     assert proc.returncode == 2 and "'jump 3'" in proc.stderr
+
+
+def test_a_button_pressed_on_the_board_reaches_the_host_down_then_up():
+    from firmware_bridge.protocol import Button
+
+    with BoardEmulator(seed=6, noise=0) as emu:
+        emu.set_position(Position.start("backgammon"))
+        link = BoardLink(emu.path).start()
+        try:
+            emu.press_button(2)
+            down = wait_for(link, lambda e: isinstance(e, Button))
+            up = wait_for(link, lambda e: isinstance(e, Button))
+            assert (down.button, down.pressed, up.button, up.pressed) == (2, True, 2, False)
+            assert up.timestamp_ms >= down.timestamp_ms
+        finally:
+            link.stop()

@@ -19,6 +19,7 @@ from firmware_bridge.protocol import (
     Ack,
     Area,
     BoardError,
+    Button,
     Calibrate,
     CalibrationKind,
     Config,
@@ -91,6 +92,7 @@ messages = st.one_of(
     snapshots(),
     slot_events(Lift),
     slot_events(Place),
+    st.builds(Button, u8, st.booleans(), u32),
     st.builds(LedFrame, st.lists(leds, min_size=1, max_size=MAX_LEDS).map(tuple)),
     st.builds(
         Config,
@@ -171,6 +173,7 @@ def test_type_codes_are_fixed():
         0x10: "Snapshot",
         0x11: "Lift",
         0x12: "Place",
+        0x13: "Button",
         0x20: "LedFrame",
         0x21: "Config",
         0x22: "Calibrate",
