@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench setup clean
+.PHONY: demo test test-slow bench bench-board setup clean
 
 setup: $(STAMP)
 
@@ -26,6 +26,9 @@ test-slow: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_rules.py
+
+bench-board: $(STAMP)
+	$(PY) benchmarks/bench_board.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
