@@ -28,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=7, help="seed of the dice (default 7)")
     demo.add_argument("--points", type=int, default=3, choices=(3, 5, 7), help="match length")
     demo.add_argument("--quiet", action="store_true", help="print results only, not every play")
+    demo.add_argument("--no-board", action="store_true", help="referee the plays directly, without the emulated board")
     return parser
 
 
@@ -42,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "demo":
             from referee.demo import run_demo
 
-            return run_demo(seed=args.seed, points=args.points, quiet=args.quiet)
+            return run_demo(seed=args.seed, points=args.points, quiet=args.quiet, board=not args.no_board)
     except TavliError as exc:
         where = f"tavli {args.command}" + (f" {args.rules_command}" if args.command == "rules" else "")
         print(f"{where}: {exc}", file=sys.stderr)

@@ -1,0 +1,99 @@
+"""The emulated table: the board emulator and the host link together, as the referee sees them.
+
+Owns :class:`EmulatedTable`: checkers are put on an emulated sensor board, the host
+link reads them back through a real pseudo-terminal, and the referee's LED frames
+light the board. It is the stand-in for the physical table in the demo and tests;
+a real board is the same :class:`BoardLink` on another port. Imports ``board_rules``
+and ``firmware_bridge``.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from dataclasses import replace
+
+from board_rules import Position
+from board_rules.errors import TavliError
+from firmware_bridge.emulator import LED_COUNT, BoardEmulator
+from firmware_bridge.link import BoardLink
+from firmware_bridge.protocol import Led, LedFrame, Snapshot
+from firmware_bridge.sensing import counts_from_slots
+
+RED = Led(255, 0, 0)
+DARK = Led()
+
+
+class TableError(TavliError, RuntimeError):
+    """The emulated table did not answer as a board must."""
+
+
+def observed_position(snapshot: Snapshot, like: Position) -> Position:
+    """The position a snapshot shows, with the turn, rolls and pins of ``like``.
+
+    The board cannot tell who is pinned under whom (plakoto): the referee knows it from
+    the game so far, here from ``like``. Raises ``ValueError`` for a reading that is not
+    a valid position (a misread, or a checker in a hand).
+    """
+    sensed = counts_from_slots(
+        snapshot.readings, snapshot.slots_per_point, bar_slots=snapshot.bar_slots, tray_slots=snapshot.tray_slots
+    )
+    points = sensed.resolved_points(like.pinned) if sensed.uncertain else sensed.points
+    return replace(like, points=tuple(points), bar=tuple(sensed.bar), off=tuple(sensed.off))
+
+
+class EmulatedTable:
+    """An emulated board on a pseudo-terminal, read and lit through the host link."""
+
+    def __init__(self, seed: int = 0, timeout_s: float = 3.0) -> None:
+        self.timeout_s = timeout_s
+        self.emulator = BoardEmulator(seed=seed)
+        path = self.emulator.start()
+        try:
+            self.link = BoardLink(path).start()
+        except Exception:
+            self.emulator.stop()
+            raise
+
+    def show(self, position: Position) -> Position:
+        """Put ``position``'s checkers on the board and return what the host reads back."""
+        while True:  # what came before is stale
+            try:
+                self.link.events.get_nowait()
+            except queue.Empty:
+                break
+        self.emulator.set_position(position)
+        deadline = time.monotonic() + self.timeout_s
+        while time.monotonic() < deadline:
+            try:
+                event = self.link.events.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if isinstance(event, Snapshot):
+                return observed_position(event, position)
+        raise TableError(f"the board sent no snapshot within {self.timeout_s} s of a change")
+
+    def light(self, points) -> bool:
+        """Light ``points`` (white's numbers, ``"bar"``, ``"off"``) red and the rest dark."""
+        index = {"bar": 24, "off": 25}
+        lit = {index.get(p, p - 1 if isinstance(p, int) else -1) for p in points}
+        frame = LedFrame(tuple(RED if i in lit else DARK for i in range(LED_COUNT)))
+        return self.link.send_leds(frame)
+
+    def lit_points(self) -> list[int | str]:
+        """The places the board shows lit now (from the emulator's LED frame)."""
+        frame = self.emulator.led_frame
+        if frame is None:
+            return []
+        names: list[int | str] = list(range(1, 25)) + ["bar", "off", "off"]
+        return [names[i] for i, led in enumerate(frame.leds) if (led.red, led.green, led.blue) != (0, 0, 0)]
+
+    def close(self) -> None:
+        self.link.stop()
+        self.emulator.stop()
+
+    def __enter__(self) -> "EmulatedTable":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
