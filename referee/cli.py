@@ -2,7 +2,8 @@
 
 Sub-commands: ``rules`` (the rules engine, :mod:`board_rules.cli`), ``board``
 (the emulated board and a live view of a board, :mod:`firmware_bridge.cli_board`)
-and ``demo`` (the main job on built-in stand-ins). Later parts add ``vision`` and ``play``. Exit status 2 with a message on stderr for bad input.
+``vision`` (the table renderer, :mod:`vision.cli`) and ``demo`` (the main job on
+built-in stand-ins). Later parts add ``play``. Exit status 2 with a message on stderr for bad input.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Sequence
 from board_rules import cli as rules_cli
 from board_rules.errors import TavliError
 from firmware_bridge import cli_board
+from vision import cli as vision_cli
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     rules_cli.add_parser(sub)
     cli_board.add_parser(sub)
+    vision_cli.add_parser(sub)
     demo = sub.add_parser("demo", help="play a refereed tavli match on built-in stand-ins (no hardware)")
     demo.add_argument("--seed", type=int, default=7, help="seed of the dice (default 7)")
     demo.add_argument("--points", type=int, default=3, choices=(3, 5, 7), help="match length")
@@ -40,6 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return rules_cli.run(args)
         if args.command == "board":
             return cli_board.run(args)
+        if args.command == "vision":
+            return vision_cli.run(args)
         if args.command == "demo":
             from referee.demo import run_demo
 

@@ -1,5 +1,7 @@
-"""Camera pipeline: calibrate, rectify, checkers, dice, cube, gate.
+"""Camera pipeline: calibrate, rectify, checkers, dice, cube, gate; and the table renderer.
 
-Owns turning camera frames into observations. May import `board_rules` types;
-must not import `firmware_bridge` or `referee`. (Not built yet: see issue 3.)
+Owns turning camera frames into observations (to come: issue 3) and, in ``render``,
+drawing camera frames of a position with ground truth (the camera of the emulated
+table). May import ``board_rules`` types; must not import ``firmware_bridge`` or
+``referee``.
 """

@@ -1,0 +1,73 @@
+"""``tavli vision``: the camera pipeline's command line (so far: ``render``).
+
+Owns argument parsing and file I/O for :mod:`vision`; the lead wires
+:func:`add_parser` / :func:`run` into ``referee.cli``. May import `board_rules`
+types; must not import `firmware_bridge` or `referee`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from board_rules import Position
+from board_rules.errors import InvalidPositionError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``vision`` and its sub-commands on a parent parser."""
+    from vision.render import BOARD_STYLES, CHECKER_STYLES, CUBE_PLACES
+
+    vision = sub.add_parser("vision", help="the camera pipeline: render frames of a table")
+    vsub = vision.add_subparsers(dest="vision_command", required=True)
+    p = vsub.add_parser("render", help="draw a camera frame of a position, with ground-truth labels")
+    p.add_argument("position_file", nargs="?", help="Position JSON file (or give --position)")
+    p.add_argument("--position", dest="position_opt", metavar="POS.json", help="Position JSON file")
+    p.add_argument("-o", "--output", required=True, help="image file to write (.png, .jpg)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dice", nargs="*", type=int, default=[], metavar="D", help="die values, placed at random in the right-hand half")
+    p.add_argument("--cube", nargs=2, metavar=("VALUE", "WHERE"), help=f"cube value and place ({', '.join(CUBE_PLACES)})")
+    p.add_argument("--style", choices=sorted(BOARD_STYLES), default="walnut")
+    p.add_argument("--checkers", choices=sorted(CHECKER_STYLES), default="matte")
+    p.add_argument("--hand", action="store_true", help="a hand over part of the board")
+    p.add_argument("--truth", "--labels", dest="truth", help="write the ground truth JSON here")
+
+
+def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
+    """Carry out a parsed ``vision`` command; returns the exit status.
+
+    Raises :class:`InvalidPositionError` for a bad position file (the caller
+    prints it and exits 2); a bad die, cube or output path prints a message and returns 2.
+    """
+    import cv2
+
+    from vision.render import render
+
+    stdout = sys.stdout if stdout is None else stdout
+    if args.vision_command != "render":  # pragma: no cover - argparse restricts it
+        return 2
+    path = args.position_opt or args.position_file
+    if path is None:
+        raise InvalidPositionError("position: missing; give POSITION_FILE or --position POS.json", "position", None)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidPositionError(f"position: {path!r}: cannot read it ({exc})", "position", path) from None
+    position = Position.from_json(text)
+    try:
+        cube = None if args.cube is None else (int(args.cube[0]), args.cube[1])
+        frame = render(position, dice=[(d, None) for d in args.dice], cube=cube, seed=args.seed,
+                       style=args.style, checkers=args.checkers, hand=args.hand)
+    except ValueError as exc:
+        print(f"tavli vision render: {exc}", file=sys.stderr)
+        return 2
+    if not cv2.imwrite(args.output, frame.image):
+        print(f"tavli vision render: {args.output!r}: cannot write an image there (use .png or .jpg)", file=sys.stderr)
+        return 2
+    if args.truth:
+        Path(args.truth).write_text(json.dumps(frame.truth(), indent=1), encoding="utf-8")
+    print(f"wrote {args.output}" + (f" and {args.truth}" if args.truth else ""), file=stdout)
+    return 0

@@ -1,0 +1,697 @@
+"""The table renderer: seeded, deterministic camera frames of a tavli table with ground truth.
+
+Owns the board's geometry in millimetres (exported for the pipeline to reuse),
+the board, checker, die and cube drawings, the camera pose, light and noise, and
+hands over the board. May import `board_rules` types; must not import
+`firmware_bridge` or `referee`.
+
+Board coordinates ("board mm") are millimetres on the board's surface seen from
+above, with white sitting at the bottom: the origin is the board's top-left outer
+corner as white sees it, x grows to white's right, y grows towards white.
+White's point 1 is at the bottom right as white sees it; white's points 1..6 run
+right to left along the bottom of the right-hand half, 7..12 continue along the
+bottom of the left-hand half, 13..18 run left to right along the top of the
+left-hand half and 19..24 along the top of the right-hand half (the usual
+backgammon layout: white's home board bottom right, black's top right).
+
+ArUco markers (``cv2.aruco.DICT_4X4_50``) sit in the frame's four corners, as
+white sees the board: id 0 top-left, id 1 top-right, id 2 bottom-right, id 3
+bottom-left. Each marker's corners are listed in ArUco's order (its own
+top-left, top-right, bottom-right, bottom-left, the markers being drawn upright
+in board mm).
+
+All randomness comes from ``numpy.random.default_rng`` streams derived from
+``seed``; the same arguments give byte-identical frames.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Sequence
+
+import cv2
+import numpy as np
+
+from board_rules import Position
+
+# ----------------------------------------------------------------- geometry (mm)
+
+BORDER_MM = 50.0  # frame around the playing field; holds the markers
+POINT_WIDTH_MM = 40.0
+POINT_LENGTH_MM = 190.0
+HALF_WIDTH_MM = 6 * POINT_WIDTH_MM  # 240
+BAR_WIDTH_MM = 50.0
+TRAY_WIDTH_MM = 50.0  # bear-off tray on white's right, split: black's at the top, white's at the bottom
+FIELD_HEIGHT_MM = 440.0
+BOARD_WIDTH_MM = 2 * BORDER_MM + 2 * HALF_WIDTH_MM + BAR_WIDTH_MM + TRAY_WIDTH_MM  # 690
+BOARD_HEIGHT_MM = 2 * BORDER_MM + FIELD_HEIGHT_MM  # 540
+CHECKER_DIAMETER_MM = 36.0
+CHECKER_STEP_MM = 37.0  # centre to centre along a point
+CHECKERS_PER_ROW = 5  # layer k holds 5 - k checkers, offset half a step: 5 + 4 + 3 + 2 + 1 = 15
+DIE_SIZE_MM = 16.0
+CUBE_SIZE_MM = 30.0
+MARKER_SIZE_MM = 36.0
+MARKER_QUIET_MM = 5.0  # white margin around each marker
+
+LEFT_X0 = BORDER_MM
+LEFT_X1 = LEFT_X0 + HALF_WIDTH_MM
+BAR_X0 = LEFT_X1
+BAR_X1 = BAR_X0 + BAR_WIDTH_MM
+RIGHT_X0 = BAR_X1
+RIGHT_X1 = RIGHT_X0 + HALF_WIDTH_MM
+TRAY_X0 = RIGHT_X1
+TRAY_X1 = TRAY_X0 + TRAY_WIDTH_MM
+FIELD_Y0 = BORDER_MM
+FIELD_Y1 = FIELD_Y0 + FIELD_HEIGHT_MM
+
+MARKER_IDS = {"top-left": 0, "top-right": 1, "bottom-right": 2, "bottom-left": 3}
+
+
+@dataclass(frozen=True, slots=True)
+class PointRegion:
+    """One point's triangle in board mm: base on the frame edge, tip towards the centre."""
+
+    number: int  # 1..24, white's numbering
+    x0: float
+    x1: float
+    base_y: float
+    tip_y: float
+
+    @property
+    def centre_x(self) -> float:
+        return (self.x0 + self.x1) / 2
+
+    @property
+    def direction(self) -> int:
+        """+1 if the point runs down the board (top row), -1 if up (bottom row)."""
+        return 1 if self.tip_y > self.base_y else -1
+
+    def contains(self, x: float, y: float) -> bool:
+        lo, hi = sorted((self.base_y, self.tip_y))
+        return self.x0 <= x < self.x1 and lo <= y < hi
+
+
+@dataclass(frozen=True, slots=True)
+class BoardGeometry:
+    """The board's regions in board mm (see the module docstring for the frame)."""
+
+    width: float = BOARD_WIDTH_MM
+    height: float = BOARD_HEIGHT_MM
+    points: tuple[PointRegion, ...] = ()
+    bar: tuple[float, float, float, float] = (BAR_X0, FIELD_Y0, BAR_X1, FIELD_Y1)
+    tray_white: tuple[float, float, float, float] = (TRAY_X0, (FIELD_Y0 + FIELD_Y1) / 2, TRAY_X1, FIELD_Y1)
+    tray_black: tuple[float, float, float, float] = (TRAY_X0, FIELD_Y0, TRAY_X1, (FIELD_Y0 + FIELD_Y1) / 2)
+    right_half: tuple[float, float, float, float] = (RIGHT_X0, FIELD_Y0, RIGHT_X1, FIELD_Y1)
+    left_half: tuple[float, float, float, float] = (LEFT_X0, FIELD_Y0, LEFT_X1, FIELD_Y1)
+    markers: tuple[tuple[tuple[float, float], ...], ...] = ()  # by id, ArUco corner order
+
+    def __post_init__(self) -> None:
+        if len(self.points) != 24 or [p.number for p in self.points] != list(range(1, 25)):
+            raise ValueError(f"points: {len(self.points)!r} regions: expected points 1..24 in order")
+        if len(self.markers) != 4:
+            raise ValueError(f"markers: {len(self.markers)!r}: expected 4 (ids 0..3)")
+
+    def point_at(self, x: float, y: float) -> int | None:
+        """The point (1..24, white's numbering) whose column holds board-mm (x, y), or None.
+
+        A point's column is its width times half the field height (the triangle
+        and the space beside it up to the middle of the field).
+        """
+        mid = (FIELD_Y0 + FIELD_Y1) / 2
+        for p in self.points:
+            lo, hi = (p.base_y, mid) if p.direction > 0 else (mid, p.base_y)
+            if p.x0 <= x < p.x1 and lo <= y < hi:
+                return p.number
+        return None
+
+    def half_at(self, x: float, y: float) -> str | None:
+        """``"left"`` or ``"right"`` (as white sees it) for a board-mm location on the field, else None."""
+        if not FIELD_Y0 <= y < FIELD_Y1:
+            return None
+        if LEFT_X0 <= x < LEFT_X1:
+            return "left"
+        if RIGHT_X0 <= x < RIGHT_X1:
+            return "right"
+        return None
+
+
+def _make_geometry() -> BoardGeometry:
+    regions = []
+    for n in range(1, 25):
+        if n <= 12:  # bottom row, right to left from the bottom-right corner
+            k = n - 1
+            x1 = RIGHT_X1 - k * POINT_WIDTH_MM if k < 6 else LEFT_X1 - (k - 6) * POINT_WIDTH_MM
+            regions.append(PointRegion(n, x1 - POINT_WIDTH_MM, x1, FIELD_Y1, FIELD_Y1 - POINT_LENGTH_MM))
+        else:  # top row, left to right from the top-left corner
+            k = n - 13
+            x0 = LEFT_X0 + k * POINT_WIDTH_MM if k < 6 else RIGHT_X0 + (k - 6) * POINT_WIDTH_MM
+            regions.append(PointRegion(n, x0, x0 + POINT_WIDTH_MM, FIELD_Y0, FIELD_Y0 + POINT_LENGTH_MM))
+    inset = (BORDER_MM - MARKER_SIZE_MM) / 2
+    origins = [
+        (inset, inset),
+        (BOARD_WIDTH_MM - inset - MARKER_SIZE_MM, inset),
+        (BOARD_WIDTH_MM - inset - MARKER_SIZE_MM, BOARD_HEIGHT_MM - inset - MARKER_SIZE_MM),
+        (inset, BOARD_HEIGHT_MM - inset - MARKER_SIZE_MM),
+    ]
+    s = MARKER_SIZE_MM
+    markers = tuple(((x, y), (x + s, y), (x + s, y + s), (x, y + s)) for x, y in origins)
+    return BoardGeometry(points=tuple(regions), markers=markers)
+
+
+GEOMETRY = _make_geometry()
+
+
+def point_at(x: float, y: float) -> int | None:
+    """The point (1..24, white's numbering; 1 is bottom right as white sees it) at board mm (x, y), or None."""
+    return GEOMETRY.point_at(x, y)
+
+
+def checker_slot(point: int, index: int) -> tuple[float, float, int]:
+    """Board-mm centre and layer of the ``index``-th checker (0-based) stacked on ``point``.
+
+    Players stack 5 along the point from its base; the 6th to 9th go on a
+    second layer offset half a checker, then layers of 3, 2 and 1 (each a
+    little askew so that no two centres coincide): 15 in all.
+    Raises ValueError outside 1..24 or 0..14.
+    """
+    if not 1 <= point <= 24:
+        raise ValueError(f"point: {point!r}: expected 1..24")
+    if not 0 <= index < 15:
+        raise ValueError(f"index: {index!r}: expected 0..14")
+    layer, i = 0, index
+    while i >= CHECKERS_PER_ROW - layer:
+        i -= CHECKERS_PER_ROW - layer
+        layer += 1
+    p = GEOMETRY.points[point - 1]
+    along = CHECKER_DIAMETER_MM / 2 + 0.5 + (_LAYER_ALONG[layer] + i) * CHECKER_STEP_MM
+    return p.centre_x + _LAYER_ACROSS[layer], p.base_y + p.direction * along, layer
+
+
+# Where each layer sits, in steps along the point and mm across it: every checker
+# of a full 15-stack has its own centre, as real stacks are a little askew.
+_LAYER_ALONG = (0.0, 0.5, 0.25, 0.75, 0.5)
+_LAYER_ACROSS = (0.0, 0.0, -3.0, 3.0, -1.5)
+
+
+# ----------------------------------------------------------------- styles
+
+Colour = tuple[int, int, int]  # BGR
+
+
+@dataclass(frozen=True, slots=True)
+class BoardStyle:
+    """Colours of a board (BGR)."""
+
+    name: str
+    frame: Colour
+    field: Colour
+    point_a: Colour
+    point_b: Colour
+    bar: Colour
+    tray: Colour
+    grain: float = 0.0  # strength of the wood grain texture, 0..1
+
+
+@dataclass(frozen=True, slots=True)
+class CheckerStyle:
+    """Colours and finish of a pair of checkers (BGR): ``matte``, ``glossy`` or ``metal`` (metal rim)."""
+
+    name: str
+    white: Colour
+    black: Colour
+    finish: str = "matte"
+
+    def __post_init__(self) -> None:
+        if self.finish not in ("matte", "glossy", "metal"):
+            raise ValueError(f"finish: {self.finish!r}: expected 'matte', 'glossy' or 'metal'")
+
+
+BOARD_STYLES = {
+    "walnut": BoardStyle("walnut", (30, 55, 90), (150, 200, 225), (40, 40, 140), (225, 235, 240), (30, 55, 90), (45, 75, 110), 0.5),
+    "felt": BoardStyle("felt", (25, 35, 45), (60, 120, 40), (30, 30, 150), (210, 220, 225), (25, 35, 45), (40, 60, 40), 0.0),
+    "olive": BoardStyle("olive", (60, 90, 120), (110, 170, 190), (50, 80, 40), (70, 60, 120), (50, 80, 110), (80, 110, 140), 0.3),
+}
+
+CHECKER_STYLES = {
+    "matte": CheckerStyle("matte", (215, 230, 235), (40, 45, 60), "matte"),
+    "glossy": CheckerStyle("glossy", (235, 240, 240), (35, 30, 150), "glossy"),
+    "metal": CheckerStyle("metal", (200, 205, 210), (45, 40, 40), "metal"),
+}
+
+DIE_COLOURS = {"white": ((245, 245, 245), (20, 20, 20)), "red": ((40, 40, 200), (245, 245, 245)), "black": ((30, 30, 30), (245, 245, 245)), "green": ((60, 150, 40), (245, 245, 245))}
+
+
+@dataclass(frozen=True, slots=True)
+class DieSpec:
+    """A die to draw: value, board-mm centre (None: random in the right-hand half), angle, colour, cocked."""
+
+    value: int
+    at: tuple[float, float] | None = None
+    angle: float | None = None  # degrees; None: random
+    colour: str = "white"
+    cocked: bool = False
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.value <= 6:
+            raise ValueError(f"die value: {self.value!r}: expected 1..6")
+        if self.colour not in DIE_COLOURS:
+            raise ValueError(f"die colour: {self.colour!r}: expected one of {sorted(DIE_COLOURS)}")
+
+
+@dataclass(frozen=True, slots=True)
+class Camera:
+    """A camera pose: homography board mm -> image pixels, and the image size."""
+
+    homography: np.ndarray
+    size: tuple[int, int]
+
+
+# ----------------------------------------------------------------- ground truth
+
+
+@dataclass(frozen=True, slots=True)
+class CheckerTruth:
+    where: str  # "point", "bar" or "off"
+    point: int | None  # 1..24 for "point"
+    side: str  # "white" or "black"
+    centre: tuple[float, float]  # image px
+    layer: int  # 0 on the board, 1.. stacked on top; -1 for a pinned checker under the stack
+    colour: Colour
+
+
+@dataclass(frozen=True, slots=True)
+class DieTruth:
+    value: int
+    centre: tuple[float, float]  # image px
+    centre_mm: tuple[float, float]
+    half: str | None  # "left" / "right" as white sees it
+    cocked: bool
+    colour: Colour
+
+
+@dataclass(frozen=True, slots=True)
+class CubeTruth:
+    value: int
+    where: str  # "centre", "white", "black"
+    centre: tuple[float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """A rendered camera frame (BGR uint8) and its ground truth."""
+
+    image: np.ndarray
+    homography: np.ndarray  # board mm -> image px
+    markers: dict[int, np.ndarray]  # id -> 4x2 corners in image px, ArUco order
+    checkers: tuple[CheckerTruth, ...]
+    dice: tuple[DieTruth, ...]
+    cube: CubeTruth | None
+    hand: np.ndarray | None  # Nx2 polygon in image px
+    position: Position
+    seed: int
+
+    def truth(self) -> dict:
+        """Ground truth as plain JSON-ready data."""
+        r = lambda p: [round(float(p[0]), 2), round(float(p[1]), 2)]  # noqa: E731
+        return {
+            "seed": self.seed,
+            "size": [int(self.image.shape[1]), int(self.image.shape[0])],
+            "homography": [[float(v) for v in row] for row in self.homography],
+            "markers": {str(k): [r(c) for c in v] for k, v in sorted(self.markers.items())},
+            "position": self.position.to_dict(),
+            "checkers": [
+                {"where": c.where, "point": c.point, "side": c.side, "centre": r(c.centre), "layer": c.layer}
+                for c in self.checkers
+            ],
+            "dice": [
+                {"value": d.value, "centre": r(d.centre), "half": d.half, "cocked": d.cocked} for d in self.dice
+            ],
+            "cube": None if self.cube is None else {"value": self.cube.value, "where": self.cube.where, "centre": r(self.cube.centre)},
+            "hand": None if self.hand is None else [r(p) for p in self.hand],
+        }
+
+
+# ----------------------------------------------------------------- drawing in board mm
+
+_SHIFT = 4  # cv2 sub-pixel bits
+_ONE = 1 << _SHIFT
+
+
+def _fx(pts, scale: float) -> np.ndarray:
+    """Board mm to fixed-point canvas coordinates; canvas pixel i covers mm [i, i + 1) / scale."""
+    return np.round((np.asarray(pts, dtype=np.float64) * scale - 0.5) * _ONE).astype(np.int32)
+
+
+def _shade(c: Colour, k: float) -> Colour:
+    return tuple(int(max(0, min(255, v * k))) for v in c)  # type: ignore[return-value]
+
+
+def _draw_board(canvas: np.ndarray, s: float, style: BoardStyle, rng: np.random.Generator) -> None:
+    h, w = canvas.shape[:2]
+    canvas[:] = style.frame
+    if style.grain > 0:
+        ys = np.arange(h, dtype=np.float32)[:, None]
+        xs = np.arange(w, dtype=np.float32)[None, :]
+        phase = rng.uniform(0, 2 * np.pi)
+        g = np.sin(xs / (7.0 * s) + 3 * np.sin(ys / (53.0 * s) + phase)) * 0.08 * style.grain
+        canvas[:] = np.clip(canvas.astype(np.float32) * (1 + g[..., None]), 0, 255).astype(np.uint8)
+    def rect(x0, y0, x1, y1, c):
+        cv2.rectangle(canvas, tuple(_fx((x0, y0), s)), tuple(_fx((x1, y1), s)), c, -1, cv2.LINE_AA, _SHIFT)
+    for x0, x1 in ((LEFT_X0, LEFT_X1), (RIGHT_X0, RIGHT_X1)):
+        rect(x0, FIELD_Y0, x1, FIELD_Y1, style.field)
+    rect(BAR_X0, FIELD_Y0, BAR_X1, FIELD_Y1, style.bar)
+    rect(TRAY_X0 + 3, FIELD_Y0, TRAY_X1 - 3, FIELD_Y1, style.tray)
+    mid = (FIELD_Y0 + FIELD_Y1) / 2
+    rect(TRAY_X0, mid - 2, TRAY_X1, mid + 2, style.frame)
+    for p in GEOMETRY.points:
+        tri = np.array([(p.x0 + 1, p.base_y), (p.x1 - 1, p.base_y), (p.centre_x, p.tip_y)])
+        colour = style.point_a if p.number % 2 else style.point_b
+        cv2.fillPoly(canvas, [_fx(tri, s)], colour, cv2.LINE_AA, _SHIFT)
+    # markers with their quiet zone
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    px = int(round(MARKER_SIZE_MM * s))
+    for marker_id, corners in enumerate(GEOMETRY.markers):
+        (x0, y0) = corners[0]
+        rect(x0 - MARKER_QUIET_MM, y0 - MARKER_QUIET_MM, x0 + MARKER_SIZE_MM + MARKER_QUIET_MM, y0 + MARKER_SIZE_MM + MARKER_QUIET_MM, (255, 255, 255))
+        img = cv2.aruco.generateImageMarker(dictionary, marker_id, px)
+        ix, iy = int(round(x0 * s)), int(round(y0 * s))
+        canvas[iy : iy + px, ix : ix + px] = img[..., None]
+
+
+def _draw_checker(canvas: np.ndarray, s: float, centre: tuple[float, float], colour: Colour, finish: str, layer: int) -> None:
+    c = _fx(centre, s)
+    r = CHECKER_DIAMETER_MM / 2
+    edge = _shade(colour, 0.55) if sum(colour) > 300 else _shade(colour, 0.5) if sum(colour) > 150 else (90, 90, 90)
+    cv2.circle(canvas, tuple(c), int(r * s * _ONE), edge, -1, cv2.LINE_AA, _SHIFT)
+    cv2.circle(canvas, tuple(c), int((r - 1.2) * s * _ONE), colour, -1, cv2.LINE_AA, _SHIFT)
+    if finish == "metal":
+        cv2.circle(canvas, tuple(c), int((r - 2.5) * s * _ONE), (185, 190, 195), max(2, int(2.5 * s)), cv2.LINE_AA, _SHIFT)
+        cv2.circle(canvas, tuple(c), int((r - 6.5) * s * _ONE), _shade(colour, 0.85), 1, cv2.LINE_AA, _SHIFT)
+    else:
+        cv2.circle(canvas, tuple(c), int((r - 5) * s * _ONE), _shade(colour, 0.9), 1, cv2.LINE_AA, _SHIFT)
+    if finish == "glossy":
+        hl = _fx((centre[0] - r * 0.35, centre[1] - r * 0.35), s)
+        cv2.ellipse(canvas, tuple(hl), (int(r * 0.35 * s * _ONE), int(r * 0.18 * s * _ONE)), -45, 0, 360, (250, 250, 250), -1, cv2.LINE_AA, _SHIFT)
+
+
+def _pips(value: int) -> list[tuple[float, float]]:
+    a = 0.27
+    table = {
+        1: [(0, 0)],
+        2: [(-a, -a), (a, a)],
+        3: [(-a, -a), (0, 0), (a, a)],
+        4: [(-a, -a), (a, -a), (-a, a), (a, a)],
+        5: [(-a, -a), (a, -a), (0, 0), (-a, a), (a, a)],
+        6: [(-a, -a), (a, -a), (-a, 0), (a, 0), (-a, a), (a, a)],
+    }
+    return table[value]
+
+
+def _draw_die(canvas: np.ndarray, s: float, centre: tuple[float, float], value: int, angle: float, colours, cocked: bool) -> None:
+    body, pip = colours
+    half = DIE_SIZE_MM / 2
+    t = math.radians(angle)
+    rot = np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]])
+    sq = np.array([(-half, -half), (half, -half), (half, half), (-half, half)])
+    if cocked:  # leaning on something: the top face is foreshortened and a side face shows
+        top = sq * np.array([1.0, 0.7]) + np.array([0, -half * 0.3])
+        side = np.array([(-half, half * 0.4), (half, half * 0.4), (half, half), (-half, half)])
+        pts_side = side @ rot.T + centre
+        cv2.fillPoly(canvas, [_fx(pts_side, s)], _shade(body, 0.6), cv2.LINE_AA, _SHIFT)
+        face = top
+    else:
+        face = sq
+    shadow = (sq * 1.08) @ rot.T + np.array(centre) + 1.5
+    cv2.fillPoly(canvas, [_fx(shadow, s)], (30, 30, 30), cv2.LINE_AA, _SHIFT)
+    pts = face @ rot.T + centre
+    cv2.fillPoly(canvas, [_fx(pts, s)], body, cv2.LINE_AA, _SHIFT)
+    cv2.polylines(canvas, [_fx(pts, s)], True, _shade(body, 0.7), 1, cv2.LINE_AA, _SHIFT)
+    squash = np.array([1.0, 0.7]) if cocked else np.array([1.0, 1.0])
+    offset = np.array([0, -half * 0.3]) if cocked else np.zeros(2)
+    for u, v in _pips(value):
+        p = (np.array([u, v]) * DIE_SIZE_MM * squash + offset) @ rot.T + centre
+        cv2.circle(canvas, tuple(_fx(p, s)), int(DIE_SIZE_MM * 0.085 * s * _ONE), pip, -1, cv2.LINE_AA, _SHIFT)
+
+
+def _draw_cube(canvas: np.ndarray, s: float, centre: tuple[float, float], value: int) -> None:
+    half = CUBE_SIZE_MM / 2
+    x, y = centre
+    cv2.rectangle(canvas, tuple(_fx((x - half, y - half), s)), tuple(_fx((x + half, y + half), s)), (235, 240, 240), -1, cv2.LINE_AA, _SHIFT)
+    cv2.rectangle(canvas, tuple(_fx((x - half, y - half), s)), tuple(_fx((x + half, y + half), s)), (120, 120, 120), 1, cv2.LINE_AA, _SHIFT)
+    text = str(value)
+    scale = 0.028 * s * CUBE_SIZE_MM / max(1, len(text))
+    (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, max(1, int(s)))
+    org = (int(x * s - tw / 2), int(y * s + th / 2))
+    cv2.putText(canvas, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, (20, 20, 20), max(1, int(s)), cv2.LINE_AA)
+
+
+# ----------------------------------------------------------------- camera
+
+CUBE_PLACES = {"centre": (BAR_X0 + BAR_WIDTH_MM / 2, (FIELD_Y0 + FIELD_Y1) / 2), "white": (BAR_X0 + BAR_WIDTH_MM / 2, FIELD_Y1 - CUBE_SIZE_MM / 2 - 4), "black": (BAR_X0 + BAR_WIDTH_MM / 2, FIELD_Y0 + CUBE_SIZE_MM / 2 + 4)}
+
+
+def camera_pose(
+    seed: int = 0,
+    *,
+    size: tuple[int, int] = (1280, 960),
+    tilt: float = 18.0,
+    tilt_jitter: float = 8.0,
+    yaw_jitter: float = 6.0,
+    roll_jitter: float = 4.0,
+    fill: float = 0.86,
+    fill_jitter: float = 0.06,
+    shift_jitter: float = 0.03,
+) -> Camera:
+    """A jittered camera pose (seeded) looking at the board from white's side; angles in degrees."""
+    rng = np.random.default_rng([seed, 1])
+    t = -math.radians(tilt + rng.uniform(-1, 1) * tilt_jitter)
+    yw = math.radians(rng.uniform(-1, 1) * yaw_jitter)
+    rl = math.radians(rng.uniform(-1, 1) * roll_jitter)
+    rx = np.array([[1, 0, 0], [0, math.cos(t), -math.sin(t)], [0, math.sin(t), math.cos(t)]])
+    ry = np.array([[math.cos(yw), 0, math.sin(yw)], [0, 1, 0], [-math.sin(yw), 0, math.cos(yw)]])
+    rz = np.array([[math.cos(rl), -math.sin(rl), 0], [math.sin(rl), math.cos(rl), 0], [0, 0, 1]])
+    r = rz @ rx @ ry
+    corners = np.array([(0, 0), (BOARD_WIDTH_MM, 0), (BOARD_WIDTH_MM, BOARD_HEIGHT_MM), (0, BOARD_HEIGHT_MM)], dtype=np.float64)
+    centred = np.c_[corners - (BOARD_WIDTH_MM / 2, BOARD_HEIGHT_MM / 2), np.zeros(4)]
+    cam = centred @ r.T + np.array([0, 0, 1100.0])
+    proj = cam[:, :2] / cam[:, 2:3]
+    w, h = size
+    lo, hi = proj.min(0), proj.max(0)
+    f = (fill + rng.uniform(-1, 1) * fill_jitter) * min(w / (hi - lo)[0], h / (hi - lo)[1])
+    mid = (lo + hi) / 2
+    shift = rng.uniform(-1, 1, 2) * shift_jitter * np.array([w, h])
+    img = (proj - mid) * f + np.array([w / 2, h / 2]) + shift
+    hom = cv2.getPerspectiveTransform(corners.astype(np.float32), img.astype(np.float32)).astype(np.float64)
+    return Camera(hom, (int(w), int(h)))
+
+
+def _apply(hom: np.ndarray, pts) -> np.ndarray:
+    p = np.asarray(pts, dtype=np.float64).reshape(-1, 2)
+    q = np.c_[p, np.ones(len(p))] @ hom.T
+    return q[:, :2] / q[:, 2:3]
+
+
+def _hand_polygon(rng: np.random.Generator, hom: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """A hand and forearm reaching in from white's edge of the image towards a random spot on the field."""
+    target = _apply(hom, [(rng.uniform(LEFT_X0 + 40, RIGHT_X1 - 40), rng.uniform(FIELD_Y0 + 60, FIELD_Y1 - 60))])[0]
+    w, h = size
+    entry = np.array([np.clip(target[0] + rng.uniform(-200, 200), 0, w), h + 40.0])
+    d = target - entry
+    d /= np.linalg.norm(d)
+    n = np.array([-d[1], d[0]])
+    arm_w = rng.uniform(55, 80)
+    palm = target - d * 40
+    pts = [entry + n * arm_w, entry - n * arm_w]
+    ang = math.degrees(math.atan2(d[1], d[0]))
+    ell = cv2.ellipse2Poly(tuple(int(v) for v in palm), (int(arm_w * 1.5), int(arm_w * 1.1)), int(ang), 0, 360, 10)
+    pts.extend(ell.astype(np.float64))
+    pts.extend([target + d * 50 + n * k * arm_w * 0.45 for k in (-1.2, -0.4, 0.4, 1.2)])
+    hull = cv2.convexHull(np.array(pts, dtype=np.float32)).reshape(-1, 2)
+    return hull.astype(np.float64)
+
+
+def _draw_hand(image: np.ndarray, polygon: np.ndarray, rng: np.random.Generator) -> None:
+    skin = np.array([rng.uniform(90, 150), rng.uniform(130, 180), rng.uniform(180, 235)])
+    mask = np.zeros(image.shape[:2], np.uint8)
+    cv2.fillPoly(mask, [np.round(polygon * _ONE).astype(np.int32)], 255, cv2.LINE_AA, _SHIFT)
+    # shading across the hand
+    ys, xs = np.mgrid[0 : image.shape[0], 0 : image.shape[1]]
+    c = polygon.mean(0)
+    shade = 1.0 - 0.25 * np.clip(np.hypot(xs - c[0], ys - c[1]) / 300.0, 0, 1)
+    hand = (skin[None, None, :] * shade[..., None]).astype(np.float32)
+    a = (mask.astype(np.float32) / 255.0)[..., None]
+    image[:] = np.clip(image * (1 - a) + hand * a, 0, 255).astype(np.uint8)
+
+
+# ----------------------------------------------------------------- render
+
+
+def render(
+    position: Position,
+    *,
+    dice: Sequence[DieSpec | tuple] | None = None,
+    cube: tuple[int, str] | None = None,
+    style: BoardStyle | str = "walnut",
+    checkers: CheckerStyle | str = "matte",
+    seed: int = 0,
+    size: tuple[int, int] = (1280, 960),
+    camera: Camera | None = None,
+    tilt: float = 18.0,
+    tilt_jitter: float = 8.0,
+    yaw_jitter: float = 6.0,
+    roll_jitter: float = 4.0,
+    hand: bool = False,
+    lighting: bool = True,
+    noise: float = 4.0,
+    blur: float = 0.8,
+    jpeg: int | None = 85,
+    scale: float = 2.0,
+    scene_seed: int | None = None,
+) -> Frame:
+    """Draw a camera frame of ``position`` with dice and cube, and its ground truth.
+
+    ``dice`` items are :class:`DieSpec` or ``(value, (x, y) | None)`` tuples
+    (board mm; None places the die at random in the right-hand half).
+    ``cube`` is ``(value, "centre" | "white" | "black")``. ``noise`` is the
+    standard deviation of Gaussian noise (0 for none), ``blur`` a Gaussian sigma
+    in px (0 for none), ``jpeg`` a quality (None for no JPEG round trip).
+    ``camera`` overrides the seeded pose; ``scene_seed`` (default ``seed``)
+    fixes the wood grain, table colour and light, so consecutive frames of one
+    game share them while noise and dice vary with ``seed``. Raises ValueError for unknown styles,
+    dice or cube places.
+    """
+    if isinstance(style, str) and style not in BOARD_STYLES:
+        raise ValueError(f"style: {style!r}: expected one of {sorted(BOARD_STYLES)}")
+    if isinstance(checkers, str) and checkers not in CHECKER_STYLES:
+        raise ValueError(f"checkers: {checkers!r}: expected one of {sorted(CHECKER_STYLES)}")
+    bstyle = BOARD_STYLES[style] if isinstance(style, str) else style
+    cstyle = CHECKER_STYLES[checkers] if isinstance(checkers, str) else checkers
+    scene = seed if scene_seed is None else scene_seed
+    specs = [d if isinstance(d, DieSpec) else DieSpec(int(d[0]), None if d[1] is None else tuple(d[1])) for d in (dice or [])]
+    if cube is not None and (cube[1] not in CUBE_PLACES or cube[0] not in (1, 2, 4, 8, 16, 32, 64)):
+        raise ValueError(f"cube: {cube!r}: expected (1..64 power of two, 'centre' | 'white' | 'black')")
+    cam = camera or camera_pose(seed, size=size, tilt=tilt, tilt_jitter=tilt_jitter, yaw_jitter=yaw_jitter, roll_jitter=roll_jitter)
+    hom = cam.homography
+    w, h = cam.size
+
+    s = scale
+    canvas = np.zeros((int(round(BOARD_HEIGHT_MM * s)), int(round(BOARD_WIDTH_MM * s)), 3), np.uint8)
+    _draw_board(canvas, s, bstyle, np.random.default_rng([scene, 2]))
+
+    truth_checkers: list[CheckerTruth] = []
+    colours = {"white": cstyle.white, "black": cstyle.black}
+
+    def put(where, point, side, centre_mm, layer):
+        _draw_checker(canvas, s, centre_mm, colours[side], cstyle.finish, max(layer, 0))
+        c = _apply(hom, [centre_mm])[0]
+        truth_checkers.append(CheckerTruth(where, point, side, (float(c[0]), float(c[1])), layer, colours[side]))
+
+    for i, v in enumerate(position.points):
+        if position.pinned[i]:
+            x, y, _ = checker_slot(i + 1, 0)
+            put("point", i + 1, "white" if position.pinned[i] > 0 else "black", (x, y), -1)
+        side = "white" if v > 0 else "black"
+        for k in range(abs(v)):
+            x, y, layer = checker_slot(i + 1, k)
+            if position.pinned[i]:  # sits a little offset on the pinned checker
+                y += GEOMETRY.points[i].direction * 6
+            put("point", i + 1, side, (x, y), layer)
+    bx = BAR_X0 + BAR_WIDTH_MM / 2
+    mid = (FIELD_Y0 + FIELD_Y1) / 2
+    for side_index, side in enumerate(("white", "black")):
+        d = 1 if side == "white" else -1  # white's bar checkers on white's (lower) half of the bar
+        for k in range(position.bar[side_index]):
+            layer, j = divmod(k, 4)
+            y = mid + d * (CUBE_SIZE_MM / 2 + 25 + j * CHECKER_STEP_MM + layer * CHECKER_STEP_MM / 2)
+            put("bar", None, side, (bx, y), layer)
+    for side_index, side in enumerate(("white", "black")):
+        tray = GEOMETRY.tray_white if side == "white" else GEOMETRY.tray_black
+        x0, y0, x1, y1 = tray
+        for k in range(position.off[side_index]):
+            yy = (y1 - 6 - k * 13.5) if side == "white" else (y0 + 6 + k * 13.5)
+            cv2.rectangle(canvas, tuple(_fx((x0 + 6, yy - 6), s)), tuple(_fx((x1 - 6, yy + 6), s)), colours[side], -1, cv2.LINE_AA, _SHIFT)
+            cv2.rectangle(canvas, tuple(_fx((x0 + 6, yy - 6), s)), tuple(_fx((x1 - 6, yy + 6), s)), _shade(colours[side], 0.6), 1, cv2.LINE_AA, _SHIFT)
+            c = _apply(hom, [((x0 + x1) / 2, yy)])[0]
+            truth_checkers.append(CheckerTruth("off", None, side, (float(c[0]), float(c[1])), 0, colours[side]))
+
+    cube_truth = None
+    if cube is not None:
+        centre = CUBE_PLACES[cube[1]]
+        _draw_cube(canvas, s, centre, 64 if cube[0] == 1 else cube[0])
+        c = _apply(hom, [centre])[0]
+        cube_truth = CubeTruth(cube[0], cube[1], (float(c[0]), float(c[1])))
+
+    rng_dice = np.random.default_rng([seed, 3])
+    placed: list[np.ndarray] = []
+    dice_truth = []
+    for spec in specs:
+        if spec.at is not None:
+            at = np.array(spec.at, dtype=np.float64)
+        else:
+            for _ in range(200):
+                at = np.array([rng_dice.uniform(RIGHT_X0 + 15, RIGHT_X1 - 15), rng_dice.uniform(FIELD_Y0 + 15, FIELD_Y1 - 15)])
+                if all(np.linalg.norm(at - p) > DIE_SIZE_MM * 1.8 for p in placed):
+                    break
+        placed.append(at)
+        angle = spec.angle if spec.angle is not None else float(rng_dice.uniform(0, 90))
+        _draw_die(canvas, s, (float(at[0]), float(at[1])), spec.value, angle, DIE_COLOURS[spec.colour], spec.cocked)
+        c = _apply(hom, [at])[0]
+        dice_truth.append(DieTruth(spec.value, (float(c[0]), float(c[1])), (float(at[0]), float(at[1])), GEOMETRY.half_at(*at), spec.cocked, DIE_COLOURS[spec.colour][0]))
+
+    # table under the board, then warp the board onto it
+    rng_table = np.random.default_rng([scene, 4])
+    table = np.empty((h, w, 3), np.uint8)
+    table[:] = (int(rng_table.integers(40, 90)), int(rng_table.integers(50, 100)), int(rng_table.integers(60, 120)))
+    warp = hom @ np.array([[1 / s, 0, 0.5 / s], [0, 1 / s, 0.5 / s], [0, 0, 1.0]])
+    image = cv2.warpPerspective(canvas, warp, (w, h), dst=table, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_TRANSPARENT)
+
+    hand_poly = None
+    if hand:
+        rng_hand = np.random.default_rng([seed, 5])
+        hand_poly = _hand_polygon(rng_hand, hom, (w, h))
+        _draw_hand(image, hand_poly, rng_hand)
+
+    image = _finish(image, np.random.default_rng([scene, 6]), np.random.default_rng([seed, 7]), lighting=lighting, noise=noise, blur=blur, jpeg=jpeg)
+    markers = {i: _apply(hom, GEOMETRY.markers[i]) for i in range(4)}
+    return Frame(image, hom, markers, tuple(truth_checkers), tuple(dice_truth), cube_truth, hand_poly, position, seed)
+
+
+def _finish(image: np.ndarray, rng: np.random.Generator, rng_noise: np.random.Generator, *, lighting: bool, noise: float, blur: float, jpeg: int | None) -> np.ndarray:
+    h, w = image.shape[:2]
+    img = image.astype(np.float32)
+    if lighting:  # a gradient, a warm spot and a soft shadow band
+        ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+        gx, gy = rng.uniform(-0.25, 0.25, 2)
+        field = 1.0 + gx * (xs / w - 0.5) + gy * (ys / h - 0.5)
+        cx, cy = rng.uniform(0, w), rng.uniform(0, h)
+        field += 0.15 * np.exp(-((xs - cx) ** 2 + (ys - cy) ** 2) / (2 * (0.3 * w) ** 2))
+        a = rng.uniform(0, np.pi)
+        d = (xs - w / 2) * math.cos(a) + (ys - h / 2) * math.sin(a) - rng.uniform(-0.3, 0.3) * w
+        field *= 1.0 - 0.2 / (1 + np.exp(-d / 40.0))
+        img *= field[..., None]
+    if noise > 0:
+        img += rng_noise.normal(0, noise, img.shape).astype(np.float32)
+    out = np.clip(img, 0, 255).astype(np.uint8)
+    if blur > 0:
+        out = cv2.GaussianBlur(out, (0, 0), blur)
+    if jpeg is not None:
+        ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(jpeg)])
+        if not ok:  # pragma: no cover
+            raise RuntimeError("JPEG encoding failed")
+        out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return out
+
+
+def frames_of_game(positions: Iterable[Position], seed: int = 0, *, hands: bool = True, **kwargs) -> Iterator[Frame]:
+    """Consecutive frames of a game: one camera pose for all; between two positions a
+    frame with a hand over the board (if ``hands``), then the next position.
+
+    ``kwargs`` go to :func:`render` (style, checkers, dice, cube, ...).
+    """
+    size = kwargs.pop("size", (1280, 960))
+    cam = kwargs.pop("camera", None) or camera_pose(seed, size=size)
+    for k, pos in enumerate(positions):
+        if k and hands:
+            yield render(pos, camera=cam, seed=seed * 1000 + 2 * k - 1, scene_seed=seed, hand=True, **kwargs)
+        yield render(pos, camera=cam, seed=seed * 1000 + 2 * k, scene_seed=seed, **kwargs)
