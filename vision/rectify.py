@@ -1,0 +1,76 @@
+"""Rectify: a fixed top-down view of the board from a calibrated camera frame.
+
+Owns the rectified frame (board mm scaled by ``px_per_mm``, origin at the
+board's top-left outer corner as white sees it; rectified pixel ``i`` covers
+board mm ``[i, i + 1) / px_per_mm``, as the renderer's canvas does) and the conversions between board
+mm and rectified px, so later stages read point regions in the rectified image.
+May import ``board_rules`` types; must not import ``firmware_bridge`` or ``referee``.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from vision.calibrate import Geometry
+from vision.config import VisionConfig, default_config
+from vision.render import BOARD_HEIGHT_MM, BOARD_WIDTH_MM, GEOMETRY
+
+
+def _ppm(px_per_mm: float | None, config: VisionConfig | None) -> float:
+    p = (config or default_config()).px_per_mm if px_per_mm is None else px_per_mm
+    if not p > 0:
+        raise ValueError(f"px_per_mm: {p!r}: expected a positive number")
+    return float(p)
+
+
+def rectified_size(px_per_mm: float) -> tuple[int, int]:
+    """(width, height) in px of the rectified view at ``px_per_mm``."""
+    return int(round(BOARD_WIDTH_MM * px_per_mm)), int(round(BOARD_HEIGHT_MM * px_per_mm))
+
+
+def rectified_to_board_matrix(px_per_mm: float) -> np.ndarray:
+    """3x3 matrix: rectified px (pixel centres at integers) -> board mm."""
+    s = float(px_per_mm)
+    return np.array([[1 / s, 0, 0.5 / s], [0, 1 / s, 0.5 / s], [0, 0, 1.0]])
+
+
+def board_to_rectified(points_mm, px_per_mm: float = 1.0) -> np.ndarray:
+    """Board-mm points (Nx2) to rectified px (Nx2)."""
+    p = np.asarray(points_mm, dtype=np.float64).reshape(-1, 2)
+    return p * px_per_mm - 0.5
+
+
+def rectified_to_board(points_px, px_per_mm: float = 1.0) -> np.ndarray:
+    """Rectified-px points (Nx2) to board mm (Nx2)."""
+    p = np.asarray(points_px, dtype=np.float64).reshape(-1, 2)
+    return (p + 0.5) / px_per_mm
+
+
+def board_rect_to_rectified(rect_mm: tuple[float, float, float, float], px_per_mm: float = 1.0) -> tuple[slice, slice]:
+    """Numpy slices ``(rows, cols)`` of the rectified image covering a board-mm rectangle ``(x0, y0, x1, y1)``."""
+    x0, y0, x1, y1 = (float(v) * px_per_mm for v in rect_mm)
+    return slice(int(round(y0)), int(round(y1))), slice(int(round(x0)), int(round(x1)))
+
+
+def point_rect_mm(point: int) -> tuple[float, float, float, float]:
+    """Board-mm rectangle ``(x0, y0, x1, y1)`` of a point's column (width x half the field). Raises ValueError outside 1..24."""
+    if not 1 <= point <= 24:
+        raise ValueError(f"point: {point!r}: expected 1..24")
+    p = GEOMETRY.points[point - 1]
+    mid = (GEOMETRY.bar[1] + GEOMETRY.bar[3]) / 2
+    y0, y1 = sorted((p.base_y, mid))
+    return p.x0, y0, p.x1, y1
+
+
+def rectify(geometry: Geometry, image: np.ndarray, px_per_mm: float | None = None, config: VisionConfig | None = None) -> np.ndarray:
+    """The board seen from above: ``image`` warped through ``geometry`` to board mm times ``px_per_mm``.
+
+    ``px_per_mm`` defaults to ``config.px_per_mm``. Areas outside the camera
+    frame come out black. Raises ValueError for a non-positive ``px_per_mm``.
+    """
+    s = _ppm(px_per_mm, config)
+    dst_to_src = geometry.matrix @ rectified_to_board_matrix(s)  # rectified px -> board mm -> image px
+    return cv2.warpPerspective(
+        image, dst_to_src, rectified_size(s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_CONSTANT
+    )
