@@ -21,8 +21,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``vision`` and its sub-commands on a parent parser."""
     from vision.render import BOARD_STYLES, CHECKER_STYLES, CUBE_PLACES
 
-    vision = sub.add_parser("vision", help="the camera pipeline: render frames of a table")
+    vision = sub.add_parser("vision", help="the camera pipeline: render frames of a table, calibrate a camera")
     vsub = vision.add_subparsers(dest="vision_command", required=True)
+    c = vsub.add_parser("calibrate", help="find the board in a camera image and save its geometry")
+    c.add_argument("image", help="a camera image of the board (ArUco markers at its corners)")
+    c.add_argument("--corners", help="x1,y1,...,x4,y4: the board's outer corners (top-left, top-right, "
+                   "bottom-right, bottom-left as white sees it) for boards without markers")
+    c.add_argument("-o", "--output", required=True, help="where to write geometry.json")
     p = vsub.add_parser("render", help="draw a camera frame of a position, with ground-truth labels")
     p.add_argument("position_file", nargs="?", help="Position JSON file (or give --position)")
     p.add_argument("--position", dest="position_opt", metavar="POS.json", help="Position JSON file")
@@ -47,6 +52,8 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
     from vision.render import render
 
     stdout = sys.stdout if stdout is None else stdout
+    if args.vision_command == "calibrate":
+        return _calibrate(args, stdout)
     if args.vision_command != "render":  # pragma: no cover - argparse restricts it
         return 2
     path = args.position_opt or args.position_file
@@ -70,4 +77,31 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
     if args.truth:
         Path(args.truth).write_text(json.dumps(frame.truth(), indent=1), encoding="utf-8")
     print(f"wrote {args.output}" + (f" and {args.truth}" if args.truth else ""), file=stdout)
+    return 0
+
+
+def _calibrate(args: argparse.Namespace, stdout: TextIO) -> int:
+    """``tavli vision calibrate``: raises :class:`CalibrationError` when the board is not found."""
+    import cv2
+
+    from vision.calibrate import CalibrationError, calibrate
+
+    image = cv2.imread(args.image)
+    if image is None:
+        raise CalibrationError(f"image: {args.image!r} is not an image that can be read")
+    corners = None
+    if args.corners:
+        try:
+            values = [float(v) for v in args.corners.split(",")]
+        except ValueError:
+            values = []
+        if len(values) != 8:
+            raise CalibrationError(f"--corners: {args.corners!r} must be eight numbers x1,y1,...,x4,y4")
+        corners = [(values[i], values[i + 1]) for i in range(0, 8, 2)]
+    geometry = calibrate(image, corners=corners)
+    geometry.save(args.output)
+    print(
+        f"board found from {geometry.source} (reprojection {geometry.reprojection_px:.2f} px); wrote {args.output}",
+        file=stdout,
+    )
     return 0
