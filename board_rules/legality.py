@@ -57,12 +57,15 @@ def board_diff(a: Position, b: Position) -> tuple[int | str, ...]:
     >>> board_diff(s, s)
     ()
     """
-    out: list[int | str] = [
-        i + 1 for i in range(24) if a.points[i] != b.points[i] or a.pinned[i] != b.pinned[i]
-    ]
-    if a.bar != b.bar:
+    return _diff((a.points, a.pinned, a.bar, a.off), (b.points, b.pinned, b.bar, b.off))
+
+
+def _diff(a, b) -> tuple[int | str, ...]:
+    """:func:`board_diff` of two ``(points, pinned, bar, off)`` views."""
+    out: list[int | str] = [i + 1 for i in range(24) if a[0][i] != b[0][i] or a[1][i] != b[1][i]]
+    if tuple(a[2]) != tuple(b[2]):
         out.append("bar")
-    if a.off != b.off:
+    if tuple(a[3]) != tuple(b[3]):
         out.append("off")
     return tuple(out)
 
@@ -102,15 +105,10 @@ def _nearest(before: Position, roll: Roll, after: Position) -> CheckResult:
         # too many plays to compare: settle for those a bounded search finds
         exhaustive = False
         results = _some_results(before, roll)
-    want = (list(after.points), list(after.pinned), after.bar, after.off)
+    want = (after.points, after.pinned, after.bar, after.off)
     best = None
     for legs, final, final_side in results:
-        pts, pinned, bar, off = final.white_view(v, final_side)
-        diff: list[int | str] = [i + 1 for i in range(24) if pts[i] != want[0][i] or pinned[i] != want[1][i]]
-        if bar != want[2]:
-            diff.append("bar")
-        if off != want[3]:
-            diff.append("off")
+        diff = _diff(final.white_view(v, final_side), want)
         if best is None or len(diff) < len(best[0]):
             best = (diff, legs, final, final_side)
             if len(diff) <= 1:

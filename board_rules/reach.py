@@ -392,7 +392,7 @@ def find_play(before: Position, roll: Roll, after: Position):
         return None
     best, forced = _best(v, start, seqs, head)
     if passes and 0 < best < len(seqs[0]):
-        return _find_cascade(v, before, after, side, seqs[0], best)
+        return _legs(v, start, side, tuple(seqs[0]), best, after)
     for seq in seqs:
         if forced and seq[0] != forced:
             continue
@@ -401,11 +401,6 @@ def find_play(before: Position, roll: Roll, after: Position):
         if got:
             return (got[0][0],)
     return None
-
-
-def _find_cascade(v: Variant, before: Position, after: Position, side: Side, seq, best: int):
-    """Gul-bara: the mover's leg of ``best`` dice, then the rest passed to and fro."""
-    return _legs(v, Board.of(before), side, tuple(seq), best, after)
 
 
 def _legs(v: Variant, board: Board, side: Side, dice: tuple[int, ...], best: int, after: Position):

@@ -26,6 +26,20 @@ def _cell(position: Position, point: int) -> Text:
     return text
 
 
+def _numbers(out: Text, points: list[int], bar_after: int) -> None:
+    out.append(" " + "".join(f"{p:>4}" + (" |" if p == bar_after else "") for p in points) + "\n", style="cyan")
+
+
+def _row(out: Text, position: Position, points: list[int], bar_after: int, tail: str) -> None:
+    """One row of points, the bar drawn after ``bar_after``, then ``tail``."""
+    out.append(" ")
+    for p in points:
+        out.append_text(_cell(position, p))
+        if p == bar_after:
+            out.append(" |")
+    out.append(tail)
+
+
 def render(position: Position, title: str | None = None) -> Text:
     """The board in white's numbering: 13..24 on top, 12..1 below, bar and off at the side.
 
@@ -37,19 +51,9 @@ def render(position: Position, title: str | None = None) -> Text:
         out.append(title + "\n", style="bold")
     top = list(range(13, 25))
     bottom = list(range(12, 0, -1))
-    out.append(" " + "".join(f"{p:>4}" + (" |" if p == 18 else "") for p in top) + "\n", style="cyan")
-    out.append(" ")
-    for p in top:
-        out.append_text(_cell(position, p))
-        if p == 18:
-            out.append(" |")
-    out.append(f"   bar W{position.bar[0]} B{position.bar[1]}\n")
-    out.append(" ")
-    for p in bottom:
-        out.append_text(_cell(position, p))
-        if p == 7:
-            out.append(" |")
-    out.append(f"   off W{position.off[0]} B{position.off[1]}\n")
-    out.append(" " + "".join(f"{p:>4}" + (" |" if p == 7 else "") for p in bottom) + "\n", style="cyan")
+    _numbers(out, top, 18)
+    _row(out, position, top, 18, f"   bar W{position.bar[0]} B{position.bar[1]}\n")
+    _row(out, position, bottom, 7, f"   off W{position.off[0]} B{position.off[1]}\n")
+    _numbers(out, bottom, 7)
     out.append(f" {position.variant.label}, {position.turn.value} to play\n", style="italic")
     return out
