@@ -1,0 +1,376 @@
+"""Checkers: how many of which colour stand on each point, on the bar and in the trays.
+
+Owns reading checkers from a calibrated camera frame. The frame is rectified to
+a top-down view; a checker's top is a circle of known diameter whose rim shows
+as a ring (a ridge or a step in brightness). Players stack checkers in a known
+way (:func:`vision.render.checker_slot`: five along the point from its base,
+then layers of 4, 3, 2 and 1 between them), so each stack height ``n`` predicts
+how much of each slot's ring is visible; the reading is the ``n`` whose
+prediction fits the observed rings best, and the colour is that of the visible
+tops. The margin between the best and the second-best ``n`` is the confidence.
+Bar checkers are rings found along the bar's centre line; borne-off checkers
+stand on edge in the trays and are counted by the length of their row.
+
+Colours come from a :class:`Palette`: learned on a frame of a known position
+(the starting position, :func:`learn_palette`) or, without one, split by
+lightness (white's checkers are the lighter ones). The camera cannot see a
+checker pinned under a stack (plakoto): a point reports its visible stack, and
+conservation (15 a side) is reported, not forced. May import ``board_rules``
+types; must not import ``firmware_bridge`` or ``referee``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+
+from board_rules import Position
+from vision.calibrate import Geometry
+from vision.config import VisionConfig, default_config
+from vision.rectify import rectify
+from vision.render import (
+    BAR_X0,
+    BAR_X1,
+    CHECKER_DIAMETER_MM,
+    CHECKER_STEP_MM,
+    FIELD_Y0,
+    FIELD_Y1,
+    GEOMETRY,
+    checker_slot,
+)
+
+MAX_STACK = 15
+_ANGLES = 48
+_OFF_STEP_MM = 13.5  # a borne-off checker on edge: its thickness plus a gap
+_OFF_FIRST_MM = 6.0  # from the tray's end to the first one's centre
+
+
+@dataclass(frozen=True, slots=True)
+class Palette:
+    """Mean colours (Lab, 0..255 as OpenCV gives them) of white's and black's checker tops and of the trays."""
+
+    white: tuple[float, float, float]
+    black: tuple[float, float, float]
+    tray: tuple[float, float, float] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"white": list(self.white), "black": list(self.black), "tray": None if self.tray is None else list(self.tray)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Palette:
+        try:
+            tray = data.get("tray")
+            return cls(tuple(map(float, data["white"])), tuple(map(float, data["black"])), None if tray is None else tuple(map(float, tray)))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"palette: {data!r}: expected white, black (and tray) Lab triples") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class CheckerReading:
+    """Checkers seen in one frame, in white's numbering (positive white, negative black).
+
+    ``confidence`` holds one value in 0..1 per point (index 0 is point 1), then
+    ``bar_confidence`` and ``off_confidence`` per side (white, black).
+    ``issues`` lists conservation problems (more than 15 of a side, or fewer
+    than 15 where no stack could hide a pinned checker).
+    """
+
+    points: tuple[int, ...]
+    bar: tuple[int, int]
+    off: tuple[int, int]
+    confidence: tuple[float, ...]
+    bar_confidence: tuple[float, float]
+    off_confidence: tuple[float, float]
+    issues: tuple[str, ...] = field(default=())
+
+    def totals(self) -> tuple[int, int]:
+        w = sum(v for v in self.points if v > 0) + self.bar[0] + self.off[0]
+        b = -sum(v for v in self.points if v < 0) + self.bar[1] + self.off[1]
+        return w, b
+
+
+# ----------------------------------------------------------------- ring model
+
+
+def _slot_centres(point: int) -> np.ndarray:
+    return np.array([checker_slot(point, k)[:2] for k in range(MAX_STACK)], dtype=np.float64)
+
+
+def _static_labels(pts_mm: np.ndarray) -> np.ndarray:
+    """A label per board-mm point for the board's own drawing: 1..24 inside a point's
+    triangle, 30 field, 31 bar, 32 tray, 0 frame."""
+    x, y = pts_mm[..., 0], pts_mm[..., 1]
+    lab = np.zeros(x.shape, np.int32)
+    inside_field = (y >= FIELD_Y0) & (y < FIELD_Y1)
+    lab[inside_field & (((x >= GEOMETRY.left_half[0]) & (x < GEOMETRY.left_half[2])) | ((x >= GEOMETRY.right_half[0]) & (x < GEOMETRY.right_half[2])))] = 30
+    lab[inside_field & (x >= BAR_X0) & (x < BAR_X1)] = 31
+    lab[inside_field & (x >= GEOMETRY.tray_white[0]) & (x < GEOMETRY.tray_white[2])] = 32
+    for p in GEOMETRY.points:
+        ax, ay, bx, by, cx, cy = p.x0 + 1, p.base_y, p.x1 - 1, p.base_y, p.centre_x, p.tip_y
+        d1 = (x - bx) * (ay - by) - (ax - bx) * (y - by)
+        d2 = (x - cx) * (by - cy) - (bx - cx) * (y - cy)
+        d3 = (x - ax) * (cy - ay) - (cx - ax) * (y - ay)
+        neg = (d1 < 0) | (d2 < 0) | (d3 < 0)
+        pos = (d1 > 0) | (d2 > 0) | (d3 > 0)
+        lab[~(neg & pos)] = p.number
+    return lab
+
+
+_RIM_MM = CHECKER_DIAMETER_MM / 2 - 0.6  # the rim's dark or light ring, just inside the edge
+_RIM_TOLERANCE_MM = 1.0
+_STATIC_CLEARANCE_MM = 2.0
+_ANG = np.linspace(0, 2 * np.pi, _ANGLES, endpoint=False)
+_UNIT = np.c_[np.cos(_ANG), np.sin(_ANG)]
+_LABEL_PPM = 4.0
+
+
+def _static_distance() -> np.ndarray:
+    """Distance (board mm) from each board location (at ``_LABEL_PPM``) to the nearest edge of the board's own drawing."""
+    w, h = int(GEOMETRY.width * _LABEL_PPM), int(GEOMETRY.height * _LABEL_PPM)
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
+    labels = _static_labels(np.stack([(xs + 0.5) / _LABEL_PPM, (ys + 0.5) / _LABEL_PPM], axis=-1))
+    edge = np.zeros((h, w), bool)
+    edge[:, 1:] |= labels[:, 1:] != labels[:, :-1]
+    edge[1:, :] |= labels[1:, :] != labels[:-1, :]
+    return cv2.distanceTransform((~edge).astype(np.uint8), cv2.DIST_L2, 5) / _LABEL_PPM
+
+
+def _stack_model(point: int, clearance: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rim samples of a point's 15 slots: positions (N x 2 mm), whether each is clear of the
+    board's own edges (N), and ``pred[n]``: whether a stack of ``n`` shows a rim there (16 x N)."""
+    centres = _slot_centres(point)
+    samples = (centres[:, None, :] + _RIM_MM * _UNIT[None]).reshape(-1, 2)
+    ix = np.clip((samples * _LABEL_PPM).astype(int), 0, [clearance.shape[1] - 1, clearance.shape[0] - 1])
+    valid = clearance[ix[:, 1], ix[:, 0]] > _STATIC_CLEARANCE_MM
+    dist = np.hypot(*(samples[:, None, :] - centres[None, :, :]).transpose(2, 0, 1))  # N x 15
+    on_rim = np.abs(dist - _RIM_MM) < _RIM_TOLERANCE_MM
+    under = dist < CHECKER_DIAMETER_MM / 2 - 0.3  # inside slot k's disc
+    pred = np.zeros((MAX_STACK + 1, len(samples)), bool)
+    for n in range(1, MAX_STACK + 1):
+        shown = np.zeros(len(samples), bool)
+        for k in range(n):
+            hidden = under[:, k + 1 : n].any(axis=1) if k + 1 < n else np.zeros(len(samples), bool)
+            shown |= on_rim[:, k] & ~hidden
+        pred[n] = shown
+    return samples, valid, pred
+
+
+_CLEARANCE = _static_distance()
+_MODELS = [_stack_model(p, _CLEARANCE) for p in range(1, 25)]
+
+
+def _sample(img: np.ndarray, pts_px: np.ndarray) -> np.ndarray:
+    """Bilinear samples of ``img`` (HxWxC float32) at Nx2 px: NxC."""
+    mx = pts_px[:, 0].astype(np.float32).reshape(1, -1)
+    my = pts_px[:, 1].astype(np.float32).reshape(1, -1)
+    out = cv2.remap(img, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    return out.reshape(len(pts_px), -1)
+
+
+def _edge_map(lab: np.ndarray, ppm: float) -> np.ndarray:
+    """Orientation-free edge strength of the rectified view: the local range (dilate minus
+    erode over about 2 mm) of lightness, plus half that of the colour channels."""
+    k = max(3, int(round(2 * ppm)) | 1)
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+    grad = cv2.morphologyEx(lab, cv2.MORPH_GRADIENT, kernel)
+    return (grad[..., 0] + 0.5 * (grad[..., 1] + grad[..., 2])).astype(np.float32)
+
+
+def _edges_at(edges: np.ndarray, pts_mm: np.ndarray, ppm: float) -> np.ndarray:
+    return _sample(edges[..., None], pts_mm * ppm - 0.5)[:, 0] > _EDGE_THRESHOLD
+
+
+def _ring_fraction(edges: np.ndarray, centres_mm: np.ndarray, ppm: float) -> np.ndarray:
+    """For each centre (board mm), the fraction of its rim that shows an edge: N."""
+    pts = (centres_mm[:, None, :] + _RIM_MM * _UNIT[None]).reshape(-1, 2)
+    return _edges_at(edges, pts, ppm).reshape(len(centres_mm), _ANGLES).mean(axis=1)
+
+
+_EDGE_THRESHOLD = 14.0
+
+
+def _lab(image_rect: np.ndarray) -> np.ndarray:
+    return cv2.cvtColor(image_rect, cv2.COLOR_BGR2LAB).astype(np.float32)
+
+
+def _disc_colour(lab: np.ndarray, centre_mm, ppm: float, radius_mm: float) -> np.ndarray:
+    """Median Lab colour of a disc (board mm) of the rectified view."""
+    cx, cy = centre_mm[0] * ppm - 0.5, centre_mm[1] * ppm - 0.5
+    rad = radius_mm * ppm
+    x0, x1 = int(max(0, cx - rad)), int(min(lab.shape[1], cx + rad + 1))
+    y0, y1 = int(max(0, cy - rad)), int(min(lab.shape[0], cy + rad + 1))
+    if x1 <= x0 or y1 <= y0:
+        return np.zeros(3, np.float32)
+    ys, xs = np.mgrid[y0:y1, x0:x1]
+    m = (xs - cx) ** 2 + (ys - cy) ** 2 <= rad * rad
+    return np.median(lab[y0:y1, x0:x1][m], axis=0)
+
+
+# ----------------------------------------------------------------- reading
+
+
+def read_checkers(
+    geometry: Geometry,
+    image: np.ndarray,
+    palette: Palette | None = None,
+    config: VisionConfig | None = None,
+) -> CheckerReading:
+    """Count the checkers on every point, the bar and the trays of a camera frame.
+
+    Raises ValueError for an image that is not a BGR uint8 array.
+    """
+    if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
+        raise ValueError(f"image: expected a BGR uint8 array, got {getattr(image, 'shape', type(image))!r}")
+    ppm = _PPM
+    lab = _lab(rectify(geometry, image, px_per_mm=ppm))
+    edges = _edge_map(lab, ppm)
+    heights, confs = [], []
+    for samples, valid, pred in _MODELS:
+        seen = _edges_at(edges, samples[valid], ppm)
+        err = (pred[:, valid] != seen[None, :]).sum(axis=1)
+        order = np.argsort(err, kind="stable")
+        heights.append(int(order[0]))
+        confs.append(float(min(1.0, (err[order[1]] - err[order[0]]) / _CONFIDENT_MARGIN)))
+    tops = []
+    for p, n in enumerate(heights):
+        if n:
+            tops.append(_disc_colour(lab, checker_slot(p + 1, n - 1)[:2], ppm, CHECKER_DIAMETER_MM * 0.3))
+    pal = palette or _auto_palette(tops)
+    points = []
+    k = 0
+    for p, n in enumerate(heights):
+        if not n:
+            points.append(0)
+            continue
+        side = _side_of(tops[k], pal)
+        k += 1
+        points.append(n if side == 0 else -n)
+    bar, bar_conf = _read_bar(lab, ppm, pal)
+    off, off_conf = _read_off(lab, ppm, pal)
+    reading = CheckerReading(tuple(points), bar, off, tuple(confs), bar_conf, off_conf)
+    return _with_issues(reading)
+
+
+_PPM = 2.0
+_CONFIDENT_MARGIN = 24  # rim samples: a margin this large between the best and second-best height is certain
+
+
+def _side_of(colour: np.ndarray, pal: Palette) -> int:
+    dw = np.linalg.norm(colour - np.array(pal.white))
+    db = np.linalg.norm(colour - np.array(pal.black))
+    return 0 if dw <= db else 1
+
+
+def _auto_palette(tops: list[np.ndarray]) -> Palette:
+    if len(tops) < 2:
+        return Palette((230.0, 128.0, 128.0), (40.0, 128.0, 128.0))
+    arr = np.array(tops, dtype=np.float32)
+    light = arr[:, 0]
+    t = float(np.median(light)) if np.ptp(light) < 1 else _otsu(light)
+    hi, lo = arr[light > t], arr[light <= t]
+    if not len(hi) or not len(lo):
+        return Palette((230.0, 128.0, 128.0), (40.0, 128.0, 128.0))
+    return Palette(tuple(map(float, hi.mean(0))), tuple(map(float, lo.mean(0))))
+
+
+def _otsu(values: np.ndarray) -> float:
+    v = np.sort(values)
+    best, best_t = -1.0, float(v[len(v) // 2])
+    for i in range(1, len(v)):
+        a, b = v[:i], v[i:]
+        score = len(a) * len(b) * (a.mean() - b.mean()) ** 2
+        if score > best:
+            best, best_t = score, float((v[i - 1] + v[i]) / 2)
+    return best_t
+
+
+def _read_bar(lab: np.ndarray, ppm: float, pal: Palette) -> tuple[tuple[int, int], tuple[float, float]]:
+    x = (BAR_X0 + BAR_X1) / 2
+    ys = np.arange(FIELD_Y0 + CHECKER_DIAMETER_MM / 2, FIELD_Y1 - CHECKER_DIAMETER_MM / 2, 1.0)
+    centres = np.c_[np.full_like(ys, x), ys]
+    s = _ring_fraction(_edge_map(lab, ppm), centres, ppm)
+    found = []
+    order = np.argsort(-s)
+    for i in order:
+        if s[i] < _BAR_MIN_SCORE:
+            break
+        if all(abs(ys[i] - ys[j]) >= CHECKER_STEP_MM * 0.45 for j in found):
+            found.append(int(i))
+    counts = [0, 0]
+    margins = [1.0, 1.0]
+    for i in found:
+        side = _side_of(_disc_colour(lab, centres[i], ppm, CHECKER_DIAMETER_MM * 0.3), pal)
+        counts[side] += 1
+        margins[side] = min(margins[side], float((s[i] - _BAR_MIN_SCORE) / (1 - _BAR_MIN_SCORE)))
+    return (counts[0], counts[1]), (margins[0], margins[1])
+
+
+_BAR_MIN_SCORE = 0.55
+
+
+def _read_off(lab: np.ndarray, ppm: float, pal: Palette) -> tuple[tuple[int, int], tuple[float, float]]:
+    counts, confs = [], []
+    for side, tray in ((0, GEOMETRY.tray_white), (1, GEOMETRY.tray_black)):
+        x0, y0, x1, y1 = tray
+        xs = np.linspace(x0 + 12, x1 - 12, 5)
+        along = np.arange(0.0, (y1 - y0) - 2, 0.5)
+        ys = (y1 - along) if side == 0 else (y0 + along)
+        pts = np.array([(x, y) for y in ys for x in xs]) * ppm - 0.5
+        col = _sample(lab, pts).reshape(len(ys), len(xs), 3).mean(axis=1)
+        own = np.array(pal.white if side == 0 else pal.black)
+        other = np.array(pal.tray) if pal.tray is not None else _tray_guess(col)
+        d_own = np.linalg.norm(col - own, axis=1)
+        d_other = np.linalg.norm(col - other, axis=1)
+        is_checker = d_own < d_other
+        run = 0
+        while run < len(is_checker) and (is_checker[run] or is_checker[run : run + 6].any()):
+            run += 1
+        length = along[run - 1] if run else 0.0
+        n = int(round((length - 2 * _OFF_FIRST_MM + _OFF_STEP_MM) / _OFF_STEP_MM)) if length > _OFF_FIRST_MM else 0
+        n = max(0, min(MAX_STACK, n))
+        frac = (length - 2 * _OFF_FIRST_MM + _OFF_STEP_MM) / _OFF_STEP_MM - n if length > _OFF_FIRST_MM else 0.0
+        counts.append(n)
+        confs.append(float(max(0.0, 1 - 2 * abs(frac))))
+    return (counts[0], counts[1]), (confs[0], confs[1])
+
+
+def _tray_guess(col: np.ndarray) -> np.ndarray:
+    return col[-10:].mean(axis=0)
+
+
+def _with_issues(reading: CheckerReading) -> CheckerReading:
+    issues = []
+    w, b = reading.totals()
+    for name, total in (("white", w), ("black", b)):
+        if total > 15:
+            issues.append(f"{name}: {total} checkers seen: more than 15")
+        elif total < 15:
+            issues.append(f"{name}: {total} checkers seen: {15 - total} missing (pinned under a stack, hidden or off the board)")
+    return CheckerReading(reading.points, reading.bar, reading.off, reading.confidence, reading.bar_confidence, reading.off_confidence, tuple(issues))
+
+
+def learn_palette(geometry: Geometry, image: np.ndarray, position: Position) -> Palette:
+    """Learn the checker and tray colours from a frame of a known position (usually the start).
+
+    Raises ValueError if the position has no checker of a side on a point.
+    """
+    ppm = _PPM
+    lab = _lab(rectify(geometry, image, px_per_mm=ppm))
+    cols: dict[int, list[np.ndarray]] = {1: [], -1: []}
+    for i, v in enumerate(position.points):
+        if v:
+            for k in range(abs(v)):
+                c = checker_slot(i + 1, k)[:2]
+                cols[1 if v > 0 else -1].append(_disc_colour(lab, c, ppm, CHECKER_DIAMETER_MM * 0.3))
+    if not cols[1] or not cols[-1]:
+        raise ValueError("position: expected checkers of both sides on the points to learn their colours")
+    tray = None
+    if position.off == (0, 0):
+        x0, y0, x1, y1 = GEOMETRY.tray_white
+        tray = tuple(map(float, _disc_colour(lab, ((x0 + x1) / 2, (y0 + y1) / 2), ppm, 10.0)))
+    white = np.median(np.array(cols[1]), axis=0)
+    black = np.median(np.array(cols[-1]), axis=0)
+    return Palette(tuple(map(float, white)), tuple(map(float, black)), tray)
