@@ -22,12 +22,16 @@ types; must not import ``firmware_bridge`` or ``referee``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import cv2
 import numpy as np
 
+import json
+from pathlib import Path
+
 from board_rules import Position
+from board_rules.errors import TavliError
 from vision.calibrate import Geometry
 from vision.config import VisionConfig, default_config
 from vision.rectify import rectify
@@ -48,6 +52,10 @@ _OFF_STEP_MM = 13.5  # a borne-off checker on edge: its thickness plus a gap
 _OFF_FIRST_MM = 6.0  # from the tray's end to the first one's centre
 
 
+class PaletteError(TavliError, ValueError):
+    """A palette file that cannot be read, or a position it cannot be learned from."""
+
+
 @dataclass(frozen=True, slots=True)
 class Palette:
     """Mean colours (Lab, 0..255 as OpenCV gives them) of white's and black's checker tops and of the trays."""
@@ -60,12 +68,29 @@ class Palette:
         return {"white": list(self.white), "black": list(self.black), "tray": None if self.tray is None else list(self.tray)}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Palette:
+    def from_dict(cls, data: Any) -> Palette:
+        """Raises :class:`PaletteError` unless ``data`` holds white, black (and tray) Lab triples."""
         try:
             tray = data.get("tray")
-            return cls(tuple(map(float, data["white"])), tuple(map(float, data["black"])), None if tray is None else tuple(map(float, tray)))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ValueError(f"palette: {data!r}: expected white, black (and tray) Lab triples") from exc
+            white, black = tuple(map(float, data["white"])), tuple(map(float, data["black"]))
+            tray_t = None if tray is None else tuple(map(float, tray))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise PaletteError(f"palette: {data!r}: expected white, black (and tray) Lab triples") from None
+        if len(white) != 3 or len(black) != 3 or (tray_t is not None and len(tray_t) != 3):
+            raise PaletteError(f"palette: {data!r}: expected white, black (and tray) Lab triples")
+        return cls(white, black, tray_t)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps({"format": "tavli-palette/1", **self.to_dict()}, indent=1), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Palette:
+        """Raises :class:`PaletteError` for a missing or malformed file."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise PaletteError(f"palette: {str(path)!r}: cannot read it as JSON ({exc})") from None
+        return cls.from_dict(data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,23 +164,46 @@ def _static_distance() -> np.ndarray:
 
 
 def _stack_model(point: int, clearance: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rim samples of a point's 15 slots: positions (N x 2 mm), whether each is clear of the
-    board's own edges (N), and ``pred[n]``: whether a stack of ``n`` shows a rim there (16 x N)."""
+    """Rim samples of a point's slots: positions (N x 2 mm), whether each is clear of the board's
+    own edges (N), and ``pred[h]``: whether hypothesis ``h`` shows a rim there (``_HYPOTHESES`` x N).
+
+    Hypothesis ``n`` (0..15) is a plain stack of ``n``; ``16 + n - 1`` is a stack of ``n`` on a
+    pinned checker (plakoto): the pinned one in the first slot, the stack shifted ``_PIN_SHIFT_MM``
+    along the point on top of it.
+    """
     centres = _slot_centres(point)
-    samples = (centres[:, None, :] + _RIM_MM * _UNIT[None]).reshape(-1, 2)
+    direction = GEOMETRY.points[point - 1].direction
+    shifted = centres + np.array([0.0, direction * _PIN_SHIFT_MM])
+    rims = np.concatenate([centres, shifted[: MAX_STACK - 1]])
+    samples = (rims[:, None, :] + _RIM_MM * _UNIT[None]).reshape(-1, 2)
     ix = np.clip((samples * _LABEL_PPM).astype(int), 0, [clearance.shape[1] - 1, clearance.shape[0] - 1])
     valid = clearance[ix[:, 1], ix[:, 0]] > _STATIC_CLEARANCE_MM
-    dist = np.hypot(*(samples[:, None, :] - centres[None, :, :]).transpose(2, 0, 1))  # N x 15
-    on_rim = np.abs(dist - _RIM_MM) < _RIM_TOLERANCE_MM
-    under = dist < CHECKER_DIAMETER_MM / 2 - 0.3  # inside slot k's disc
-    pred = np.zeros((MAX_STACK + 1, len(samples)), bool)
+
+    def shows(stack: np.ndarray) -> np.ndarray:
+        """For a stack (bottom first), where its visible rims lie among the samples."""
+        dist = np.hypot(*(samples[:, None, :] - stack[None, :, :]).transpose(2, 0, 1))
+        on_rim = np.abs(dist - _RIM_MM) < _RIM_TOLERANCE_MM
+        inside = dist < CHECKER_DIAMETER_MM / 2 - 0.3
+        covered_above = np.zeros_like(inside)  # covered_above[:, k]: inside some disc above k
+        for k in range(len(stack) - 2, -1, -1):
+            covered_above[:, k] = covered_above[:, k + 1] | inside[:, k + 1]
+        return (on_rim & ~covered_above).any(axis=1)
+
+    pred = np.zeros((_HYPOTHESES, len(samples)), bool)
     for n in range(1, MAX_STACK + 1):
-        shown = np.zeros(len(samples), bool)
-        for k in range(n):
-            hidden = under[:, k + 1 : n].any(axis=1) if k + 1 < n else np.zeros(len(samples), bool)
-            shown |= on_rim[:, k] & ~hidden
-        pred[n] = shown
+        pred[n] = shows(centres[:n])
+        if n < MAX_STACK:
+            pred[MAX_STACK + n] = shows(np.concatenate([centres[:1], shifted[:n]]))
     return samples, valid, pred
+
+
+_PIN_SHIFT_MM = 6.0  # a checker pinning another sits this much further along the point
+_HYPOTHESES = 2 * MAX_STACK  # 0..15 plain, then 1..14 on a pinned checker
+
+
+def _hypothesis(h: int) -> tuple[int, bool]:
+    """``(checkers seen on top, whether one is pinned under them)`` of hypothesis ``h``."""
+    return (h, False) if h <= MAX_STACK else (h - MAX_STACK, True)
 
 
 _CLEARANCE = _static_distance()
@@ -163,11 +211,15 @@ _MODELS = [_stack_model(p, _CLEARANCE) for p in range(1, 25)]
 
 
 def _sample(img: np.ndarray, pts_px: np.ndarray) -> np.ndarray:
-    """Bilinear samples of ``img`` (HxWxC float32) at Nx2 px: NxC."""
-    mx = pts_px[:, 0].astype(np.float32).reshape(1, -1)
-    my = pts_px[:, 1].astype(np.float32).reshape(1, -1)
-    out = cv2.remap(img, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-    return out.reshape(len(pts_px), -1)
+    """Bilinear samples of ``img`` (HxWxC) at Nx2 px: NxC."""
+    n = len(pts_px)
+    cols = 1024
+    rows = max(1, -(-n // cols))
+    flat = np.zeros((rows * cols, 2), np.float32)
+    flat[:n] = pts_px
+    maps = flat.reshape(rows, cols, 2)
+    out = cv2.remap(img, maps[..., 0], maps[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    return out.reshape(rows * cols, -1)[:n]
 
 
 def _edge_map(lab: np.ndarray, ppm: float) -> np.ndarray:
@@ -176,24 +228,18 @@ def _edge_map(lab: np.ndarray, ppm: float) -> np.ndarray:
     k = max(3, int(round(2 * ppm)) | 1)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
     grad = cv2.morphologyEx(lab, cv2.MORPH_GRADIENT, kernel)
-    return (grad[..., 0] + 0.5 * (grad[..., 1] + grad[..., 2])).astype(np.float32)
+    chroma = cv2.addWeighted(grad[..., 1], 0.5, grad[..., 2], 0.5, 0, dtype=cv2.CV_32F)
+    return cv2.add(grad[..., 0], chroma, dtype=cv2.CV_32F)
 
 
-def _edges_at(edges: np.ndarray, pts_mm: np.ndarray, ppm: float) -> np.ndarray:
-    return _sample(edges[..., None], pts_mm * ppm - 0.5)[:, 0] > _EDGE_THRESHOLD
-
-
-def _ring_fraction(edges: np.ndarray, centres_mm: np.ndarray, ppm: float) -> np.ndarray:
+def _ring_fraction(v: View, centres_mm: np.ndarray) -> np.ndarray:
     """For each centre (board mm), the fraction of its rim that shows an edge: N."""
     pts = (centres_mm[:, None, :] + _RIM_MM * _UNIT[None]).reshape(-1, 2)
-    return _edges_at(edges, pts, ppm).reshape(len(centres_mm), _ANGLES).mean(axis=1)
-
-
-_EDGE_THRESHOLD = 14.0
+    return v.edges_at(pts).reshape(len(centres_mm), _ANGLES).mean(axis=1)
 
 
 def _lab(image_rect: np.ndarray) -> np.ndarray:
-    return cv2.cvtColor(image_rect, cv2.COLOR_BGR2LAB).astype(np.float32)
+    return cv2.cvtColor(image_rect, cv2.COLOR_BGR2LAB)
 
 
 def _disc_colour(lab: np.ndarray, centre_mm, ppm: float, radius_mm: float) -> np.ndarray:
@@ -206,38 +252,82 @@ def _disc_colour(lab: np.ndarray, centre_mm, ppm: float, radius_mm: float) -> np
         return np.zeros(3, np.float32)
     ys, xs = np.mgrid[y0:y1, x0:x1]
     m = (xs - cx) ** 2 + (ys - cy) ** 2 <= rad * rad
-    return np.median(lab[y0:y1, x0:x1][m], axis=0)
+    return np.median(lab[y0:y1, x0:x1][m], axis=0).astype(np.float32)
 
 
 # ----------------------------------------------------------------- reading
 
 
+@dataclass(frozen=True, slots=True)
+class View:
+    """A frame seen from above: rectified Lab colours and edge strength at ``ppm`` px per board mm."""
+
+    bgr: np.ndarray
+    lab: np.ndarray
+    edges: np.ndarray
+    ppm: float
+    threshold: float
+
+    def edges_at(self, points_mm) -> np.ndarray:
+        """Whether the frame shows an edge at each board-mm point (N x 2 -> N bools)."""
+        pts = np.asarray(points_mm, dtype=np.float64).reshape(-1, 2)
+        return _sample(self.edges[..., None], pts * self.ppm - 0.5)[:, 0] > self.threshold
+
+    def lab_at(self, points_mm) -> np.ndarray:
+        """Lab colours at board-mm points (N x 2 -> N x 3 float)."""
+        pts = np.asarray(points_mm, dtype=np.float64).reshape(-1, 2)
+        return _sample(self.lab, pts * self.ppm - 0.5).astype(np.float32)
+
+
+def view(geometry: Geometry, image: np.ndarray, config: VisionConfig | None = None) -> View:
+    """Rectify a camera frame for reading. Raises ValueError for an image that is not a BGR uint8 array."""
+    if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
+        raise ValueError(f"image: expected a BGR uint8 array, got {getattr(image, 'shape', type(image))!r}")
+    cfg = config or default_config()
+    ppm = float(cfg.read_px_per_mm)
+    bgr = rectify(geometry, image, px_per_mm=ppm)
+    lab = _lab(bgr)
+    return View(bgr, lab, _edge_map(lab, ppm), ppm, float(cfg.edge_threshold))
+
+
 def read_checkers(
     geometry: Geometry,
-    image: np.ndarray,
+    image: np.ndarray | View,
     palette: Palette | None = None,
     config: VisionConfig | None = None,
+    not_on_bar: tuple[float, float, float] | None = None,
+    ignore: Sequence[tuple[float, float, float]] = (),
 ) -> CheckerReading:
-    """Count the checkers on every point, the bar and the trays of a camera frame.
+    """Count the checkers on every point, the bar and the trays of a camera frame (or its :class:`View`).
+
+    ``not_on_bar`` is a disc (x, y, radius in board mm) where no bar checker is looked for (the cube);
+    ``ignore`` are discs where something else lies (dice): rims are not looked for there.
 
     Raises ValueError for an image that is not a BGR uint8 array.
     """
-    if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
-        raise ValueError(f"image: expected a BGR uint8 array, got {getattr(image, 'shape', type(image))!r}")
-    ppm = _PPM
-    lab = _lab(rectify(geometry, image, px_per_mm=ppm))
-    edges = _edge_map(lab, ppm)
-    heights, confs = [], []
+    cfg = config or default_config()
+    v = image if isinstance(image, View) else view(geometry, image, cfg)
+    lab, ppm = v.lab, v.ppm
+    heights, confs, pinned = [], [], []
     for samples, valid, pred in _MODELS:
-        seen = _edges_at(edges, samples[valid], ppm)
+        for x, y, r in ignore:
+            valid = valid & (np.hypot(samples[:, 0] - x, samples[:, 1] - y) > r)
+        seen = v.edges_at(samples[valid])
         err = (pred[:, valid] != seen[None, :]).sum(axis=1)
         order = np.argsort(err, kind="stable")
-        heights.append(int(order[0]))
-        confs.append(float(min(1.0, (err[order[1]] - err[order[0]]) / _CONFIDENT_MARGIN)))
+        n, under = _hypothesis(int(order[0]))
+        heights.append(n)
+        pinned.append(under)
+        # the runner-up that would change the count
+        rival = next(int(h) for h in order[1:] if _hypothesis(int(h))[0] != n)
+        confs.append(float(min(1.0, (err[rival] - err[order[0]]) / _CONFIDENT_MARGIN)))
     tops = []
     for p, n in enumerate(heights):
         if n:
-            tops.append(_disc_colour(lab, checker_slot(p + 1, n - 1)[:2], ppm, CHECKER_DIAMETER_MM * 0.3))
+            x, y = checker_slot(p + 1, n - 1)[:2]
+            if pinned[p]:
+                y += GEOMETRY.points[p].direction * _PIN_SHIFT_MM
+            tops.append(_top_colour(lab, (x, y), ppm, ignore))
     pal = palette or _auto_palette(tops)
     points = []
     k = 0
@@ -248,13 +338,12 @@ def read_checkers(
         side = _side_of(tops[k], pal)
         k += 1
         points.append(n if side == 0 else -n)
-    bar, bar_conf = _read_bar(lab, ppm, pal)
+    bar, bar_conf = _read_bar(v, pal, cfg.bar_min_ring, not_on_bar)
     off, off_conf = _read_off(lab, ppm, pal)
-    reading = CheckerReading(tuple(points), bar, off, tuple(confs), bar_conf, off_conf)
-    return _with_issues(reading)
+    return _with_issues(CheckerReading(tuple(points), bar, off, tuple(confs), bar_conf, off_conf))
 
 
-_PPM = 2.0
+
 _CONFIDENT_MARGIN = 24  # rim samples: a margin this large between the best and second-best height is certain
 
 
@@ -287,28 +376,34 @@ def _otsu(values: np.ndarray) -> float:
     return best_t
 
 
-def _read_bar(lab: np.ndarray, ppm: float, pal: Palette) -> tuple[tuple[int, int], tuple[float, float]]:
+def bar_rings(v: View, min_ring: float, exclude: tuple[float, float, float] | None = None) -> list[tuple[tuple[float, float], float]]:
+    """Checkers on the bar: ``(centre_mm, rim fraction)`` of each ring found along its centre line,
+    but none whose centre lies in the disc ``exclude`` (x, y, radius mm: where the cube is)."""
     x = (BAR_X0 + BAR_X1) / 2
     ys = np.arange(FIELD_Y0 + CHECKER_DIAMETER_MM / 2, FIELD_Y1 - CHECKER_DIAMETER_MM / 2, 1.0)
     centres = np.c_[np.full_like(ys, x), ys]
-    s = _ring_fraction(_edge_map(lab, ppm), centres, ppm)
-    found = []
-    order = np.argsort(-s)
-    for i in order:
-        if s[i] < _BAR_MIN_SCORE:
+    s = _ring_fraction(v, centres)
+    if exclude is not None:
+        s[np.hypot(centres[:, 0] - exclude[0], centres[:, 1] - exclude[1]) < exclude[2]] = 0.0
+    found: list[int] = []
+    for i in np.argsort(-s):
+        if s[i] < min_ring:
             break
         if all(abs(ys[i] - ys[j]) >= CHECKER_STEP_MM * 0.45 for j in found):
             found.append(int(i))
+    return [((float(x), float(ys[i])), float(s[i])) for i in sorted(found)]
+
+
+def _read_bar(v: View, pal: Palette, min_ring: float, exclude) -> tuple[tuple[int, int], tuple[float, float]]:
     counts = [0, 0]
     margins = [1.0, 1.0]
-    for i in found:
-        side = _side_of(_disc_colour(lab, centres[i], ppm, CHECKER_DIAMETER_MM * 0.3), pal)
+    for centre, score in bar_rings(v, min_ring, exclude):
+        side = _side_of(_disc_colour(v.lab, centre, v.ppm, CHECKER_DIAMETER_MM * 0.3), pal)
         counts[side] += 1
-        margins[side] = min(margins[side], float((s[i] - _BAR_MIN_SCORE) / (1 - _BAR_MIN_SCORE)))
+        margins[side] = min(margins[side], float((score - min_ring) / (1 - min_ring)))
     return (counts[0], counts[1]), (margins[0], margins[1])
 
 
-_BAR_MIN_SCORE = 0.55
 
 
 def _read_off(lab: np.ndarray, ppm: float, pal: Palette) -> tuple[tuple[int, int], tuple[float, float]]:
@@ -319,7 +414,7 @@ def _read_off(lab: np.ndarray, ppm: float, pal: Palette) -> tuple[tuple[int, int
         along = np.arange(0.0, (y1 - y0) - 2, 0.5)
         ys = (y1 - along) if side == 0 else (y0 + along)
         pts = np.array([(x, y) for y in ys for x in xs]) * ppm - 0.5
-        col = _sample(lab, pts).reshape(len(ys), len(xs), 3).mean(axis=1)
+        col = _sample(lab, pts).reshape(len(ys), len(xs), 3).astype(np.float32).mean(axis=1)
         own = np.array(pal.white if side == 0 else pal.black)
         other = np.array(pal.tray) if pal.tray is not None else _tray_guess(col)
         d_own = np.linalg.norm(col - own, axis=1)
@@ -352,13 +447,27 @@ def _with_issues(reading: CheckerReading) -> CheckerReading:
     return CheckerReading(reading.points, reading.bar, reading.off, reading.confidence, reading.bar_confidence, reading.off_confidence, tuple(issues))
 
 
-def learn_palette(geometry: Geometry, image: np.ndarray, position: Position) -> Palette:
+def _top_colour(lab: np.ndarray, centre, ppm: float, ignore) -> np.ndarray:
+    """The colour of a checker's top, from the part of it no die lies on."""
+    radius = CHECKER_DIAMETER_MM * 0.3
+    for x, y, r in ignore:
+        d = float(np.hypot(centre[0] - x, centre[1] - y))
+        if d < r + radius:  # a die on it: look at the far side of the top
+            if d < 1e-6:
+                break
+            ux, uy = (centre[0] - x) / d, (centre[1] - y) / d
+            far = CHECKER_DIAMETER_MM / 2 - 5
+            return _disc_colour(lab, (centre[0] + ux * far, centre[1] + uy * far), ppm, 4.0)
+    return _disc_colour(lab, centre, ppm, radius)
+
+
+def learn_palette(geometry: Geometry, image: np.ndarray, position: Position, config: VisionConfig | None = None) -> Palette:
     """Learn the checker and tray colours from a frame of a known position (usually the start).
 
-    Raises ValueError if the position has no checker of a side on a point.
+    Raises :class:`PaletteError` if the position has no checker of a side on a point.
     """
-    ppm = _PPM
-    lab = _lab(rectify(geometry, image, px_per_mm=ppm))
+    v = view(geometry, image, config)
+    lab, ppm = v.lab, v.ppm
     cols: dict[int, list[np.ndarray]] = {1: [], -1: []}
     for i, v in enumerate(position.points):
         if v:
@@ -366,7 +475,7 @@ def learn_palette(geometry: Geometry, image: np.ndarray, position: Position) -> 
                 c = checker_slot(i + 1, k)[:2]
                 cols[1 if v > 0 else -1].append(_disc_colour(lab, c, ppm, CHECKER_DIAMETER_MM * 0.3))
     if not cols[1] or not cols[-1]:
-        raise ValueError("position: expected checkers of both sides on the points to learn their colours")
+        raise PaletteError("position: expected checkers of both sides on the points to learn their colours")
     tray = None
     if position.off == (0, 0):
         x0, y0, x1, y1 = GEOMETRY.tray_white

@@ -1,0 +1,152 @@
+"""Accuracy of the camera pipeline on rendered frames whose seeds no tuning used.
+
+Usage: python benchmarks/bench_vision.py [--frames 500] [--first-seed 500000] [--hands 0.2]
+
+Each frame is a random position (backgammon with hits and bear-offs, plakoto,
+fevga and long nardy with stacks to 15), a random board style and checker
+finish, two dice of random colours (some cocked), the cube half of the time,
+and a hand over the board in a fifth of the frames. The camera is calibrated
+from the frame's markers. Prints: per-point count error rate, whole-position
+exact rate over unoccluded frames, dice value accuracy, cocked-die detection,
+cube accuracy, occluded frames wrongly passed as readable (which the gate would
+call stable once they held), clear frames wrongly called occluded, and the time
+per frame with its ratio to a reference (rectifying the frame) in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from board_rules import find_variant  # noqa: E402
+from tests.positions import random_backgammon, random_plakoto, random_same_direction  # noqa: E402
+from vision.calibrate import calibrate  # noqa: E402
+from vision.observe import read_frame  # noqa: E402
+from vision.rectify import rectify  # noqa: E402
+from vision.render import BOARD_STYLES, CHECKER_STYLES, DIE_COLOURS, DieSpec, render  # noqa: E402
+
+
+def scene(seed: int, hand_share: float):
+    rng = random.Random(seed)
+    kind = rng.random()
+    if kind < 0.5:
+        pos = random_backgammon(rng)
+    elif kind < 0.7:
+        pos = random_plakoto(rng)
+    else:
+        pos = random_same_direction(rng, find_variant(rng.choice(["fevga", "long-nardy", "gul-bara"])))
+    dice = [DieSpec(rng.randint(1, 6), colour=rng.choice(sorted(DIE_COLOURS)), cocked=rng.random() < 0.1) for _ in range(2)]
+    # an undoubled cube (64 up) lies in the centre; a doubled one on its owner's side
+    cube = None
+    if rng.random() < 0.5:
+        value = rng.choice([1, 2, 4, 8, 16, 32, 64])
+        cube = (value, "centre" if value == 1 else rng.choice(["white", "black"]))
+    return dict(
+        position=pos,
+        dice=dice,
+        cube=cube,
+        style=rng.choice(sorted(BOARD_STYLES)),
+        checkers=rng.choice(sorted(CHECKER_STYLES)),
+        hand=rng.random() < hand_share,
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--frames", type=int, default=500)
+    ap.add_argument("--first-seed", type=int, default=500000)
+    ap.add_argument("--hands", type=float, default=0.2, help="share of frames with a hand over the board")
+    args = ap.parse_args()
+
+    n_clear = n_hand = 0
+    point_errors = point_total = exact = bar_off_errors = 0
+    dice_flat = dice_ok = dice_cocked = cocked_flagged = flat_flagged = dice_false = 0
+    cubes = cube_ok = cube_false = 0
+    hand_passed = clear_occluded = 0
+    t_read = t_ref = 0.0
+    failures = []
+    for seed in range(args.first_seed, args.first_seed + args.frames):
+        s = scene(seed, args.hands)
+        pos = s.pop("position")
+        frame = render(pos, seed=seed, **s)
+        geometry = calibrate(render(pos, seed=seed, style=s["style"], checkers=s["checkers"]).image) if s["hand"] else calibrate(frame.image)
+        t0 = time.perf_counter()
+        obs = read_frame(geometry, frame.image)
+        t1 = time.perf_counter()
+        rectify(geometry, frame.image, px_per_mm=2.0)
+        t2 = time.perf_counter()
+        t_read += t1 - t0
+        t_ref += t2 - t1
+        if s["hand"]:
+            n_hand += 1
+            if obs.status not in ("occluded", "board-not-found"):
+                hand_passed += 1
+                failures.append((seed, "hand frame passed as readable"))
+            continue
+        n_clear += 1
+        if obs.status != "settling":
+            clear_occluded += 1
+            failures.append((seed, f"clear frame called {obs.status}: {obs.messages}"))
+            continue
+        c = obs.checkers
+        wrong = [(i + 1, pos.points[i], c.points[i]) for i in range(24) if c.points[i] != pos.points[i]]
+        point_errors += len(wrong)
+        point_total += 24
+        bo = (c.bar != tuple(pos.bar)) + (c.off != tuple(pos.off))
+        bar_off_errors += bo
+        if not wrong and not bo:
+            exact += 1
+        else:
+            failures.append((seed, f"points {wrong} bar {pos.bar}->{c.bar} off {pos.off}->{c.off} ({s['style']}, {s['checkers']})"))
+        # dice: match each true die to the nearest reading within half a die
+        seen = list(obs.dice)
+        for d in frame.dice:
+            near = min(seen, key=lambda o: (o.centre[0] - d.centre[0]) ** 2 + (o.centre[1] - d.centre[1]) ** 2, default=None)
+            hit = near is not None and ((near.centre[0] - d.centre[0]) ** 2 + (near.centre[1] - d.centre[1]) ** 2) ** 0.5 < 20
+            if hit:
+                seen.remove(near)
+            if d.cocked:
+                dice_cocked += 1
+                cocked_flagged += hit and near.cocked
+            else:
+                dice_flat += 1
+                ok = hit and not near.cocked and near.value == d.value
+                dice_ok += ok
+                flat_flagged += hit and near.cocked
+                if not ok:
+                    failures.append((seed, f"die {d.value} read as {None if not hit else (near.value, near.cocked)}"))
+        dice_false += len(seen)
+        if frame.cube is not None:
+            cubes += 1
+            good = obs.cube is not None and obs.cube.where == frame.cube.where and obs.cube.value == frame.cube.value
+            cube_ok += good
+            if not good:
+                failures.append((seed, f"cube {frame.cube.value} {frame.cube.where} read as {obs.cube and obs.cube.to_dict()}"))
+        elif obs.cube is not None:
+            cube_false += 1
+    frames = n_clear + n_hand
+    print(f"frames: {frames} ({n_clear} clear, {n_hand} with a hand), seeds {args.first_seed}..{args.first_seed + args.frames - 1}")
+    print(f"per-point count error rate: {point_errors}/{point_total} = {point_errors / max(1, point_total):.3%} (target <= 0.2%)")
+    print(f"bar and tray errors: {bar_off_errors} of {2 * n_clear} readings")
+    print(f"whole position exact (unoccluded frames): {exact}/{n_clear} = {exact / max(1, n_clear):.1%} (target >= 97%)")
+    print(f"dice values (flat dice): {dice_ok}/{dice_flat} = {dice_ok / max(1, dice_flat):.2%} (target >= 99.5%); "
+          f"flat dice called cocked: {flat_flagged}; false dice: {dice_false}")
+    print(f"cocked dice flagged: {cocked_flagged}/{dice_cocked} = {cocked_flagged / max(1, dice_cocked):.1%}")
+    print(f"cube place and value: {cube_ok}/{cubes} = {cube_ok / max(1, cubes):.1%}; cube seen where there is none: {cube_false}")
+    print(f"occluded frames passed as readable (would become stable): {hand_passed}/{n_hand} (target 0)")
+    print(f"clear frames called occluded or board-not-found: {clear_occluded}/{n_clear}")
+    print(f"read_frame: {1000 * t_read / max(1, frames):.0f} ms a frame; ratio to rectifying the frame: {t_read / max(t_ref, 1e-9):.1f}")
+    if failures:
+        print(f"first failures ({len(failures)} in all):")
+        for f in failures[:25]:
+            print("  ", *f)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

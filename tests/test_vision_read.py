@@ -1,0 +1,205 @@
+"""Reading a calibrated frame: checkers on every point, bar and trays, the cube, occlusion and the stability gate."""
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from board_rules import Position, Roll
+from referee.cli import main
+from tests.positions import random_backgammon, random_same_direction
+from vision.calibrate import calibrate
+from vision.checkers import Palette, PaletteError, learn_palette, read_checkers
+from vision.config import ConfigError, VisionConfig
+from vision.gate import Gate
+from vision.observe import Pipeline, read_frame
+from vision.render import camera_pose, frames_of_game, render
+
+START = Position.start("backgammon")
+
+
+def _assert_reads(frame, reading):
+    pos = frame.position
+    wrong = [(i + 1, pos.points[i], reading.points[i]) for i in range(24) if pos.points[i] != reading.points[i]]
+    assert wrong == []
+    assert reading.bar == tuple(pos.bar)
+    assert reading.off == tuple(pos.off)
+
+
+@pytest.mark.parametrize(
+    "seed, style, checkers",
+    [(1, "walnut", "matte"), (2, "felt", "glossy"), (3, "olive", "metal"), (4, "walnut", "glossy"), (5, "felt", "metal")],
+)
+def test_every_point_bar_and_tray_is_counted_with_its_colour(seed, style, checkers):
+    pos = random_backgammon(random.Random(1000 + seed))
+    frame = render(pos, seed=1000 + seed, style=style, checkers=checkers)
+    reading = read_checkers(calibrate(frame.image), frame.image)
+    _assert_reads(frame, reading)
+    assert reading.issues == ()
+    assert min(reading.confidence) > 0.5
+
+
+@pytest.mark.parametrize("variant", ["fevga", "long-nardy"])
+def test_stacks_up_to_fifteen_in_layers_are_counted(variant):
+    for seed in (11, 12):
+        frame = render(Position.start(variant), seed=seed, checkers="metal" if seed % 2 else "matte")
+        _assert_reads(frame, read_checkers(calibrate(frame.image), frame.image))
+    pos = random_same_direction(random.Random(5), variant)
+    frame = render(pos, seed=13, style="olive")
+    _assert_reads(frame, read_checkers(calibrate(frame.image), frame.image))
+
+
+def test_a_pinned_checker_is_left_to_the_referee_and_reported_missing():
+    points = [0] * 24
+    points[5], points[9], points[12] = 5, 2, 7  # white, with a black checker pinned under the two on 10
+    points[18], points[21], points[23] = -4, -3, -5  # black, with a white checker pinned under the three on 22
+    pos = Position.from_dict({"variant": "plakoto", "turn": "white", "points": points, "pinned": {"10": "black", "22": "white"},
+                              "bar": {"white": 0, "black": 0}, "off": {"white": 0, "black": 2}})
+    frame = render(pos, seed=21)
+    reading = read_checkers(calibrate(frame.image), frame.image)
+    assert [abs(v) for v in reading.points] == [abs(v) for v in pos.points]
+    pinned = {"white": sum(1 for p in pos.pinned if p > 0), "black": sum(1 for p in pos.pinned if p < 0)}
+    for side, n in pinned.items():
+        if n:
+            assert any(issue.startswith(f"{side}: {15 - n} checkers seen") for issue in reading.issues)
+
+
+def test_learned_palette_reads_the_start_and_round_trips(tmp_path):
+    frame = render(START, seed=31, style="felt", checkers="glossy")
+    geometry = calibrate(frame.image)
+    palette = learn_palette(geometry, frame.image, START)
+    palette.save(tmp_path / "p.json")
+    assert Palette.load(tmp_path / "p.json") == palette
+    later = render(random_backgammon(random.Random(32)), camera=camera_pose(31), seed=32, scene_seed=31, style="felt", checkers="glossy")
+    _assert_reads(later, read_checkers(geometry, later.image, palette))
+    (tmp_path / "bad.json").write_text('{"white": [1, 2]}')
+    with pytest.raises(PaletteError, match="Lab triples"):
+        Palette.load(tmp_path / "bad.json")
+    with pytest.raises(PaletteError):
+        learn_palette(geometry, frame.image, Position.from_dict({**START.to_dict(), "points": [15] + [0] * 23, "off": {"white": 0, "black": 15}}))
+
+
+@pytest.mark.parametrize("value, where", [(1, "centre"), (2, "white"), (16, "black"), (64, "white"), (8, "centre")])
+def test_the_cube_is_found_on_the_bar_and_read(value, where):
+    frame = render(START, seed=40 + value, cube=(value, where), style="walnut" if value % 3 else "olive")
+    obs = read_frame(calibrate(frame.image), frame.image)
+    assert obs.cube is not None and obs.cube.where == where and obs.cube.value == value
+    assert obs.checkers.bar == (0, 0)
+
+
+def test_no_cube_is_no_cube():
+    frame = render(START, seed=50)
+    assert read_frame(calibrate(frame.image), frame.image).cube is None
+
+
+def test_a_hand_over_the_board_is_occluded_and_reports_no_counts():
+    for seed in (60, 61, 62, 63):
+        pos = random_backgammon(random.Random(seed))
+        clear = render(pos, seed=seed)
+        geometry = calibrate(clear.image)
+        obs = read_frame(geometry, render(pos, camera=camera_pose(seed), seed=seed + 100, scene_seed=seed, hand=True).image)
+        assert obs.status == "occluded"
+        d = obs.to_dict()
+        assert d["points"] is None and d["dice"] == [] and d["occlusion"]["occluded"]
+        assert read_frame(geometry, clear.image).status == "settling"
+
+
+def test_a_knocked_camera_is_board_not_found_with_the_drift():
+    frame = render(START, seed=70)
+    geometry = calibrate(frame.image)
+    moved = render(START, seed=71)
+    obs = read_frame(geometry, moved.image)
+    assert obs.status == "board-not-found"
+    assert obs.drift_px is not None and obs.drift_px > 4
+    assert "recalibrate" in obs.messages[0]
+
+
+def test_gate_reports_stable_only_after_the_reading_held():
+    gate = Gate(3)
+    assert gate.update("a") == ("settling", 1)
+    assert gate.update("a") == ("settling", 2)
+    assert gate.update("a") == ("stable", 3)
+    assert gate.update("b") == ("settling", 1)
+    assert gate.update("b", occluded=True) == ("occluded", 0)
+    assert gate.update("b") == ("settling", 1)
+    assert gate.update("b", moving=True) == ("settling", 0)
+    assert gate.update("b", board_found=False) == ("board-not-found", 0)
+    with pytest.raises(ValueError):
+        Gate(0)
+
+
+def test_pipeline_on_a_game_in_progress_never_calls_a_hand_frame_stable():
+    positions = [START, START.play(START.legal_plays(Roll(3, 1))[0], Roll(3, 1))]
+    frames = list(frames_of_game(positions, seed=80))
+    assert [f.hand is not None for f in frames] == [False, True, False]
+    pipe = Pipeline(calibrate(frames[0].image), config=VisionConfig(stable_frames=2))
+    statuses = []
+    for f in [frames[0], frames[0], frames[1], frames[2], frames[2], frames[2]]:
+        statuses.append(pipe.feed(f.image).status)
+    assert statuses == ["settling", "stable", "occluded", "settling", "stable", "stable"]
+    last = pipe.feed(frames[2].image)
+    assert last.checkers.points == positions[1].points
+
+
+def test_observation_json_has_every_field():
+    frame = render(START, seed=90, dice=[(3, None), (5, None)], cube=(2, "black"))
+    d = read_frame(calibrate(frame.image), frame.image).to_dict()
+    assert d["format"] == "tavli-observation/1" and d["status"] == "settling"
+    assert d["points"] == list(START.points)
+    assert d["bar"] == {"white": 0, "black": 0} and d["off"] == {"white": 0, "black": 0}
+    assert d["conservation"] == {"white": 15, "black": 15, "issues": []}
+    assert len(d["confidence"]["points"]) == 24
+    assert d["cube"]["where"] == "black" and d["cube"]["value"] == 2
+    for die in d["dice"]:
+        assert set(die) >= {"value", "centre", "centre_mm", "half", "cocked", "confidence", "box"}
+    json.dumps(d)
+
+
+def test_vision_read_and_learn_on_the_command_line(tmp_path, capsys):
+    frame = render(START, seed=95)
+    import cv2
+
+    cv2.imwrite(str(tmp_path / "f.png"), frame.image)
+    (tmp_path / "start.json").write_text(START.to_json())
+    assert main(["vision", "calibrate", str(tmp_path / "f.png"), "-o", str(tmp_path / "g.json")]) == 0
+    assert main(["vision", "learn", str(tmp_path / "f.png"), "--geometry", str(tmp_path / "g.json"),
+                 "--position", str(tmp_path / "start.json"), "-o", str(tmp_path / "p.json")]) == 0
+    capsys.readouterr()
+    assert main(["vision", "read", str(tmp_path / "f.png"), "--geometry", str(tmp_path / "g.json"),
+                 "--palette", str(tmp_path / "p.json"), "--annotate", str(tmp_path / "a.png")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["points"] == list(START.points)
+    assert cv2.imread(str(tmp_path / "a.png")) is not None
+
+
+@pytest.mark.parametrize("content", [None, b"", b"not an image at all", np.zeros((4, 4, 3), np.uint8)])
+def test_vision_read_refuses_bad_images_with_exit_2(tmp_path, capsys, content):
+    import cv2
+
+    frame = render(START, seed=96)
+    cv2.imwrite(str(tmp_path / "f.png"), frame.image)
+    main(["vision", "calibrate", str(tmp_path / "f.png"), "-o", str(tmp_path / "g.json")])
+    bad = tmp_path / "bad.png"
+    if isinstance(content, bytes):
+        bad.write_bytes(content)
+    elif content is not None:
+        cv2.imwrite(str(bad), content)
+    capsys.readouterr()
+    assert main(["vision", "read", str(bad), "--geometry", str(tmp_path / "g.json")]) == 2
+    err = capsys.readouterr().err
+    assert "image" in err and str(bad) in err
+
+
+def test_vision_read_refuses_a_bad_geometry_or_config(tmp_path, capsys):
+    import cv2
+
+    cv2.imwrite(str(tmp_path / "f.png"), render(START, seed=97).image)
+    (tmp_path / "g.json").write_text("{}")
+    assert main(["vision", "read", str(tmp_path / "f.png"), "--geometry", str(tmp_path / "g.json")]) == 2
+    (tmp_path / "c.toml").write_text("[gate]\nstable_frames = 0\n")
+    main(["vision", "calibrate", str(tmp_path / "f.png"), "-o", str(tmp_path / "g.json")])
+    assert main(["vision", "read", str(tmp_path / "f.png"), "--geometry", str(tmp_path / "g.json"), "--config", str(tmp_path / "c.toml")]) == 2
+    assert "stable_frames" in capsys.readouterr().err
+    with pytest.raises(ConfigError):
+        VisionConfig(max_missing_edges=1.5)

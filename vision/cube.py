@@ -1,0 +1,161 @@
+"""The doubling cube: where it lies on the bar (centre, white's side, black's side) and its value.
+
+Owns finding the cube in the rectified view and reading the number on its top
+face. The cube is found as a square outline of the cube's size along the bar
+(at any turn); its face is turned upright and its number matched against
+templates of 2, 4, 8, 16, 32 and 64 (a cube showing 64 in the centre is an
+undoubled cube, value 1). An unreadable face gives the cube's place with value
+None. May import ``board_rules`` types; must not import ``firmware_bridge`` or
+``referee``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+from vision.render import BAR_X0, BAR_X1, CUBE_SIZE_MM, FIELD_Y0, FIELD_Y1
+
+FACES = (2, 4, 8, 16, 32, 64)
+_TEMPLATE_PX = 48  # side of the face image the number is matched in
+
+
+@dataclass(frozen=True, slots=True)
+class CubeReading:
+    """The cube's place (``centre``, ``white``, ``black``), its board-mm centre, the face's
+    number (None if unreadable), the value that means (64 in the centre: 1) and confidences."""
+
+    where: str
+    centre_mm: tuple[float, float]
+    face: int | None
+    confidence: float  # of finding the cube
+    face_confidence: float
+
+    @property
+    def value(self) -> int | None:
+        if self.face is None:
+            return None
+        return 1 if (self.face == 64 and self.where == "centre") else self.face
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "where": self.where,
+            "value": self.value,
+            "face": self.face,
+            "centre_mm": [round(self.centre_mm[0], 1), round(self.centre_mm[1], 1)],
+            "confidence": round(self.confidence, 3),
+            "face_confidence": round(self.face_confidence, 3),
+        }
+
+
+def _outline(half: float, angle: float, n_side: int = 12, extent: float = 0.8) -> np.ndarray:
+    t = np.linspace(-extent, extent, n_side)
+    sides = [np.c_[t * half, np.full(n_side, -half)], np.c_[np.full(n_side, half), t * half],
+             np.c_[t * half, np.full(n_side, half)], np.c_[np.full(n_side, -half), t * half]]
+    pts = np.concatenate(sides)
+    c, s = math.cos(angle), math.sin(angle)
+    return pts @ np.array([[c, s], [-s, c]])
+
+
+_ANGLES = tuple(math.radians(a) for a in range(0, 90, 10))
+_OUTLINES = [_outline(CUBE_SIZE_MM / 2, a) for a in _ANGLES]
+_INSIDE = [_outline(CUBE_SIZE_MM / 2 - 4.0, a) for a in _ANGLES]
+# just outside the middle of each side: plain beside a cube, a checker's rim on a checker
+_OUTSIDE = [_outline(CUBE_SIZE_MM / 2 + 3.4, a, 6, 0.5) for a in _ANGLES]
+
+
+def find_cube(edges_at, *, min_score: float) -> tuple[tuple[float, float], float, float] | None:
+    """The best square outline of the cube's size along the bar: ``(centre_mm, angle, score)`` or None.
+
+    ``edges_at(points_mm)`` tells where the frame shows an edge. The score is the
+    fraction of the outline that shows an edge less the fractions of the face just inside it and of
+    the bar just outside the middle of its sides (where a checker would show its rim).
+    """
+    xs = np.arange(BAR_X0 + CUBE_SIZE_MM / 2 - 4, BAR_X1 - CUBE_SIZE_MM / 2 + 4.01, 2.0)
+    ys = np.arange(FIELD_Y0 + CUBE_SIZE_MM / 2, FIELD_Y1 - CUBE_SIZE_MM / 2 + 0.01, 2.0)
+    centres = np.array([(x, y) for y in ys for x in xs])
+
+    def scores(centres: np.ndarray, k: int) -> np.ndarray:
+        on = edges_at((centres[:, None, :] + _OUTLINES[k][None]).reshape(-1, 2)).reshape(len(centres), -1).mean(axis=1)
+        ins = edges_at((centres[:, None, :] + _INSIDE[k][None]).reshape(-1, 2)).reshape(len(centres), -1).mean(axis=1)
+        out = edges_at((centres[:, None, :] + _OUTSIDE[k][None]).reshape(-1, 2)).reshape(len(centres), -1).mean(axis=1)
+        return on - ins - out  # a face is plain inside its outline, and so is the bar just beside it
+
+    # coarse: square and diagonal over the whole bar; fine: every angle around the best few places
+    coarse = np.maximum(scores(centres, 0), scores(centres, len(_ANGLES) // 2))
+    best = None
+    for i in np.argsort(-coarse)[:4]:
+        near = centres[i] + np.array([(dx, dy) for dx in (-1.0, 0.0, 1.0) for dy in (-1.0, 0.0, 1.0)])
+        for k in range(len(_ANGLES)):
+            sc = scores(near, k)
+            j = int(np.argmax(sc))
+            if best is None or sc[j] > best[2]:
+                best = (tuple(map(float, near[j])), _ANGLES[k], float(sc[j]))
+    if best is None or best[2] < min_score:
+        return None
+    return best
+
+
+def place_of(centre_mm: tuple[float, float]) -> str:
+    """``centre`` in the middle third of the bar, else the side whose half of the board it is in (white at the bottom)."""
+    y = centre_mm[1]
+    third = (FIELD_Y1 - FIELD_Y0) / 3
+    if y < FIELD_Y0 + third:
+        return "black"
+    if y > FIELD_Y1 - third:
+        return "white"
+    return "centre"
+
+
+def _templates() -> dict[int, list[np.ndarray]]:
+    out: dict[int, list[np.ndarray]] = {}
+    n = _TEMPLATE_PX
+    for face in FACES:
+        img = np.zeros((n, n), np.uint8)
+        text = str(face)
+        scale = 0.028 * n / max(1, len(text))
+        thick = max(1, n // 30)
+        (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
+        cv2.putText(img, text, (int(n / 2 - tw / 2), int(n / 2 + th / 2)), cv2.FONT_HERSHEY_SIMPLEX, scale, 255, thick, cv2.LINE_AA)
+        img = cv2.GaussianBlur(img, (0, 0), 1.0)
+        out[face] = [np.rot90(img, k).copy() for k in range(4)]
+    return out
+
+
+_TEMPLATES = _templates()
+
+
+def read_face(face_bgr: np.ndarray) -> tuple[int | None, float]:
+    """The number on an upright square image of the cube's face: ``(face, confidence)``; None if unreadable."""
+    grey = cv2.cvtColor(face_bgr, cv2.COLOR_BGR2GRAY) if face_bgr.ndim == 3 else face_bgr
+    grey = cv2.resize(grey, (_TEMPLATE_PX, _TEMPLATE_PX), interpolation=cv2.INTER_AREA)
+    ink = cv2.normalize(255 - grey.astype(np.float32), None, 0, 255, cv2.NORM_MINMAX)
+    m = _TEMPLATE_PX // 8
+    ink[:m], ink[-m:], ink[:, :m], ink[:, -m:] = 0, 0, 0, 0  # the outline is not ink
+    ink = cv2.GaussianBlur(ink, (0, 0), 1.0)
+    scores = {}
+    for face, rots in _TEMPLATES.items():
+        best = -1.0
+        for t in rots:
+            r = cv2.matchTemplate(ink, t.astype(np.float32), cv2.TM_CCOEFF_NORMED, mask=None)
+            best = max(best, float(r.max()))
+        scores[face] = best
+    ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+    (face, s1), (_, s2) = ranked[0], ranked[1]
+    confidence = max(0.0, min(1.0, (s1 - s2) / 0.15)) * max(0.0, min(1.0, s1 / 0.6))
+    return (face if s1 >= 0.45 else None), confidence
+
+
+def face_image(rectified_bgr: np.ndarray, ppm: float, centre_mm: tuple[float, float], angle: float) -> np.ndarray:
+    """The cube's face cut out of a rectified view and turned upright, ``_TEMPLATE_PX`` square."""
+    half = CUBE_SIZE_MM / 2 - 1.0
+    c, s = math.cos(angle), math.sin(angle)
+    corners = np.array([(-half, -half), (half, -half), (half, half)]) @ np.array([[c, s], [-s, c]]) + centre_mm
+    src = (corners * ppm - 0.5).astype(np.float32)
+    n = _TEMPLATE_PX
+    dst = np.array([(0, 0), (n - 1, 0), (n - 1, n - 1)], np.float32)
+    return cv2.warpAffine(rectified_bgr, cv2.getAffineTransform(src, dst), (n, n), flags=cv2.INTER_LINEAR)

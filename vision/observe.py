@@ -1,0 +1,215 @@
+"""Observations: everything the camera reads from one frame, and whether to trust it.
+
+Owns :class:`Observation` (the observation JSON, ``tavli-observation/1``),
+:func:`read_frame` (one frame: checkers, dice, cube, occlusion) and
+:class:`Pipeline` (a camera's frames in order: motion and the stability gate).
+An observation is not a rules ``Position``: it carries counts, dice and cube
+with confidences, and the referee decides. Counts are in white's numbering
+with the sign convention of ``position-json.md`` (positive white, negative
+black; index 0 is point 1). A frame that is occluded or where the board is not
+found carries no counts at all: nothing read through a hand is reported.
+May import ``board_rules`` types; must not import ``firmware_bridge`` or ``referee``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+
+from vision import checkers as _checkers
+from vision import cube as _cube
+from vision import gate as _gate
+from vision.calibrate import Geometry, check
+from vision.config import VisionConfig, default_config
+from vision.render import CUBE_SIZE_MM, DIE_SIZE_MM, FIELD_Y0, FIELD_Y1, GEOMETRY, LEFT_X0, RIGHT_X1, checker_slot
+
+FORMAT = "tavli-observation/1"
+
+
+@dataclass(frozen=True, slots=True)
+class DieObservation:
+    """A die seen on the table: value (None if unreadable or cocked), where, and how sure."""
+
+    value: int | None
+    centre: tuple[float, float]  # image px
+    centre_mm: tuple[float, float]
+    half: str | None  # "left" / "right" half of the playing field as white sees it; None off the field
+    cocked: bool
+    confidence: float
+    box: tuple[int, int, int, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "centre": [round(self.centre[0], 1), round(self.centre[1], 1)],
+            "centre_mm": [round(self.centre_mm[0], 1), round(self.centre_mm[1], 1)],
+            "half": self.half,
+            "cocked": self.cocked,
+            "confidence": round(self.confidence, 3),
+            "box": list(self.box),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One frame's reading and its status (``stable``, ``settling``, ``occluded``, ``board-not-found``).
+
+    ``checkers`` is None unless the status is ``stable`` or ``settling``.
+    """
+
+    status: str
+    checkers: _checkers.CheckerReading | None
+    dice: tuple[DieObservation, ...]
+    cube: _cube.CubeReading | None
+    occlusion: _gate.Occlusion | None
+    frames_held: int = 0
+    drift_px: float | None = None
+    messages: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.status not in _gate.STATUSES:
+            raise ValueError(f"status: {self.status!r}: expected one of {_gate.STATUSES}")
+
+    @property
+    def trusted(self) -> bool:
+        return self.status == "stable"
+
+    def key(self) -> tuple:
+        """What must hold unchanged for the reading to become stable."""
+        c = self.checkers
+        counts = None if c is None else (c.points, c.bar, c.off)
+        dice = tuple(sorted((d.value, d.half, d.cocked) for d in self.dice))
+        cube = None if self.cube is None else (self.cube.where, self.cube.face)
+        return counts, dice, cube
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.checkers
+        out: dict[str, Any] = {"format": FORMAT, "status": self.status, "frames_held": self.frames_held}
+        if c is not None:
+            w, b = c.totals()
+            out.update(
+                points=list(c.points),
+                bar={"white": c.bar[0], "black": c.bar[1]},
+                off={"white": c.off[0], "black": c.off[1]},
+                conservation={"white": w, "black": b, "issues": list(c.issues)},
+            )
+        else:
+            out.update(points=None, bar=None, off=None, conservation=None)
+        out["dice"] = [d.to_dict() for d in self.dice] if c is not None else []
+        out["cube"] = self.cube.to_dict() if (self.cube is not None and c is not None) else None
+        conf: dict[str, Any] = {}
+        if c is not None:
+            conf = {
+                "points": [round(v, 3) for v in c.confidence],
+                "bar": {"white": round(c.bar_confidence[0], 3), "black": round(c.bar_confidence[1], 3)},
+                "off": {"white": round(c.off_confidence[0], 3), "black": round(c.off_confidence[1], 3)},
+                "dice": [round(d.confidence, 3) for d in self.dice],
+                "cube": None if self.cube is None else round(min(self.cube.confidence, self.cube.face_confidence), 3),
+            }
+        out["confidence"] = conf
+        out["occlusion"] = None if self.occlusion is None else self.occlusion.to_dict()
+        out["drift_px"] = None if self.drift_px is None else round(self.drift_px, 2)
+        out["messages"] = list(self.messages)
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+
+def _field_mask(geometry: Geometry, shape: tuple[int, int]) -> np.ndarray:
+    corners = geometry.to_image([(LEFT_X0, FIELD_Y0), (RIGHT_X1, FIELD_Y0), (RIGHT_X1, FIELD_Y1), (LEFT_X0, FIELD_Y1)])
+    mask = np.zeros(shape, np.uint8)
+    cv2.fillConvexPoly(mask, np.round(corners).astype(np.int32), 255)
+    return mask
+
+
+def _read_dice(config: VisionConfig, geometry: Geometry, image: np.ndarray) -> list[DieObservation]:
+    from vision.dice import read_dice
+
+    out = []
+    for d in read_dice(config, image, mask=_field_mask(geometry, image.shape[:2])):
+        mm = geometry.to_board([d.centre])[0]
+        # on a calibrated board a die's size is known: a "die" the size of a checker is not one
+        x, y, w, h = d.box
+        corners = geometry.to_board([(x, y), (x + w, y), (x + w, y + h), (x, y + h)])
+        side_mm = float(np.sqrt(abs(cv2.contourArea(corners.astype(np.float32)))))
+        if not DIE_SIZE_MM * 0.6 <= side_mm <= DIE_SIZE_MM * 1.8:
+            continue
+        out.append(
+            DieObservation(
+                None if d.cocked else d.value,
+                (float(d.centre[0]), float(d.centre[1])),
+                (float(mm[0]), float(mm[1])),
+                GEOMETRY.half_at(float(mm[0]), float(mm[1])),
+                bool(d.cocked),
+                float(d.confidence),
+                tuple(int(v) for v in d.box),
+            )
+        )
+    return out
+
+
+def read_frame(
+    geometry: Geometry,
+    image: np.ndarray,
+    palette: _checkers.Palette | None = None,
+    config: VisionConfig | None = None,
+) -> Observation:
+    """Read one camera frame. Its status is ``board-not-found``, ``occluded`` or, for a
+    readable frame, ``settling`` (one frame alone is never ``stable``: see :class:`Pipeline`).
+
+    Raises ValueError for an image that is not a BGR uint8 array.
+    """
+    cfg = config or default_config()
+    v = _checkers.view(geometry, image, cfg)
+    found = _cube.find_cube(v.edges_at, min_score=cfg.cube_min_outline)
+    not_on_bar = None if found is None else (found[0][0], found[0][1], CUBE_SIZE_MM * 0.8)
+    dice = _read_dice(cfg, geometry, image)
+    on_board = [(d.centre_mm[0], d.centre_mm[1], DIE_SIZE_MM * (1.1 if d.cocked else 0.9)) for d in dice]
+    reading = _checkers.read_checkers(geometry, v, palette, cfg, not_on_bar, on_board)
+    rings = _checkers.bar_rings(v, cfg.bar_min_ring, not_on_bar)
+    cube = None
+    covers = _gate.checker_covers(reading.points, lambda p, k: checker_slot(p, k)[:2], [c for c, _ in rings])
+    covers += [(d.centre_mm[0], d.centre_mm[1], DIE_SIZE_MM * 0.9) for d in dice]
+    if found is not None:
+        centre, angle, score = found
+        face, face_conf = _cube.read_face(_cube.face_image(v.bgr, v.ppm, centre, angle))
+        cube = _cube.CubeReading(_cube.place_of(centre), centre, face, float(min(1.0, score)), face_conf)
+        covers.append((centre[0], centre[1], CUBE_SIZE_MM * 0.75))
+    occ = _gate.occlusion(v.edges_at, covers, threshold=cfg.edge_threshold, max_missing=cfg.max_missing_edges)
+    if occ.seen_fraction < cfg.min_seen_edges:
+        drift = check(geometry, image, cfg) if geometry.source == "markers" else None
+        msg = "the board is not where the calibration put it: camera knocked? recalibrate" if drift is not None else "the board is not in view"
+        return Observation("board-not-found", None, (), None, occ, drift_px=drift, messages=(msg,))
+    if occ.occluded:
+        return Observation("occluded", None, (), None, occ, messages=(f"something over the board at {', '.join(occ.occluded)}",))
+    return Observation("settling", reading, tuple(dice), cube, occ, frames_held=1)
+
+
+class Pipeline:
+    """A fixed camera's frames in order: each :meth:`feed` returns the frame's observation with
+    its status from the stability gate (``stable`` once the same reading held ``stable_frames``
+    frames without motion)."""
+
+    def __init__(self, geometry: Geometry, palette: _checkers.Palette | None = None, config: VisionConfig | None = None) -> None:
+        self.geometry = geometry
+        self.palette = palette
+        self.config = config or default_config()
+        self.gate = _gate.Gate(self.config.stable_frames)
+        self._previous: np.ndarray | None = None
+
+    def feed(self, image: np.ndarray) -> Observation:
+        obs = read_frame(self.geometry, image, self.palette, self.config)
+        moving = _gate.motion(self._previous, image, self.config.motion_grey_levels) > self.config.max_motion_fraction
+        self._previous = image
+        status, held = self.gate.update(
+            obs.key(), occluded=obs.status == "occluded", board_found=obs.status != "board-not-found", moving=moving
+        )
+        if status in ("occluded", "board-not-found"):
+            return obs
+        messages = obs.messages + (("motion over the board",) if moving else ())
+        return Observation(status, obs.checkers, obs.dice, obs.cube, obs.occlusion, held, obs.drift_px, messages)
