@@ -203,3 +203,14 @@ def test_vision_read_refuses_a_bad_geometry_or_config(tmp_path, capsys):
     assert "stable_frames" in capsys.readouterr().err
     with pytest.raises(ConfigError):
         VisionConfig(max_missing_edges=1.5)
+
+
+def test_field_corners_calibrate_a_board_without_markers():
+    from vision.calibrate import FIELD_CORNERS_MM
+
+    frame = render(START, seed=98)
+    truth = calibrate(frame.image)
+    corners = truth.to_image(FIELD_CORNERS_MM)
+    geometry = calibrate(frame.image, corners=[tuple(c) for c in corners], field=True)
+    assert np.allclose(geometry.matrix / geometry.matrix[2, 2], truth.matrix / truth.matrix[2, 2], atol=1e-3)
+    assert read_checkers(geometry, frame.image).points == START.points

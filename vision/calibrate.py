@@ -46,6 +46,7 @@ FORMAT = "tavli-geometry/1"
 ARUCO_DICTIONARY = cv2.aruco.DICT_4X4_50
 CORNER_NAMES = ("top-left", "top-right", "bottom-right", "bottom-left")
 BOARD_CORNERS_MM = ((0.0, 0.0), (BOARD_WIDTH_MM, 0.0), (BOARD_WIDTH_MM, BOARD_HEIGHT_MM), (0.0, BOARD_HEIGHT_MM))
+FIELD_CORNERS_MM = ((LEFT_X0, FIELD_Y0), (RIGHT_X1, FIELD_Y0), (RIGHT_X1, FIELD_Y1), (LEFT_X0, FIELD_Y1))
 SOURCES = ("markers", "corners")
 
 
@@ -221,12 +222,20 @@ def detect_markers(image: np.ndarray) -> dict[int, np.ndarray]:
     return found
 
 
-def calibrate(image: np.ndarray, config: VisionConfig | None = None, corners: Sequence[Sequence[float]] | None = None) -> Geometry:
+def calibrate(
+    image: np.ndarray,
+    config: VisionConfig | None = None,
+    corners: Sequence[Sequence[float]] | None = None,
+    *,
+    field: bool = False,
+) -> Geometry:
     """Locate the board in ``image`` (BGR or grey) and return its :class:`Geometry`.
 
     With ``corners`` (four image points: the board's outer top-left, top-right,
-    bottom-right and bottom-left corners as white sees it) the homography comes
-    from them; otherwise from the ArUco markers (at least ``config.min_markers``
+    bottom-right and bottom-left corners as white sees it; with ``field=True``
+    the corners of the playing field instead, both halves and the bar between
+    them, without frame or trays, which suits boards of other proportions) the
+    homography comes from them; otherwise from the ArUco markers (at least ``config.min_markers``
     of ids 0..3). Raises :class:`CalibrationError` naming the markers found when
     too few are seen, when the fit is worse than ``config.max_reprojection_px``,
     or when the corners are malformed or out of order.
@@ -235,7 +244,8 @@ def calibrate(image: np.ndarray, config: VisionConfig | None = None, corners: Se
     h, w = image.shape[:2]
     if corners is not None:
         pts = _check_corners(corners)
-        hom = cv2.getPerspectiveTransform(np.float32(BOARD_CORNERS_MM), np.float32(pts)).astype(np.float64)
+        model = FIELD_CORNERS_MM if field else BOARD_CORNERS_MM
+        hom = cv2.getPerspectiveTransform(np.float32(model), np.float32(pts)).astype(np.float64)
         return Geometry(_as_tuple(hom), (int(w), int(h)), "corners", (), 0.0)
     found = detect_markers(image)
     if len(found) < cfg.min_markers:

@@ -27,7 +27,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("image", help="a camera image of the board (ArUco markers at its corners)")
     c.add_argument("--corners", help="x1,y1,...,x4,y4: the board's outer corners (top-left, top-right, "
                    "bottom-right, bottom-left as white sees it) for boards without markers")
+    c.add_argument("--field", action="store_true", help="the --corners are those of the playing field (both halves "
+                   "and the bar, without frame or trays): for boards of other proportions")
     c.add_argument("-o", "--output", required=True, help="where to write geometry.json")
+    r = vsub.add_parser("read", help="read checkers, dice and cube from a camera image: prints the observation JSON")
+    r.add_argument("image", help="a camera image of the calibrated board")
+    r.add_argument("--geometry", required=True, help="geometry.json from 'tavli vision calibrate'")
+    r.add_argument("--palette", help="checker colours from 'tavli vision learn' (default: white is the lighter side)")
+    r.add_argument("--annotate", metavar="PNG", help="also write the image with the reading drawn on it")
+    r.add_argument("--config", help="a vision.toml with other thresholds")
+    lp = vsub.add_parser("learn", help="learn the checker colours from an image of a known position (the start)")
+    lp.add_argument("image", help="a camera image of the calibrated board showing POSITION")
+    lp.add_argument("--geometry", required=True, help="geometry.json from 'tavli vision calibrate'")
+    lp.add_argument("--position", required=True, help="Position JSON of what the image shows (e.g. from 'tavli rules start')")
+    lp.add_argument("-o", "--output", required=True, help="where to write palette.json")
+    d = vsub.add_parser("dice", help="find and read every die in a photo (no board needed): prints JSON")
+    d.add_argument("image", help="any photo or camera frame with dice in it")
+    d.add_argument("--config", help="a vision.toml with other thresholds")
     p = vsub.add_parser("render", help="draw a camera frame of a position, with ground-truth labels")
     p.add_argument("position_file", nargs="?", help="Position JSON file (or give --position)")
     p.add_argument("--position", dest="position_opt", metavar="POS.json", help="Position JSON file")
@@ -54,6 +70,12 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
     stdout = sys.stdout if stdout is None else stdout
     if args.vision_command == "calibrate":
         return _calibrate(args, stdout)
+    if args.vision_command == "dice":
+        return _dice(args, stdout)
+    if args.vision_command == "read":
+        return _read(args, stdout)
+    if args.vision_command == "learn":
+        return _learn(args, stdout)
     if args.vision_command != "render":  # pragma: no cover - argparse restricts it
         return 2
     path = args.position_opt or args.position_file
@@ -82,13 +104,10 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
 
 def _calibrate(args: argparse.Namespace, stdout: TextIO) -> int:
     """``tavli vision calibrate``: raises :class:`CalibrationError` when the board is not found."""
-    import cv2
-
     from vision.calibrate import CalibrationError, calibrate
+    from vision.images import load_image
 
-    image = cv2.imread(args.image)
-    if image is None:
-        raise CalibrationError(f"image: {args.image!r} is not an image that can be read")
+    image = load_image(args.image)
     corners = None
     if args.corners:
         try:
@@ -98,10 +117,78 @@ def _calibrate(args: argparse.Namespace, stdout: TextIO) -> int:
         if len(values) != 8:
             raise CalibrationError(f"--corners: {args.corners!r} must be eight numbers x1,y1,...,x4,y4")
         corners = [(values[i], values[i + 1]) for i in range(0, 8, 2)]
-    geometry = calibrate(image, corners=corners)
+    if args.field and corners is None:
+        raise CalibrationError("--field: give the field's corners with --corners")
+    geometry = calibrate(image, corners=corners, field=args.field)
     geometry.save(args.output)
     print(
         f"board found from {geometry.source} (reprojection {geometry.reprojection_px:.2f} px); wrote {args.output}",
         file=stdout,
     )
+    return 0
+
+
+def _read_position(path: str) -> Position:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidPositionError(f"position: {path!r}: cannot read it ({exc})", "position", path) from None
+    return Position.from_json(text)
+
+
+def _read(args: argparse.Namespace, stdout: TextIO) -> int:
+    """``tavli vision read``: the observation JSON of one image (its status is never ``stable``:
+    stability needs consecutive frames)."""
+    import cv2
+
+    from vision.annotate import annotate
+    from vision.calibrate import Geometry
+    from vision.checkers import Palette
+    from vision.config import VisionConfig, default_config
+    from vision.images import load_image
+    from vision.observe import read_frame
+
+    geometry = Geometry.load(args.geometry)
+    config = VisionConfig.load(args.config) if args.config else default_config()
+    palette = Palette.load(args.palette) if args.palette else None
+    image = load_image(args.image)
+    if (image.shape[1], image.shape[0]) != geometry.image_size:
+        print(f"tavli vision read: warning: image is {image.shape[1]}x{image.shape[0]} px, the geometry was "
+              f"calibrated at {geometry.image_size[0]}x{geometry.image_size[1]}", file=sys.stderr)
+    obs = read_frame(geometry, image, palette, config)
+    print(json.dumps(obs.to_dict()), file=stdout)
+    if args.annotate and not cv2.imwrite(args.annotate, annotate(image, geometry, obs)):
+        print(f"tavli vision read: {args.annotate!r}: cannot write an image there (use .png or .jpg)", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _learn(args: argparse.Namespace, stdout: TextIO) -> int:
+    """``tavli vision learn``: checker colours from an image of a known position."""
+    from vision.calibrate import Geometry
+    from vision.checkers import learn_palette
+    from vision.images import load_image
+
+    geometry = Geometry.load(args.geometry)
+    position = _read_position(args.position)
+    palette = learn_palette(geometry, load_image(args.image), position)
+    palette.save(args.output)
+    print(f"learned the checker colours; wrote {args.output}", file=stdout)
+    return 0
+
+
+def _dice(args: argparse.Namespace, stdout: TextIO) -> int:
+    """``tavli vision dice``: every die in an image as JSON ``[{"value", "box", "cocked", "confidence"}, ...]``.
+
+    Raises :class:`vision.images.ImageError` for a missing, unreadable, empty or absurd-size image.
+    """
+    from vision.config import VisionConfig, default_config
+    from vision.dice import read_dice
+    from vision.images import load_image
+
+    config = VisionConfig.load(args.config) if args.config else default_config()
+    image = load_image(args.image)
+    out = [{"value": r.value, "box": list(r.box), "cocked": r.cocked, "confidence": round(r.confidence, 3)}
+           for r in read_dice(config, image)]
+    print(json.dumps(out), file=stdout)
     return 0
