@@ -123,7 +123,8 @@ def test_gate_reports_stable_only_after_the_reading_held():
     assert gate.update("b") == ("settling", 1)
     assert gate.update("b", occluded=True) == ("occluded", 0)
     assert gate.update("b") == ("settling", 1)
-    assert gate.update("b", moving=True) == ("settling", 0)
+    assert gate.update("b", moving=True) == ("settling", 1)
+    assert gate.update("b") == ("settling", 2)
     assert gate.update("b", board_found=False) == ("board-not-found", 0)
     with pytest.raises(ValueError):
         Gate(0)
@@ -214,3 +215,17 @@ def test_field_corners_calibrate_a_board_without_markers():
     geometry = calibrate(frame.image, corners=[tuple(c) for c in corners], field=True)
     assert np.allclose(geometry.matrix / geometry.matrix[2, 2], truth.matrix / truth.matrix[2, 2], atol=1e-3)
     assert read_checkers(geometry, frame.image).points == START.points
+
+
+def test_board_edges_learned_from_the_start_tell_a_hand_from_a_clear_board():
+    for seed, style, finish in ((301, "felt", "glossy"), (305, "olive", "metal")):
+        start = render(START, seed=seed, style=style, checkers=finish)
+        geometry = calibrate(start.image)
+        palette = learn_palette(geometry, start.image, START)
+        assert len(palette.board_edges) > 1000
+        pos = random_backgammon(random.Random(seed))
+        clear = render(pos, camera=camera_pose(seed), seed=seed + 1, scene_seed=seed, style=style, checkers=finish, dice=[(3, None), (5, None)])
+        hand = render(pos, camera=camera_pose(seed), seed=seed + 2, scene_seed=seed, style=style, checkers=finish, hand=True)
+        obs = read_frame(geometry, clear.image, palette)
+        assert obs.status == "settling" and obs.checkers.points == pos.points
+        assert read_frame(geometry, hand.image, palette).status == "occluded"

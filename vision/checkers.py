@@ -58,14 +58,24 @@ class PaletteError(TavliError, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Palette:
-    """Mean colours (Lab, 0..255 as OpenCV gives them) of white's and black's checker tops and of the trays."""
+    """What a board looks like, learned from a frame of a known position: mean colours (Lab,
+    0..255 as OpenCV gives them) of white's and black's checker tops and of the trays, and
+    ``board_edges``: board-mm places on the field where that frame showed the board's own
+    drawing (triangle sides, borders, inlays), away from every checker; the occlusion test
+    expects them to show whenever nothing lies on them."""
 
     white: tuple[float, float, float]
     black: tuple[float, float, float]
     tray: tuple[float, float, float] | None = None
+    board_edges: tuple[tuple[float, float], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"white": list(self.white), "black": list(self.black), "tray": None if self.tray is None else list(self.tray)}
+        return {
+            "white": list(self.white),
+            "black": list(self.black),
+            "tray": None if self.tray is None else list(self.tray),
+            "board_edges": [[round(x, 1), round(y, 1)] for x, y in self.board_edges],
+        }
 
     @classmethod
     def from_dict(cls, data: Any) -> Palette:
@@ -74,11 +84,12 @@ class Palette:
             tray = data.get("tray")
             white, black = tuple(map(float, data["white"])), tuple(map(float, data["black"]))
             tray_t = None if tray is None else tuple(map(float, tray))
+            edges = tuple((float(x), float(y)) for x, y in data.get("board_edges", ()))
         except (KeyError, TypeError, ValueError, AttributeError):
-            raise PaletteError(f"palette: {data!r}: expected white, black (and tray) Lab triples") from None
+            raise PaletteError(f"palette: {str(data)[:200]!r}: expected white, black (and tray) Lab triples and board_edges [[x, y], ...]") from None
         if len(white) != 3 or len(black) != 3 or (tray_t is not None and len(tray_t) != 3):
-            raise PaletteError(f"palette: {data!r}: expected white, black (and tray) Lab triples")
-        return cls(white, black, tray_t)
+            raise PaletteError(f"palette: {str(data)[:200]!r}: expected white, black (and tray) Lab triples")
+        return cls(white, black, tray_t, edges)
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps({"format": "tavli-palette/1", **self.to_dict()}, indent=1), encoding="utf-8")
@@ -469,11 +480,11 @@ def learn_palette(geometry: Geometry, image: np.ndarray, position: Position, con
     v = view(geometry, image, config)
     lab, ppm = v.lab, v.ppm
     cols: dict[int, list[np.ndarray]] = {1: [], -1: []}
-    for i, v in enumerate(position.points):
-        if v:
-            for k in range(abs(v)):
+    for i, n in enumerate(position.points):
+        if n:
+            for k in range(abs(n)):
                 c = checker_slot(i + 1, k)[:2]
-                cols[1 if v > 0 else -1].append(_disc_colour(lab, c, ppm, CHECKER_DIAMETER_MM * 0.3))
+                cols[1 if n > 0 else -1].append(_disc_colour(lab, c, ppm, CHECKER_DIAMETER_MM * 0.3))
     if not cols[1] or not cols[-1]:
         raise PaletteError("position: expected checkers of both sides on the points to learn their colours")
     tray = None
@@ -482,4 +493,25 @@ def learn_palette(geometry: Geometry, image: np.ndarray, position: Position, con
         tray = tuple(map(float, _disc_colour(lab, ((x0 + x1) / 2, (y0 + y1) / 2), ppm, 10.0)))
     white = np.median(np.array(cols[1]), axis=0)
     black = np.median(np.array(cols[-1]), axis=0)
-    return Palette(tuple(map(float, white)), tuple(map(float, black)), tray)
+    return Palette(tuple(map(float, white)), tuple(map(float, black)), tray, _learn_board_edges(v, position))
+
+
+_EDGE_GRID_MM = 2.0
+
+
+def _learn_board_edges(v: View, position: Position) -> tuple[tuple[float, float], ...]:
+    """Grid places (every ``_EDGE_GRID_MM``) on the field and bar that show an edge in ``v``,
+    at least 3 mm from every checker of ``position`` and from the bar's and trays' checkers."""
+    xs = np.arange(GEOMETRY.left_half[0] + 1, GEOMETRY.right_half[2] - 1, _EDGE_GRID_MM)
+    ys = np.arange(FIELD_Y0 + 1, FIELD_Y1 - 1, _EDGE_GRID_MM)
+    grid = np.stack(np.meshgrid(xs, ys), axis=-1).reshape(-1, 2)
+    clear = np.ones(len(grid), bool)
+    centres = [checker_slot(i + 1, k)[:2] for i, n in enumerate(position.points) for k in range(abs(n))]
+    centres += [checker_slot(i + 1, 0)[:2] for i, p in enumerate(position.pinned) if p]
+    for x, y in centres:
+        clear &= np.hypot(grid[:, 0] - x, grid[:, 1] - y) > CHECKER_DIAMETER_MM / 2 + 3
+    if any(position.bar):
+        clear &= ~((grid[:, 0] >= BAR_X0 - 3) & (grid[:, 0] <= BAR_X1 + 3))
+    pts = grid[clear]
+    shown = v.edges_at(pts)
+    return tuple((float(x), float(y)) for x, y in pts[shown])

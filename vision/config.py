@@ -17,10 +17,41 @@ DEFAULT_PATH = Path(__file__).with_name("vision.toml")
 
 # (section, key) of each field in the TOML file
 _KEYS = {
+    "read_px_per_mm": ("checkers", "px_per_mm"),
+    "edge_threshold": ("checkers", "edge_threshold"),
+    "bar_min_ring": ("checkers", "bar_min_ring"),
+    "max_missing_edges": ("gate", "max_missing_edges"),
+    "min_seen_edges": ("gate", "min_seen_edges"),
+    "stable_frames": ("gate", "stable_frames"),
+    "motion_grey_levels": ("gate", "motion_grey_levels"),
+    "max_motion_fraction": ("gate", "max_motion_fraction"),
+    "cube_min_outline": ("cube", "min_outline"),
     "min_markers": ("calibrate", "min_markers"),
     "max_reprojection_px": ("calibrate", "max_reprojection_px"),
     "drift_px_knocked": ("check", "drift_px_knocked"),
     "px_per_mm": ("rectify", "px_per_mm"),
+    "dice_max_side_px": ("dice", "max_side_px"),
+    "dice_kernel_frac": ("dice", "kernel_frac"),
+    "dice_pip_min_contrast": ("dice", "pip_min_contrast"),
+    "dice_pip_min_area_px": ("dice", "pip_min_area_px"),
+    "dice_pip_peak_frac": ("dice", "pip_peak_frac"),
+    "dice_pip_max_frac": ("dice", "pip_max_frac"),
+    "dice_pip_min_aspect": ("dice", "pip_min_aspect"),
+    "dice_pip_min_fill": ("dice", "pip_min_fill"),
+    "dice_pip_ring_max_spread": ("dice", "pip_ring_max_spread"),
+    "dice_face_max_spread": ("dice", "face_max_spread"),
+    "dice_face_radius": ("dice", "face_radius"),
+    "dice_pip_min_core": ("dice", "pip_min_core"),
+    "dice_link_max_diameters": ("dice", "link_max_diameters"),
+    "dice_link_max_size_ratio": ("dice", "link_max_size_ratio"),
+    "dice_gap_max_contrast": ("dice", "gap_max_contrast"),
+    "dice_gap_peak_frac": ("dice", "gap_peak_frac"),
+    "dice_pattern_max_error": ("dice", "pattern_max_error"),
+    "dice_spacing_min_diameters": ("dice", "spacing_min_diameters"),
+    "dice_spacing_max_diameters": ("dice", "spacing_max_diameters"),
+    "dice_face_per_pip": ("dice", "face_per_pip"),
+    "dice_single_ring_max_contrast": ("dice", "single_ring_max_contrast"),
+    "dice_cocked_max_aspect": ("dice", "cocked_max_aspect"),
 }
 
 
@@ -33,17 +64,58 @@ class VisionConfig:
     """The pipeline's thresholds (see ``vision.toml`` for what each one means)."""
 
     min_markers: int = 4
+    read_px_per_mm: float = 2.0
+    edge_threshold: float = 11.0
+    bar_min_ring: float = 0.55
+    max_missing_edges: float = 0.25
+    min_seen_edges: float = 0.5
+    stable_frames: int = 3
+    motion_grey_levels: float = 25.0
+    max_motion_fraction: float = 0.002
+    cube_min_outline: float = 0.6
     max_reprojection_px: float = 3.0
     drift_px_knocked: float = 4.0
     px_per_mm: float = 1.0
+    dice_max_side_px: int = 1600
+    dice_kernel_frac: float = 0.04
+    dice_pip_min_contrast: float = 40.0
+    dice_pip_min_area_px: float = 5.0
+    dice_pip_peak_frac: float = 0.5
+    dice_pip_max_frac: float = 0.035
+    dice_pip_min_aspect: float = 0.62
+    dice_pip_min_fill: float = 0.75
+    dice_pip_ring_max_spread: float = 70.0
+    dice_face_max_spread: float = 30.0
+    dice_face_radius: float = 0.35
+    dice_pip_min_core: float = 0.3
+    dice_link_max_diameters: float = 5.5
+    dice_link_max_size_ratio: float = 1.7
+    dice_gap_max_contrast: float = 30.0
+    dice_gap_peak_frac: float = 0.35
+    dice_pattern_max_error: float = 0.3
+    dice_spacing_min_diameters: float = 1.5
+    dice_spacing_max_diameters: float = 5.0
+    dice_face_per_pip: float = 5.9
+    dice_single_ring_max_contrast: float = 30.0
+    dice_cocked_max_aspect: float = 0.78
 
     def __post_init__(self) -> None:
         if not isinstance(self.min_markers, int) or not 3 <= self.min_markers <= 4:
             raise ConfigError(f"min_markers: {self.min_markers!r}: expected 3 or 4")
-        for name in ("max_reprojection_px", "drift_px_knocked", "px_per_mm"):
+        if not isinstance(self.stable_frames, int) or isinstance(self.stable_frames, bool) or self.stable_frames < 1:
+            raise ConfigError(f"stable_frames: {self.stable_frames!r}: expected an integer >= 1")
+        for name in ("max_reprojection_px", "drift_px_knocked", "px_per_mm", "read_px_per_mm", "edge_threshold", "motion_grey_levels"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
                 raise ConfigError(f"{name}: {v!r}: expected a positive number")
+        for name in ("bar_min_ring", "max_missing_edges", "min_seen_edges", "max_motion_fraction", "cube_min_outline"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
+                raise ConfigError(f"{name}: {v!r}: expected a fraction between 0 and 1")
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name.startswith("dice_") and (isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0):
+                raise ConfigError(f"{f.name}: {v!r}: expected a positive number")
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_PATH) -> VisionConfig:

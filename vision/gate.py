@@ -15,6 +15,7 @@ row, without motion). May import ``board_rules`` types; must not import
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Sequence
 
 import cv2
@@ -83,13 +84,22 @@ class Occlusion:
         return {"occluded": list(self.occluded), "missing": {k: round(v, 3) for k, v in self.missing.items()}, "seen": round(self.seen_fraction, 3)}
 
 
+@lru_cache(maxsize=8)
+def learned_samples(board_edges: tuple[tuple[float, float], ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Board edges learned from a reference frame as samples and their region indices."""
+    pts = np.asarray(board_edges, dtype=np.float64).reshape(-1, 2)
+    index = np.array([_REGION_NAMES.index(_region_of(x, y)) if _region_of(x, y) in _REGION_NAMES else _REGION_NAMES.index("border")
+                      for x, y in pts], dtype=np.int64)
+    return pts, index
+
+
 def occlusion(
     edges_at,
     covers: Sequence[tuple[float, float, float]],
     *,
-    threshold: float,
     max_missing: float,
     min_samples: int = 6,
+    samples: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Occlusion:
     """Which regions hide the board's own edges.
 
@@ -97,16 +107,19 @@ def occlusion(
     ``covers`` are discs ``(x, y, radius)`` in board mm where a checker, die or
     cube was read (its own rim explains what lies under it). A region is occluded
     when more than ``max_missing`` of at least ``min_samples`` expected edge
-    samples are missing. ``threshold`` is unused here and kept for the caller's record.
+    samples are missing. ``samples`` are the board's edges learned from a
+    reference frame (:func:`learned_samples`); without them, the edges of the
+    standard layout (triangle sides, field borders) are used.
     """
-    expected = np.ones(len(STATIC_SAMPLES), bool)
+    pts, index = samples if samples is not None and len(samples[0]) else (STATIC_SAMPLES, _REGION_INDEX)
+    expected = np.ones(len(pts), bool)
     for x, y, r in covers:
-        expected &= np.hypot(STATIC_SAMPLES[:, 0] - x, STATIC_SAMPLES[:, 1] - y) > r
-    seen = np.zeros(len(STATIC_SAMPLES), bool)
+        expected &= np.hypot(pts[:, 0] - x, pts[:, 1] - y) > r
+    seen = np.zeros(len(pts), bool)
     if expected.any():
-        seen[expected] = edges_at(STATIC_SAMPLES[expected])
-    n_exp = np.bincount(_REGION_INDEX, weights=expected, minlength=len(_REGION_NAMES))
-    n_miss = np.bincount(_REGION_INDEX, weights=expected & ~seen, minlength=len(_REGION_NAMES))
+        seen[expected] = edges_at(pts[expected])
+    n_exp = np.bincount(index, weights=expected, minlength=len(_REGION_NAMES))
+    n_miss = np.bincount(index, weights=expected & ~seen, minlength=len(_REGION_NAMES))
     missing = {}
     occluded = []
     for i, name in enumerate(_REGION_NAMES):
@@ -149,8 +162,8 @@ class Gate:
 
     ``update(key, occluded=..., board_found=..., moving=...)`` takes the frame's
     reading as a hashable ``key`` (what must not change: counts, dice, cube) and
-    returns ``(status, frames_held)``. An occluded frame, a lost board or motion
-    resets the count: the pipeline never reports a reading taken through a hand.
+    returns ``(status, frames_held)``. An occluded frame or a lost board resets the
+    count and motion restarts it: the pipeline never reports a reading taken through a hand.
     """
 
     def __init__(self, stable_frames: int) -> None:
@@ -170,11 +183,8 @@ class Gate:
         if occluded:
             self.reset()
             return "occluded", 0
-        if moving or key != self._key:
+        if moving or key != self._key:  # a frame that moved or changed starts a new hold
             self._key, self._held = key, 1
         else:
             self._held += 1
-        if moving:
-            self._held = 0
-            return "settling", 0
         return ("stable" if self._held >= self.stable_frames else "settling"), self._held

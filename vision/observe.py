@@ -180,7 +180,8 @@ def read_frame(
         face, face_conf = _cube.read_face(_cube.face_image(v.bgr, v.ppm, centre, angle))
         cube = _cube.CubeReading(_cube.place_of(centre), centre, face, float(min(1.0, score)), face_conf)
         covers.append((centre[0], centre[1], CUBE_SIZE_MM * 0.75))
-    occ = _gate.occlusion(v.edges_at, covers, threshold=cfg.edge_threshold, max_missing=cfg.max_missing_edges)
+    learned = _gate.learned_samples(palette.board_edges) if palette is not None and palette.board_edges else None
+    occ = _gate.occlusion(v.edges_at, covers, max_missing=cfg.max_missing_edges, samples=learned)
     if occ.seen_fraction < cfg.min_seen_edges:
         drift = check(geometry, image, cfg) if geometry.source == "markers" else None
         msg = "the board is not where the calibration put it: camera knocked? recalibrate" if drift is not None else "the board is not in view"
