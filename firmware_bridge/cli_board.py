@@ -2,7 +2,8 @@
 
 ``tavli board emulate`` runs a :class:`BoardEmulator` on a pseudo-terminal, prints
 its path and the LED frame it shows, and plays an optional script. ``tavli board
-watch --port PATH`` opens any board (real or emulated) through :class:`BoardLink`,
+watch [--port PATH]`` opens any board (real or emulated) through :class:`BoardLink`
+(without ``--port``, the board found by its USB id, ``link.BOARD_USB_IDS``),
 prints the board as the host sees it, and sends LED commands typed on stdin.
 Imports ``board_rules`` types and this package only.
 """
@@ -42,7 +43,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--exit", action="store_true", help="stop when the script ends (default: run until Ctrl-C)")
     p = bsub.add_parser("watch", help="open a board and print what the host sees; type LED commands")
-    p.add_argument("--port", required=True, help="a pyserial URL or device path")
+    p.add_argument("--port", default=None,
+                   help="a pyserial URL or device path (default: find the board by its USB id)")
     p.add_argument("--seconds", type=float, default=None, help="stop after this long (default: until end of input)")
 
 

@@ -1,11 +1,24 @@
 """An emulated sensor/LED board on a pseudo-terminal, speaking ``hardware/PROTOCOL.md``.
 
 Owns :class:`BoardEmulator`: a pty whose slave path a host opens with pyserial as it
-would the real board, a thread that answers HELLO, LED_FRAME, CONFIG and CALIBRATE,
-sends snapshots on every change and as heartbeats, LIFT/PLACE events, and injects
-faults (corrupted, dropped and duplicated bytes, slow replies, unplug and replug
-under a new path). The checkers are read through :mod:`firmware_bridge.sensing`,
-noise and saturation included.
+would the real board, and a thread that answers as the firmware (``hardware/firmware/
+board.c``) does: HELLO (NACK ``VERSION_MISMATCH`` and the frozen HELLO_REPLY for
+another major, in the header or the payload), LED_FRAME, CONFIG (every limit of the
+spec, or NACK ``BAD_VALUE`` and nothing changes) and CALIBRATE (busy for a few scans,
+refused with ERROR ``CALIBRATION_FAILED`` and NACK ``FAILED`` while a checker is on);
+NACKs ``UNKNOWN_TYPE``, ``BAD_LENGTH``, ``NOT_READY`` and ``BUSY``; snapshots on every
+change of a slot's class (state and stack height) and as heartbeats; LIFT/PLACE
+derived from those class changes as SENSING.md says (a pin is a PLACE of state
+UNCERTAIN); counts corrupt frames and reports them in ERROR ``CORRUPT_FRAMES`` at most
+once a second. It injects faults (corrupted, dropped and duplicated bytes, slow
+replies, unplug and replug under a new path, which resets the board as a real replug
+does). The checkers are read through :mod:`firmware_bridge.sensing`, noise, hysteresis
+and saturation included.
+
+What it does not model: debounce timing (a change counts at once; ``debounce_scans``
+is kept but unused), sensor offsets other than those a calibration records, sensor and
+LED faults, the receive buffer overflowing, and the reset a real Mega 2560 does each
+time its port is opened (only :meth:`BoardEmulator.replug` resets).
 
 Imports :mod:`firmware_bridge.protocol` and :mod:`firmware_bridge.sensing` (and
 ``board_rules`` types); never ``vision`` or ``referee``. Nothing is opened until
@@ -22,29 +35,33 @@ import termios
 import threading
 import time
 import tty
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from firmware_bridge.protocol import (
     POINTS,
     PROTOCOL_MAJOR,
+    PROTOCOL_MINOR,
     Ack,
     Area,
     BoardError,
+    Button,
     Calibrate,
     CalibrationKind,
     Config,
     ErrorCode,
-    FrameReader,
     Hello,
     HelloReply,
     LedFrame,
-    Button,
     Lift,
     Nack,
     NackReason,
     Place,
+    ProtocolError,
+    RawFrame,
+    RawFrameReader,
     ReportMode,
+    SlotReading,
     SlotState,
     Snapshot,
     encode_frame,
@@ -59,9 +76,13 @@ from firmware_bridge.sensing import (
     stack_field,
 )
 
-__all__ = ["BoardEmulator", "LED_COUNT"]
+__all__ = ["BoardEmulator", "LED_COUNT", "CAL_MAX_OFFSET"]
 
 LED_COUNT = POINTS + 3  # points 1..24, bar, white's tray, black's tray
+CAL_MAX_OFFSET = 900  # 0.01 mT: ZERO_EMPTY fails if a sensor reads more than this (a checker is on)
+CALIBRATE_S = 0.16  # ZERO_EMPTY averages 8 scans of about 19 ms (SENSING.md)
+ERROR_REPORT_S = 1.0  # ERROR CORRUPT_FRAMES at most once a second
+_COMMANDS = {cls.TYPE: cls for cls in (Hello, LedFrame, Config, Calibrate)}  # what a board accepts
 
 
 def _sign(side) -> int:
@@ -74,6 +95,13 @@ def _sign(side) -> int:
     raise ValueError(f"side must be 'white' or 'black', not {side!r}")
 
 
+def _wanted_length(msg_type: int, payload: bytes) -> int:
+    """The payload length a command of this type must have (at least, from a newer minor), as the firmware reckons it."""
+    if msg_type == LedFrame.TYPE:
+        return 1 + 4 * payload[0] if payload else 1
+    return {Hello.TYPE: 2, Config.TYPE: 10, Calibrate.TYPE: 1}[msg_type]
+
+
 class BoardEmulator:
     """A sensor/LED board on a pseudo-terminal; the host cannot tell it from hardware.
 
@@ -81,6 +109,9 @@ class BoardEmulator:
     (points 1..24, ``"bar"`` or ``"off"``); read :attr:`led_frame`; inject faults with
     :meth:`inject` and :meth:`replug`. Every action runs on the emulator's thread and
     returns once its frames are written. ``on_replug(path)`` is called with each new path.
+    ``heartbeat_s``, ``sensor_config`` and report mode 1 are the board's defaults, which
+    a CONFIG changes until the next replug; ``calibrate_s`` is how long ZERO_EMPTY keeps
+    the board busy.
     """
 
     def __init__(
@@ -95,6 +126,7 @@ class BoardEmulator:
         noise: int = 40,
         seed: int = 0,
         sensor_config: SensorConfig = SensorConfig(),
+        calibrate_s: float = CALIBRATE_S,
         on_replug: Callable[[str], None] | None = None,
     ) -> None:
         self.serial = serial
@@ -102,11 +134,14 @@ class BoardEmulator:
         self.slots_per_point = slots_per_point
         self.bar_slots = bar_slots
         self.tray_slots = tray_slots
-        self.heartbeat_s = heartbeat_s
         self.noise = noise
-        self.sensor_config = sensor_config
+        self.calibrate_s = calibrate_s
         self.on_replug = on_replug
+        self._defaults = (heartbeat_s, sensor_config)
+        self.heartbeat_s = heartbeat_s
+        self.sensor_config = sensor_config
         self.report_mode = ReportMode.SNAPSHOTS_AND_EVENTS
+        self.debounce_scans = 3
         self.replugged = threading.Event()
         self._rng = random.Random(seed)
         self._fault_rng = random.Random(seed + 1)
@@ -115,21 +150,29 @@ class BoardEmulator:
         self._pinned = [0] * POINTS
         self._bar = [0, 0]
         self._off = [0, 0]
+        slots = POINTS * slots_per_point + bar_slots + 2 * tray_slots
+        self._offsets = [0] * slots  # recorded by CALIBRATE ZERO_EMPTY; kept across a reset, as in EEPROM
+        self.calibrated = False
+        self._calibrating: tuple[int, float] | None = None  # (seq of the CALIBRATE, when it is done)
+        self._classes: list[tuple[int, int]] | None = None  # each slot's (state, stack height) as last read
+        self._current: tuple[SlotReading, ...] = ()
         self._led_frame: LedFrame | None = None
         self._ready = False
         self._seq = 0
         self._master: int | None = None
         self._slave: int | None = None
         self._path: str | None = None
-        self._reader = FrameReader()
+        self._reader = RawFrameReader()
         self._commands: queue.Queue = queue.Queue()
         self._wake_r, self._wake_w = -1, -1
         self._thread: threading.Thread | None = None
         self._running = False
         self._t0 = time.monotonic()
         self._last_snapshot = 0.0
-        self._last_states: bytes | None = None
         self.frames_received = 0
+        self.corrupt_frames = 0
+        self._corrupt_reported = 0
+        self._corrupt_report_at = float("-inf")
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -144,6 +187,11 @@ class BoardEmulator:
     def led_frame(self) -> LedFrame | None:
         """The last LED frame applied, or None."""
         return self._led_frame
+
+    @property
+    def calibrating(self) -> bool:
+        """True while a CALIBRATE ZERO_EMPTY is under way (commands are NACKed ``BUSY``)."""
+        return self._calibrating is not None
 
     def start(self) -> str:
         """Open the pseudo-terminal and start the board's thread; return the path."""
@@ -177,14 +225,18 @@ class BoardEmulator:
     # ------------------------------------------------------------------ driving
 
     def set_position(self, position) -> None:
-        """Put a whole ``board_rules.Position`` on the board (one snapshot, no events)."""
+        """Put a whole ``board_rules.Position`` on the board at once: one snapshot, no events.
+
+        A convenience no real board offers (its checkers arrive one at a time): the
+        snapshot is sent even if nothing changed.
+        """
 
         def act() -> None:
             self._points = list(position.points)
             self._pinned = list(position.pinned)
             self._bar = list(position.bar)
             self._off = list(position.off)
-            self._changed()
+            self._changed(events=False, force=True)
 
         self._call(act)
 
@@ -198,8 +250,9 @@ class BoardEmulator:
     def place(self, point, side) -> None:
         """Place a checker of ``side`` on ``point`` (1..24, "bar" or "off").
 
-        On a lone checker of the other colour it pins it (plakoto); raises ValueError
-        on two or more of the other colour (take them off first).
+        On a lone checker of the other colour it pins it (plakoto: the board reports a
+        PLACE of state UNCERTAIN); raises ValueError on two or more of the other colour
+        (take them off first).
         """
         self._call(lambda: self._place(point, _sign(side)))
 
@@ -212,11 +265,14 @@ class BoardEmulator:
         self._call(act)
 
     def press_button(self, button: int = 0, hold_s: float = 0.0) -> None:
-        """Press and release button ``button`` on the board (a BUTTON down, then up after ``hold_s``)."""
-        self._call(lambda: self._send(Button(button, True, self._now_ms())))
+        """Press and release button ``button`` on the board (a BUTTON down, then up after ``hold_s``).
+
+        Nothing is sent before the host's HELLO, as for every board frame.
+        """
+        self._call(lambda: self._send_if_ready(Button(button, True, self._now_ms())))
         if hold_s:
             time.sleep(hold_s)
-        self._call(lambda: self._send(Button(button, False, self._now_ms())))
+        self._call(lambda: self._send_if_ready(Button(button, False, self._now_ms())))
 
     def inject(
         self, corrupt_rate: float = 0.0, drop_rate: float = 0.0, duplicate_rate: float = 0.0, delay_s: float = 0.0
@@ -230,7 +286,11 @@ class BoardEmulator:
         self._faults = (corrupt_rate, drop_rate, duplicate_rate, delay_s)
 
     def replug(self) -> str:
-        """Unplug and plug in again: close the pty, open one under a new path, forget the handshake."""
+        """Unplug and plug in again: close the pty, open one under a new path, reset the board.
+
+        As a real board's reset: the handshake, configuration, LED frame, sequence
+        counter, board clock and corrupt-frame count start over; the calibration is kept.
+        """
         self.replugged.clear()
         path = self._call(self._replug)
         self.replugged.set()
@@ -253,12 +313,22 @@ class BoardEmulator:
             raise box[0]
         return box[0] if box else None
 
+    def _next_wait(self) -> float:
+        now = time.monotonic()
+        waits = [1.0]
+        if self._ready:
+            waits.append(self.heartbeat_s - (now - self._last_snapshot))
+            if self.corrupt_frames != self._corrupt_reported:
+                waits.append(self._corrupt_report_at + ERROR_REPORT_S - now)
+        if self._calibrating is not None:
+            waits.append(self._calibrating[1] - now)
+        return max(0.0, min(waits))
+
     def _run(self) -> None:
         while self._running:
-            wait = self.heartbeat_s - (time.monotonic() - self._last_snapshot) if self._ready else 1.0
             fds = [self._wake_r] + ([self._master] if self._master is not None else [])
             try:
-                readable, _, _ = select.select(fds, [], [], max(0.0, min(wait, 1.0)))
+                readable, _, _ = select.select(fds, [], [], self._next_wait())
             except OSError:
                 readable = []
             if self._wake_r in readable:
@@ -269,11 +339,27 @@ class BoardEmulator:
                     data = os.read(self._master, 4096)
                 except OSError:
                     data = b""
-                for seq, msg in self._reader.feed(data):
+                errors = self._reader.errors
+                frames = self._reader.feed(data)
+                self.corrupt_frames += self._reader.errors - errors
+                for raw in frames:
                     self.frames_received += 1
-                    self._handle(seq, msg)
-            if self._ready and time.monotonic() - self._last_snapshot >= self.heartbeat_s:
-                self._send_snapshot()
+                    self._handle(raw)
+            self._poll()
+
+    def _poll(self) -> None:
+        """What the firmware's main loop does besides receiving: calibration, heartbeat, error reports."""
+        now = time.monotonic()
+        if self._calibrating is not None and now >= self._calibrating[1]:
+            self._finish_calibration()
+        if not self._ready:
+            return
+        if now - self._last_snapshot >= self.heartbeat_s:
+            self._changed(force=True)
+        if self.corrupt_frames != self._corrupt_reported and now - self._corrupt_report_at >= ERROR_REPORT_S:
+            self._send(BoardError(ErrorCode.CORRUPT_FRAMES, f"{self.corrupt_frames} corrupt frames received"))
+            self._corrupt_reported = self.corrupt_frames
+            self._corrupt_report_at = now
 
     def _run_commands(self) -> None:
         while True:
@@ -313,13 +399,22 @@ class BoardEmulator:
         for fd in old:
             if fd is not None:
                 os.close(fd)
-        self._reader = FrameReader()
+        # the board resets: everything but the calibration (EEPROM) starts over
+        self._reader = RawFrameReader()
         self._ready = False
-        self._last_states = None
+        self._classes = None
         self._led_frame = None
+        self._seq = 0
+        self._t0 = time.monotonic()  # the board clock counts from its boot
+        self._calibrating = None
+        self.heartbeat_s, self.sensor_config = self._defaults
+        self.report_mode = ReportMode.SNAPSHOTS_AND_EVENTS
+        self.debounce_scans = 3
+        self.corrupt_frames = self._corrupt_reported = 0
+        self._corrupt_report_at = float("-inf")
         return self._path
 
-    # ------------------------------------------------------------------ the protocol
+    # ------------------------------------------------------------------ sending
 
     def _now_ms(self) -> int:
         return int((time.monotonic() - self._t0) * 1000) & 0xFFFFFFFF
@@ -342,6 +437,10 @@ class BoardEmulator:
             out += bytes(out)  # a frame sent twice
         self._write(bytes(out))
 
+    def _send_if_ready(self, msg) -> None:
+        if self._ready:
+            self._send(msg)
+
     def _write(self, data: bytes) -> None:
         view = memoryview(data)
         while view and self._master is not None:
@@ -354,8 +453,10 @@ class BoardEmulator:
                 return
             view = view[n:]
 
-    def _readings(self):
-        stacks = slot_stacks(
+    # ------------------------------------------------------------------ sensing
+
+    def _stacks(self) -> list[list[int]]:
+        return slot_stacks(
             self._points,
             self._pinned,
             tuple(self._bar),
@@ -364,86 +465,196 @@ class BoardEmulator:
             bar_slots=self.bar_slots,
             tray_slots=self.tray_slots,
         )
-        noise = self.noise
-        out = []
-        for stack in stacks:
-            value = stack_field(stack)
-            if noise:
-                value += self._rng.randint(-noise, noise)
-            out.append(classify(value, self.sensor_config))
-        return tuple(out)
 
-    def _send_snapshot(self) -> None:
-        readings = self._readings()
-        self._last_states = bytes(r.state for r in readings)
+    def _class_of(self, reading: SlotReading) -> tuple[int, int]:
+        """What the firmware debounces: the state and, for a colour, the stack height."""
+        if reading.state in (SlotState.WHITE, SlotState.BLACK):
+            return reading.state, self.sensor_config.height(reading.strength)
+        return reading.state, 0
+
+    def _where(self, slot: int) -> tuple[Area, int, int]:
+        """(area, number, slot on it) of slot index ``slot`` in snapshot order."""
+        k, points = self.slots_per_point, POINTS * self.slots_per_point
+        if slot < points:
+            return Area.POINT, slot // k + 1, slot % k
+        if slot < points + self.bar_slots:
+            return Area.BAR, 0, slot - points
+        t = slot - points - self.bar_slots
+        return (Area.OFF_WHITE if t < self.tray_slots else Area.OFF_BLACK), 0, t % max(1, self.tray_slots)
+
+    def _slot_events(self, slot: int, old: tuple[int, int], new: tuple[int, int], now: int) -> list:
+        """LIFT / PLACE for one slot's change of class, as the firmware's ``change_events`` (SENSING.md "Events")."""
+        where = self._where(slot)
+        (a, old_height), (c, new_height) = old, new
+        if a == c:  # same colour, another stack height
+            return [(Place if new_height > old_height else Lift)(*where, c, now)]
+        if a == SlotState.EMPTY:
+            return [Place(*where, c, now)]
+        if c == SlotState.EMPTY:
+            return [Lift(*where, a, now)]
+        if c == SlotState.UNCERTAIN:  # a checker of either colour landed on a lone one: a pin
+            return [Place(*where, SlotState.UNCERTAIN, now)]
+        if a == SlotState.UNCERTAIN:  # the pinning checker left
+            return [Lift(*where, SlotState.UNCERTAIN, now)]
+        return [Lift(*where, a, now), Place(*where, c, now)]  # white became black at once
+
+    def _scan(self, now: int) -> tuple[list, bool]:
+        """Read every slot; return the LIFT / PLACE events of the class changes and whether any changed."""
+        previous = self._classes
+        readings = []
+        for i, stack in enumerate(self._stacks()):
+            value = stack_field(stack) - self._offsets[i]
+            if self.noise:
+                value += self._rng.randint(-self.noise, self.noise)
+            before = previous[i][0] if previous is not None else SlotState.EMPTY
+            readings.append(classify(value, self.sensor_config, previous=before))
+        classes = [self._class_of(r) for r in readings]
+        self._current = tuple(readings)
+        self._classes = classes
+        if previous is None:  # the first scan after a reset sets the state, as the firmware's
+            return [], False
+        events = []
+        for i, (old, new) in enumerate(zip(previous, classes)):
+            if old != new:
+                events.extend(self._slot_events(i, old, new, now))
+        return events, bool(events)
+
+    def _send_snapshot(self, now: int) -> None:
         self._last_snapshot = time.monotonic()
-        self._send(Snapshot(self._now_ms(), self.slots_per_point, self.bar_slots, self.tray_slots, readings))
+        self._send(Snapshot(now, self.slots_per_point, self.bar_slots, self.tray_slots, self._current))
 
-    def _changed(self, events=()) -> None:
+    def _changed(self, events: bool = True, force: bool = False) -> None:
+        """Scan; when ready, send the events (report mode 1) and a snapshot if a class changed (or ``force``)."""
+        now = self._now_ms()
+        found, changed = self._scan(now)
         if not self._ready:
             return
-        if self.report_mode is ReportMode.SNAPSHOTS_AND_EVENTS:
-            for event in events:
+        if events and self.report_mode is ReportMode.SNAPSHOTS_AND_EVENTS:
+            for event in found:
                 self._send(event)
-        self._send_snapshot()
+        if changed or force:
+            self._send_snapshot(now)
 
-    def _handle(self, seq: int, msg) -> None:
-        if isinstance(msg, Hello):
-            if msg.major != PROTOCOL_MAJOR:
-                self._send(Nack(seq, Hello.TYPE, NackReason.VERSION_MISMATCH))
-            self._send(
-                HelloReply(
-                    reply_to=seq,
-                    serial=self.serial,
-                    firmware=self.firmware,
-                    slots_per_point=self.slots_per_point,
-                    bar_slots=self.bar_slots,
-                    tray_slots=self.tray_slots,
-                    led_count=LED_COUNT,
-                )
+    # ------------------------------------------------------------------ the protocol
+
+    def _hello_reply(self, seq: int) -> None:
+        self._send(
+            HelloReply(
+                reply_to=seq,
+                serial=self.serial,
+                firmware=self.firmware,
+                slots_per_point=self.slots_per_point,
+                bar_slots=self.bar_slots,
+                tray_slots=self.tray_slots,
+                led_count=LED_COUNT,
             )
-            if msg.major == PROTOCOL_MAJOR:
+        )
+
+    def _refuse_hello(self, seq: int) -> None:
+        """A HELLO of another major version (PROTOCOL.md rule 2): NACK, our frozen HELLO_REPLY, then not ready."""
+        self._send(Nack(seq, Hello.TYPE, NackReason.VERSION_MISMATCH))
+        self._hello_reply(seq)
+        self._ready = False
+
+    def _handle(self, raw: RawFrame) -> None:
+        """Answer one received frame in the firmware's order of checks (``board.c`` ``handle``)."""
+        seq, msg_type, payload = raw.seq, raw.msg_type, raw.payload
+        if raw.major != PROTOCOL_MAJOR:  # only HELLO's layout is frozen across majors
+            if msg_type == Hello.TYPE:
+                self._refuse_hello(seq)
+            else:
+                self.corrupt_frames += 1
+            return
+        cls = _COMMANDS.get(msg_type)
+        if cls is None:
+            self._send(Nack(seq, msg_type, NackReason.UNKNOWN_TYPE))
+            return
+        want = _wanted_length(msg_type, payload)
+        length_ok = len(payload) >= want if raw.minor > PROTOCOL_MINOR else len(payload) == want
+        if cls is Hello:
+            if not length_ok:
+                self._send(Nack(seq, msg_type, NackReason.BAD_LENGTH))
+            elif payload[0] != PROTOCOL_MAJOR:
+                self._refuse_hello(seq)
+            else:
+                self._hello_reply(seq)
                 self._ready = True
-                self._send_snapshot()
+                self._changed(events=False, force=True)  # the snapshot at once
             return
-        if not isinstance(msg, (LedFrame, Config, Calibrate)):
-            self._send(Nack(seq, msg.TYPE, NackReason.UNKNOWN_TYPE))
-            return
-        if not self._ready:
-            self._send(Nack(seq, msg.TYPE, NackReason.NOT_READY))
+        for refused, reason in (
+            (not self._ready, NackReason.NOT_READY),
+            (not length_ok, NackReason.BAD_LENGTH),
+            (self._calibrating is not None, NackReason.BUSY),
+        ):
+            if refused:
+                self._send(Nack(seq, msg_type, reason))
+                return
+        try:
+            msg = cls.decode(payload[:want], strict=True)
+        except ProtocolError:
+            self._send(Nack(seq, msg_type, NackReason.BAD_VALUE))
             return
         if isinstance(msg, LedFrame):
-            if len(msg.leds) != LED_COUNT:
-                self._send(Nack(seq, msg.TYPE, NackReason.BAD_VALUE))
-                return
-            self._led_frame = msg
-            self._send(Ack(seq, msg.TYPE))
+            self._led_frame_command(seq, msg)
         elif isinstance(msg, Config):
-            self.report_mode = msg.report_mode
-            self.heartbeat_s = msg.heartbeat_ms / 1000
-            try:
-                self.sensor_config = replace(
-                    self.sensor_config,
-                    empty_threshold=msg.empty_threshold,
-                    hysteresis=msg.hysteresis,
-                    polarity_margin=msg.polarity_margin,
-                )
-            except ValueError:
-                self._send(Nack(seq, msg.TYPE, NackReason.BAD_VALUE))
-                return
-            self._send(Ack(seq, msg.TYPE))
-            self._send_snapshot()
+            self._config_command(seq, msg)
         else:
-            empty = not any(self._points) and not any(self._pinned) and not any(self._bar) and not any(self._off)
-            if msg.kind is CalibrationKind.ZERO_EMPTY and not empty:
-                self._send(BoardError(ErrorCode.CALIBRATION_FAILED, "checkers on the board"))
-                self._send(Nack(seq, msg.TYPE, NackReason.FAILED))
+            self._calibrate_command(seq, msg)
+
+    def _led_frame_command(self, seq: int, msg: LedFrame) -> None:
+        if len(msg.leds) != LED_COUNT:
+            self._send(Nack(seq, msg.TYPE, NackReason.BAD_VALUE))
+            return
+        self._led_frame = msg  # shown, then acknowledged; a repeat is shown and ACKed again
+        self._send(Ack(seq, msg.TYPE))
+
+    def _config_command(self, seq: int, msg: Config) -> None:
+        try:
+            if msg.out_of_range():
+                raise ValueError(msg.out_of_range())
+            sensor_config = replace(
+                self.sensor_config,
+                empty_threshold=msg.empty_threshold,
+                hysteresis=msg.hysteresis,
+                polarity_margin=msg.polarity_margin,
+            )
+        except ValueError:  # nothing changes
+            self._send(Nack(seq, msg.TYPE, NackReason.BAD_VALUE))
+            return
+        self.sensor_config = sensor_config
+        self.debounce_scans = msg.debounce_scans
+        self.report_mode = msg.report_mode
+        self.heartbeat_s = msg.heartbeat_ms / 1000
+        self._send(Ack(seq, msg.TYPE))
+        self._changed(force=True)  # then a snapshot
+
+    def _calibrate_command(self, seq: int, msg: Calibrate) -> None:
+        if msg.kind is CalibrationKind.ZERO_EMPTY:
+            self._calibrating = (seq, time.monotonic() + self.calibrate_s)  # answered when done
+            return
+        self._offsets = [0] * len(self._offsets)  # FACTORY_DEFAULTS: forget the stored calibration
+        self.calibrated = False
+        self._send(Ack(seq, msg.TYPE))
+        self._changed()
+
+    def _finish_calibration(self) -> None:
+        seq, _ = self._calibrating
+        self._calibrating = None
+        fields = [stack_field(stack) for stack in self._stacks()]  # the average of 8 scans: no noise left
+        for i, value in enumerate(fields):
+            if abs(value) > CAL_MAX_OFFSET:
+                detail = f"slot {i} reads {abs(value)} (0.01 mT) from VCC/2: is a checker on the board?"
+                self._send(BoardError(ErrorCode.CALIBRATION_FAILED, detail))
+                self._send(Nack(seq, Calibrate.TYPE, NackReason.FAILED))
                 return
-            self._send(Ack(seq, msg.TYPE))
+        self._offsets = fields
+        self.calibrated = True
+        self._send(Ack(seq, Calibrate.TYPE))
+        self._changed()
 
     # ------------------------------------------------------------------ checkers
 
-    def _where(self, point):
+    def _area(self, point):
         if point == "bar":
             return Area.BAR, 0
         if point == "off":
@@ -452,39 +663,18 @@ class BoardEmulator:
             return Area.POINT, point
         raise ValueError(f"point must be 1..24, 'bar' or 'off', not {point!r}")
 
-    def _slot_of(self, area, number: int, sign: int, nth: int) -> tuple[Area, int, int]:
-        """(area, number, slot) of the ``nth`` checker (0-based, fill order) of ``sign`` there."""
-        if area is Area.POINT:
-            k = self.slots_per_point
-            if self._pinned[number - 1]:
-                return area, number, 0 if nth == 0 else 1 + (nth - 1) % max(1, k - 1)
-            return area, number, nth % k
-        if area is Area.BAR:
-            half = (self.bar_slots + 1) // 2
-            if sign > 0:
-                return area, 0, nth % max(1, half)
-            return area, 0, half + nth % max(1, self.bar_slots - half)
-        tray = Area.OFF_WHITE if sign > 0 else Area.OFF_BLACK
-        return tray, 0, nth % max(1, self.tray_slots)
-
     def _lift(self, point, side) -> int:
-        area, number = self._where(point)
+        area, number = self._area(point)
         if area is Area.POINT:
             i = number - 1
             n = self._points[i]
-            if n:
-                sign = 1 if n > 0 else -1
-                self._points[i] -= sign
-                _, _, slot = self._slot_of(area, number, sign, abs(n) - 1)
-                if self._pinned[i] and n * sign == 1:
-                    slot = 0
-                state = SlotState.WHITE if sign > 0 else SlotState.BLACK
-                if self._pinned[i] and abs(n) == 1:
-                    # the pinning checker leaves; the pinned one stays alone
-                    self._points[i] = self._pinned[i]
-                    self._pinned[i] = 0
-            else:
+            if not n:
                 raise ValueError(f"no checker on point {number!r} to lift")
+            sign = 1 if n > 0 else -1
+            self._points[i] -= sign
+            if self._pinned[i] and abs(n) == 1:  # the pinning checker leaves; the pinned one stays alone
+                self._points[i] = self._pinned[i]
+                self._pinned[i] = 0
         else:
             sign = _sign(side)
             store = self._bar if area is Area.BAR else self._off
@@ -492,29 +682,22 @@ class BoardEmulator:
             if not store[j]:
                 raise ValueError(f"no {'white' if sign > 0 else 'black'} checker on {point!r} to lift")
             store[j] -= 1
-            area, number, slot = self._slot_of(area or Area.OFF_WHITE, 0, sign, store[j])
-            state = SlotState.WHITE if sign > 0 else SlotState.BLACK
-        self._changed([Lift(area, number, slot, state, self._now_ms())])
+        self._changed()
         return sign
 
     def _place(self, point, sign: int) -> None:
-        area, number = self._where(point)
-        state = SlotState.WHITE if sign > 0 else SlotState.BLACK
+        area, number = self._area(point)
         if area is Area.POINT:
             i = number - 1
             n = self._points[i]
             if n * sign < 0:
                 if abs(n) > 1 or self._pinned[i]:
                     raise ValueError(f"point {number!r} holds {n!r}: no room for a checker of the other colour")
-                self._pinned[i] = n
+                self._pinned[i] = n  # a pin: the board reads slot 0 UNCERTAIN
                 self._points[i] = sign
-                slot = 0
             else:
-                _, _, slot = self._slot_of(area, number, sign, abs(n))
                 self._points[i] += sign
         else:
             store = self._bar if area is Area.BAR else self._off
-            j = 0 if sign > 0 else 1
-            area, number, slot = self._slot_of(area or Area.OFF_WHITE, 0, sign, store[j])
-            store[j] += 1
-        self._changed([Place(area, number, slot, state, self._now_ms())])
+            store[0 if sign > 0 else 1] += 1
+        self._changed()

@@ -1,7 +1,7 @@
 """The host side of the serial link to the sensor/LED board (``hardware/PROTOCOL.md``).
 
 Owns the port and one link thread: opening any pyserial URL (or finding the board
-by USB vendor/product id), the HELLO handshake, reading and decoding frames with
+by USB vendor/product id, :data:`BOARD_USB_IDS`), the HELLO handshake, reading and decoding frames with
 :class:`firmware_bridge.protocol.FrameReader`, the table of unacknowledged commands
 (matched by sequence number and type, retried after ``retry_after_s``), and the
 detection of a lost board with reconnection and backoff. The application gets
@@ -20,7 +20,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -33,12 +33,15 @@ from firmware_bridge.protocol import (
     PROTOCOL_MINOR,
     Ack,
     BoardError,
+    Button,
+    Calibrate,
+    CalibrationKind,
     Config,
+    ErrorCode,
     FrameReader,
     Hello,
     HelloReply,
     LedFrame,
-    Button,
     Lift,
     Message,
     Nack,
@@ -48,7 +51,7 @@ from firmware_bridge.protocol import (
     encode_frame,
 )
 
-__all__ = ["BoardLink", "LinkError", "LinkEvent", "LinkStats", "find_port"]
+__all__ = ["BOARD_USB_IDS", "BoardLink", "LinkError", "LinkEvent", "LinkStats", "find_port"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +59,16 @@ CONNECTED = "connected"
 DISCONNECTED = "disconnected"
 RECONNECTED = "reconnected"
 REFUSED = "refused"
+
+# USB (vendor, product) ids the board shows up as, most specific first (WIRING.md: an Arduino
+# Mega 2560). To support another bridge, add its pair here; find_port prefers earlier entries.
+BOARD_USB_IDS: tuple[tuple[int, int], ...] = (
+    (0x2341, 0x0042),  # Arduino Mega 2560 R3, ATmega16U2 bridge
+    (0x2341, 0x0010),  # Arduino Mega 2560 (first revision, ATmega8U2)
+    (0x2A03, 0x0042),  # Mega 2560 R3 sold under arduino.org's vendor id, and clones of it
+    (0x1A86, 0x7523),  # CH340 clones (a generic USB-serial chip: last, other devices use it too)
+)
+CALIBRATE_TIMEOUT_S = 2.0  # PROTOCOL.md CALIBRATE: the board ACKs within 2 s
 
 
 class LinkError(TavliError, OSError):
@@ -95,33 +108,61 @@ class LinkStats:
     reconnects: int = 0
 
 
-def find_port(vid: int, pid: int, comports: Callable[[], Any] | None = None) -> str:
-    """The device path of the first serial port (by name) whose USB ids are ``vid``:``pid``.
+def find_port(
+    vid: int | None = None,
+    pid: int | None = None,
+    comports: Callable[[], Any] | None = None,
+    *,
+    usb_ids: Sequence[tuple[int, int]] = BOARD_USB_IDS,
+) -> str:
+    """The device path of the board's serial port, found by its USB vendor and product id.
 
-    Raises :class:`LinkError` if no such port is present.
+    With ``vid`` and ``pid``, the first port (by name) with exactly those ids; without
+    them, a port with one of ``usb_ids`` (default :data:`BOARD_USB_IDS`), earlier pairs
+    first, then by name. Raises :class:`LinkError` if no such port is present and
+    ``ValueError`` if only one of ``vid`` and ``pid`` is given.
     """
-    ports = (comports or serial.tools.list_ports.comports)()
-    found = sorted(p.device for p in ports if p.vid == vid and p.pid == pid)
-    if not found:
-        raise LinkError(f"no serial port with USB id {vid:04x}:{pid:04x} (vid={vid!r}, pid={pid!r}) is present")
-    return found[0]
+    if (vid is None) != (pid is None):
+        raise ValueError(f"find_port needs both vid and pid or neither, not vid={vid!r}, pid={pid!r}")
+    wanted = [(vid, pid)] if vid is not None else list(usb_ids)
+    ports = list((comports or serial.tools.list_ports.comports)())
+    for pair in wanted:
+        found = sorted(p.device for p in ports if (p.vid, p.pid) == tuple(pair))
+        if found:
+            return found[0]
+    names = ", ".join(f"{v:04x}:{p:04x}" for v, p in wanted)
+    raise LinkError(f"no serial port with USB id {names} is present (ports: {sorted(p.device for p in ports)!r})")
 
 
 class _Pending:
-    """One unacknowledged command: its exact frame (re-sent unchanged), deadline and outcome."""
+    """One unacknowledged command: its exact frame (re-sent unchanged), deadline and outcome.
 
-    __slots__ = ("deadline", "done", "frame", "key", "ok", "tries")
+    ``retries`` is how often it is re-sent after ``wait_s`` without an answer; when
+    they are used up the board is treated as lost if ``lose`` is set, otherwise the
+    command alone fails. ``nack`` and ``error`` keep the board's refusal and the
+    ERROR frame that explained it.
+    """
 
-    def __init__(self, key: tuple[int, int], frame: bytes, deadline: float) -> None:
+    __slots__ = ("deadline", "done", "error", "frame", "key", "lose", "nack", "ok", "retries", "tries", "wait_s")
+
+    def __init__(
+        self, key: tuple[int, int], frame: bytes, now: float, wait_s: float, retries: int, lose: bool = True
+    ) -> None:
         self.key = key
         self.frame = frame
-        self.deadline = deadline
+        self.wait_s = wait_s
+        self.deadline = now + wait_s
+        self.retries = retries
+        self.lose = lose
         self.tries = 0
         self.done = threading.Event()
         self.ok = False
+        self.nack: Nack | None = None
+        self.error: BoardError | None = None
 
-    def finish(self, ok: bool) -> None:
+    def finish(self, ok: bool, nack: Nack | None = None) -> None:
         self.ok = ok
+        self.nack = nack
         self.done.set()
 
 
@@ -133,12 +174,13 @@ class BoardLink:
     """The host end of the board link: handshake, reader thread, LED commands, reconnects.
 
     ``port`` is any pyserial URL (a device path, ``/dev/serial/by-id/...``,
-    ``loop://``, ``socket://host:port``); when it is None the board is found by
-    ``vid``/``pid`` among ``serial.tools.list_ports.comports()`` (again at every
-    reconnect). ``port_finder``, if given, is asked for the port at every reconnect
+    ``loop://``, ``socket://host:port``); when it is None the board is found among
+    ``serial.tools.list_ports.comports()`` by ``vid``/``pid`` if given, else by
+    ``usb_ids`` (default :data:`BOARD_USB_IDS`), again at every reconnect. ``port_finder``, if given, is asked for the port at every reconnect
     (a replugged board may come back under another name). ``opener`` (default
     ``serial.serial_for_url``) and ``clock`` (default ``time.monotonic``) are
-    injectable for tests. ``config``, if given, is sent after every handshake.
+    injectable for tests. ``config``, if given, is sent after every handshake; one
+    that breaks CONFIG's limits raises ``ValueError`` here rather than being NACKed.
 
     >>> link = BoardLink("loop://")  # opens nothing until start()
     >>> link.state is None, link.connected
@@ -163,12 +205,17 @@ class BoardLink:
         opener: Callable[..., Any] = serial.serial_for_url,
         clock: Callable[[], float] = time.monotonic,
         comports: Callable[[], Any] | None = None,
+        usb_ids: Sequence[tuple[int, int]] = BOARD_USB_IDS,
     ) -> None:
-        if port is None and port_finder is None and (vid is None or pid is None):
+        if (vid is None) != (pid is None):
+            raise LinkError(f"BoardLink needs both vid and pid or neither; got vid={vid!r}, pid={pid!r}")
+        if port is None and port_finder is None and vid is None and not usb_ids:
             raise LinkError(
-                "BoardLink needs a port, a port_finder or both vid and pid; "
-                f"got port={port!r}, vid={vid!r}, pid={pid!r}"
+                "BoardLink needs a port, a port_finder, vid and pid, or usb_ids; "
+                f"got port={port!r}, vid={vid!r}, pid={pid!r}, usb_ids={usb_ids!r}"
             )
+        if config is not None and config.out_of_range():
+            raise ValueError(f"BoardLink config {config!r} breaks CONFIG's limits: {'; '.join(config.out_of_range())}")
         for name, value in (
             ("lost_after_s", lost_after_s),
             ("retry_after_s", retry_after_s),
@@ -184,6 +231,7 @@ class BoardLink:
             )
         self._given_port = port
         self._vid, self._pid = vid, pid
+        self._usb_ids = tuple(usb_ids)
         self._port_finder = port_finder
         self._comports = comports
         self.lost_after_s = lost_after_s
@@ -301,6 +349,40 @@ class BoardLink:
         entry.done.wait(self.retry_after_s * (self.retries + 1) + 1.0)
         return entry.ok
 
+    def calibrate(
+        self, kind: CalibrationKind | int = CalibrationKind.ZERO_EMPTY, *, timeout_s: float = CALIBRATE_TIMEOUT_S
+    ) -> None:
+        """Send CALIBRATE ``kind`` and return once the board ACKs it (PROTOCOL.md "CALIBRATE").
+
+        ``ZERO_EMPTY`` needs an empty board: the board records each sensor's offset;
+        ``FACTORY_DEFAULTS`` forgets the stored calibration. The frame is sent once and
+        the answer awaited for ``timeout_s`` (the spec's 2 s): a re-send while the board
+        is still calibrating could only be NACKed ``BUSY``.
+        Raises :class:`LinkError` if the board is not connected, refuses (the message names
+        the NACK reason and, for ``FAILED``, the board's ERROR detail, e.g. a checker still
+        on a slot; ``BUSY`` means a calibration is under way), disconnects, or does not
+        answer within ``timeout_s``; ``ValueError`` (:class:`ProtocolError`) for an unknown ``kind``.
+        """
+        msg = Calibrate(kind)
+        if not timeout_s > 0:
+            raise ValueError(f"calibrate timeout_s must be a positive number of seconds, not {timeout_s!r}")
+        with self._lock:
+            port = self._port
+            entry = self._submit(msg, wait_s=timeout_s, retries=0, lose=False) if self.connected else None
+        if entry is None:
+            raise LinkError(f"cannot calibrate ({msg.kind.name}): the board is not connected")
+        if not entry.done.wait(timeout_s + 1.0):  # the link thread normally ends it at timeout_s
+            with self._lock:
+                self._pending.pop(entry.key, None)
+        if entry.ok:
+            return
+        if entry.nack is not None:
+            detail = f": {entry.error.detail}" if entry.error is not None and entry.error.detail else ""
+            raise LinkError(f"board on {port!r} refused CALIBRATE {msg.kind.name}: NACK {entry.nack.reason.name}{detail}")
+        if not self.connected:
+            raise LinkError(f"board on {port!r} was lost before it answered CALIBRATE {msg.kind.name}")
+        raise LinkError(f"board on {port!r} did not answer CALIBRATE {msg.kind.name} within {timeout_s} s")
+
     # ------------------------------------------------------------ connecting
 
     def _find_port(self) -> str:
@@ -311,8 +393,7 @@ class BoardLink:
             return port
         if self._given_port is not None:
             return self._given_port
-        assert self._vid is not None and self._pid is not None
-        return find_port(self._vid, self._pid, self._comports)
+        return find_port(self._vid, self._pid, self._comports, usb_ids=self._usb_ids)
 
     def _connect(self, port: str, kind: str) -> None:
         """Open ``port``, handshake, wait for a snapshot; emit ``kind``, the snapshot, re-send LEDs."""
@@ -453,13 +534,18 @@ class BoardLink:
                 entry = self._pending.pop((msg.seq, msg.msg_type), None)
             if entry is None:
                 return  # matches no command of ours: ignored (rule 5)
-            entry.finish(isinstance(msg, Ack))
+            entry.finish(isinstance(msg, Ack), msg if isinstance(msg, Nack) else None)
             if isinstance(msg, Nack) and msg.reason == NackReason.NOT_READY:
                 self._lose("the board restarted (NACK NOT_READY): re-handshaking")
             return
         if isinstance(msg, Snapshot):
             with self._lock:
                 self._state = msg
+        elif isinstance(msg, BoardError) and msg.code == ErrorCode.CALIBRATION_FAILED:
+            with self._lock:  # the reason for the NACK FAILED that follows it
+                for entry in self._pending.values():
+                    if entry.key[1] == Calibrate.TYPE:
+                        entry.error = msg
         elif not isinstance(msg, (Lift, Place, Button, BoardError)):
             return  # a late HELLO_REPLY or a host-bound type: nothing for the application
         self.events.put(msg)
@@ -469,12 +555,17 @@ class BoardLink:
             ser = self._serial
             due = [p for p in self._pending.values() if now >= p.deadline]
         for entry in due:
-            if entry.tries >= self.retries:
+            if entry.tries >= entry.retries:
                 seq, msg_type = entry.key
+                if not entry.lose:  # this command alone fails; the heartbeat watchdog judges the board
+                    with self._lock:
+                        self._pending.pop(entry.key, None)
+                    entry.finish(False)
+                    continue
                 self._lose(f"command seq={seq} type=0x{msg_type:02x} unacknowledged after {entry.tries + 1} sends")
                 return
             entry.tries += 1
-            entry.deadline = now + self.retry_after_s
+            entry.deadline = now + entry.wait_s
             self._count("retries")
             try:
                 self._write(ser, entry.frame)
@@ -510,13 +601,22 @@ class BoardLink:
 
     # ------------------------------------------------------------ helpers
 
-    def _submit(self, msg: Message) -> _Pending | None:
+    def _submit(
+        self, msg: Message, *, wait_s: float | None = None, retries: int | None = None, lose: bool = True
+    ) -> _Pending | None:
         with self._lock:
             ser = self._serial
             if ser is None:
                 return None
             seq = self._next_seq()
-            entry = _Pending((seq, msg.TYPE), encode_frame(msg, seq), self._clock() + self.retry_after_s)
+            entry = _Pending(
+                (seq, msg.TYPE),
+                encode_frame(msg, seq),
+                self._clock(),
+                self.retry_after_s if wait_s is None else wait_s,
+                self.retries if retries is None else retries,
+                lose,
+            )
             self._pending[entry.key] = entry
             try:
                 self._write(ser, entry.frame)

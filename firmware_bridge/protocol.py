@@ -3,7 +3,10 @@
 Owns the bytes: COBS framing, CRC-16/CCITT-FALSE, the frame header, one frozen
 message type per message of the spec with ``encode()`` / ``decode()``,
 :func:`encode_frame` / :func:`decode_frame`, and :class:`FrameReader`, which turns
-an arbitrary byte stream into messages and counts and skips corrupt frames.
+an arbitrary byte stream into messages and counts and skips corrupt frames. A board
+(the emulator) reads with :class:`RawFrameReader` instead: it checks only COBS,
+length and CRC and hands over :class:`RawFrame` values, so the board can answer a
+HELLO of another major version or a payload of the wrong size as the spec says.
 
 Pure: no I/O, no threads, no clocks, no logging. Imports nothing but the
 standard library and ``board_rules.errors`` (never ``vision`` or ``referee``).
@@ -38,6 +41,8 @@ __all__ = [
     "MAX_LEDS",
     "MAX_TEXT",
     "POINTS",
+    "PAIR_STRENGTH",
+    "CHECKER_MIN",
     "ProtocolError",
     "SlotState",
     "Area",
@@ -61,13 +66,16 @@ __all__ = [
     "BoardError",
     "Message",
     "MESSAGE_TYPES",
+    "RawFrame",
     "cobs_encode",
     "cobs_decode",
     "crc16_ccitt_false",
     "state_hash",
     "encode_frame",
     "decode_frame",
+    "split_frame",
     "FrameReader",
+    "RawFrameReader",
 ]
 
 PROTOCOL_MAJOR = 1
@@ -84,6 +92,9 @@ SNAPSHOT_FIXED = 11  # timestamp u32, hash u32, slots_per_point u8, bar_slots u8
 MAX_SLOTS = (MAX_PAYLOAD - SNAPSHOT_FIXED) // 3  # 164
 MAX_LEDS = (MAX_PAYLOAD - 1) // 4  # 126
 MAX_TEXT = 200  # bytes of ASCII in a serial number or an error detail
+# Field strengths (0.01 mT) fixed by the checkers' magnets (SENSING.md) that bound CONFIG's thresholds.
+PAIR_STRENGTH = 700  # a pinned checker under one of the other colour
+CHECKER_MIN = 950  # the least field of a lone checker
 
 
 class ProtocolError(TavliError, ValueError):
@@ -659,6 +670,31 @@ class Config:
         _uint("Config", "hysteresis", self.hysteresis, 16)
         _uint("Config", "polarity_margin", self.polarity_margin, 16)
 
+    def out_of_range(self) -> tuple[str, ...]:
+        """The limits of PROTOCOL.md's CONFIG this configuration breaks (empty if none).
+
+        A board NACKs such a CONFIG ``BAD_VALUE`` and changes nothing. The ranges of
+        single fields are checked when the value is made; these are the limits between
+        fields: ``polarity_margin <= empty_threshold < PAIR_STRENGTH``,
+        ``hysteresis <= empty_threshold`` and ``empty_threshold + hysteresis < CHECKER_MIN``.
+
+        >>> Config(hysteresis=151).out_of_range()
+        ('hysteresis 151 > empty_threshold 150',)
+        """
+        broken = []
+        if self.polarity_margin > self.empty_threshold:
+            broken.append(f"polarity_margin {self.polarity_margin!r} > empty_threshold {self.empty_threshold!r}")
+        if self.empty_threshold >= PAIR_STRENGTH:
+            broken.append(f"empty_threshold {self.empty_threshold!r} >= {PAIR_STRENGTH} (a pinned pair's strength)")
+        if self.hysteresis > self.empty_threshold:
+            broken.append(f"hysteresis {self.hysteresis!r} > empty_threshold {self.empty_threshold!r}")
+        if self.empty_threshold + self.hysteresis >= CHECKER_MIN:
+            broken.append(
+                f"empty_threshold + hysteresis {self.empty_threshold + self.hysteresis!r} >= {CHECKER_MIN} "
+                "(a lone checker's least field)"
+            )
+        return tuple(broken)
+
     def encode(self) -> bytes:
         return (
             bytes([self.debounce_scans, self.report_mode])
@@ -790,12 +826,40 @@ def encode_frame(msg: Message, seq: int, *, version: tuple[int, int] = PROTOCOL_
     return cobs_encode(body) + b"\x00"
 
 
-def decode_frame(frame: bytes) -> tuple[int, Message]:
-    """``(seq, message)`` from one frame's bytes (the trailing 0x00 may be present).
+@dataclass(frozen=True, slots=True)
+class RawFrame:
+    """A frame whose COBS, length and CRC are good, not yet checked for version, type or payload.
 
-    Raises :class:`ProtocolError` whose ``reason`` says why: ``"too_long"``, ``"cobs"``,
-    ``"length"`` (too short, or a payload of the wrong size), ``"crc"``, ``"version"``
-    (major version mismatch), ``"unknown_type"`` or ``"value"``.
+    What a board works from: it answers a HELLO of another major version, an unknown
+    type or a payload of the wrong size (PROTOCOL.md rules 2 and 6, the NACK reasons),
+    where :func:`decode_frame` can only refuse.
+    """
+
+    major: int
+    minor: int
+    seq: int
+    msg_type: int
+    payload: bytes
+
+    def decode(self, *, strict: bool | None = None) -> Message:
+        """The message in this frame; ``strict`` defaults to "the sender's minor is not newer than ours".
+
+        Raises :class:`ProtocolError` (reason ``"unknown_type"``, ``"length"`` or ``"value"``).
+        """
+        cls = MESSAGE_TYPES.get(self.msg_type)
+        if cls is None:
+            raise ProtocolError(f"unknown message type 0x{self.msg_type:02x}", reason="unknown_type")
+        if strict is None:
+            strict = self.minor <= PROTOCOL_MINOR
+        return cls.decode(self.payload, strict=strict)
+
+
+def split_frame(frame: bytes) -> RawFrame:
+    """The header and payload of one frame's bytes (the trailing 0x00 may be present).
+
+    Checks COBS, the length and the CRC only. Raises :class:`ProtocolError` whose
+    ``reason`` is ``"too_long"``, ``"cobs"``, ``"length"`` (shorter than header and
+    CRC) or ``"crc"``.
     """
     frame = bytes(frame)
     if frame.endswith(b"\x00"):
@@ -815,19 +879,29 @@ def decode_frame(frame: bytes) -> tuple[int, Message]:
         raise ProtocolError(
             f"CRC mismatch: frame says 0x{wire_crc:04x}, computed 0x{crc:04x} over {body[:-2][:32]!r}", reason="crc"
         )
-    major, minor = body[0], body[1]
-    seq = int.from_bytes(body[2:4], "little")
-    msg_type = body[4]
-    if major != PROTOCOL_MAJOR:
+    return RawFrame(body[0], body[1], int.from_bytes(body[2:4], "little"), body[4], body[HEADER_SIZE:-2])
+
+
+def decode_frame(frame: bytes) -> tuple[int, Message]:
+    """``(seq, message)`` from one frame's bytes (the trailing 0x00 may be present).
+
+    Raises :class:`ProtocolError` whose ``reason`` says why: ``"too_long"``, ``"cobs"``,
+    ``"length"`` (too short, or a payload of the wrong size), ``"crc"``, ``"version"``
+    (major version mismatch), ``"unknown_type"`` or ``"value"``.
+    """
+    raw = split_frame(frame)
+    if raw.major != PROTOCOL_MAJOR:
         raise ProtocolError(
-            f"protocol major version mismatch: the other side speaks {major}.{minor}, "
+            f"protocol major version mismatch: the other side speaks {raw.major}.{raw.minor}, "
             f"this side speaks {PROTOCOL_MAJOR}.{PROTOCOL_MINOR}; update the firmware or the host",
             reason="version",
         )
-    cls = MESSAGE_TYPES.get(msg_type)
-    if cls is None:
-        raise ProtocolError(f"unknown message type 0x{msg_type:02x} in frame {body[:32]!r}", reason="unknown_type")
-    return seq, cls.decode(body[HEADER_SIZE:-2], strict=minor <= PROTOCOL_MINOR)
+    if raw.msg_type not in MESSAGE_TYPES:
+        raise ProtocolError(
+            f"unknown message type 0x{raw.msg_type:02x} in frame seq={raw.seq} payload={raw.payload[:32]!r}",
+            reason="unknown_type",
+        )
+    return raw.seq, raw.decode()
 
 
 class FrameReader:
@@ -845,6 +919,8 @@ class FrameReader:
     >>> reader.errors, reader.last_error.reason
     (1, 'cobs')
     """
+
+    _decode = staticmethod(decode_frame)
 
     def __init__(self) -> None:
         self._buffer = bytearray()
@@ -887,7 +963,7 @@ class FrameReader:
         frame = bytes(self._buffer)
         self._buffer.clear()
         try:
-            out.append(decode_frame(frame))
+            out.append(self._decode(frame))
         except ProtocolError as exc:
             self._fail(exc)
         else:
@@ -896,3 +972,18 @@ class FrameReader:
     def _fail(self, exc: ProtocolError) -> None:
         self.errors += 1
         self.last_error = exc
+
+
+class RawFrameReader(FrameReader):
+    """A :class:`FrameReader` for a board: yields :class:`RawFrame` values, checked only for COBS, length and CRC.
+
+    Frames of another major version, of unknown types or with bad payloads come
+    through, for the board to answer (NACK ``VERSION_MISMATCH``, ``UNKNOWN_TYPE``,
+    ``BAD_LENGTH``, ``BAD_VALUE``) or count, as the firmware does. A host keeps
+    :class:`FrameReader`, which skips them.
+
+    >>> RawFrameReader().feed(encode_frame(Hello(2, 0), seq=3, version=(2, 0)))
+    [RawFrame(major=2, minor=0, seq=3, msg_type=1, payload=b'\\x02\\x00')]
+    """
+
+    _decode = staticmethod(split_frame)

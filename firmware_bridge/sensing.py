@@ -19,10 +19,18 @@ Pure: stdlib only, randomness only through an injected ``random.Random``. May im
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
-from firmware_bridge.protocol import POINTS, ProtocolError, SlotReading, SlotState
+from firmware_bridge.protocol import (
+    CHECKER_MIN,
+    PAIR_STRENGTH,
+    POINTS,
+    ProtocolError,
+    SlotReading,
+    SlotState,
+)
 
 __all__ = [
     "SLOTS_PER_POINT",
@@ -94,8 +102,8 @@ class SensorConfig:
     empty_threshold: int = 150
     hysteresis: int = 30
     polarity_margin: int = 50
-    checker_min: int = 950
-    pair_strength: int = 700
+    checker_min: int = CHECKER_MIN
+    pair_strength: int = PAIR_STRENGTH
     levels: tuple[int, ...] = (1200, 1700, 2000, 2200)
 
     def __post_init__(self) -> None:
@@ -134,18 +142,31 @@ class SensorConfig:
 DEFAULT_CONFIG = SensorConfig()
 
 
-def classify(field_value: int, config: SensorConfig = DEFAULT_CONFIG) -> SlotReading:
+def classify(
+    field_value: int, config: SensorConfig = DEFAULT_CONFIG, previous: SlotState | None = None
+) -> SlotReading:
     """The board's reading of a signed field (0.01 mT): state and magnitude.
 
     EMPTY below ``empty_threshold``; UNCERTAIN from there up to ``checker_min`` (a
     field too weak for a whole checker: a pinned checker under another one), or
     within ``polarity_margin`` of zero; otherwise WHITE (positive) or BLACK.
+    Given the slot's ``previous`` state, the threshold moves by ``hysteresis`` as on
+    the board: an EMPTY slot turns occupied only from ``empty_threshold + hysteresis``,
+    an occupied one turns EMPTY only below ``empty_threshold - hysteresis``.
 
     >>> classify(1210), classify(-700).state, classify(40).state
     (SlotReading(state=<SlotState.WHITE: 1>, strength=1210), <SlotState.UNCERTAIN: 3>, <SlotState.EMPTY: 0>)
+    >>> classify(170, previous=SlotState.EMPTY).state, classify(130, previous=SlotState.UNCERTAIN).state
+    (<SlotState.EMPTY: 0>, <SlotState.UNCERTAIN: 3>)
     """
     strength = min(abs(int(field_value)), 0xFFFF)
-    if strength < config.empty_threshold:
+    threshold = config.empty_threshold
+    if previous is not None:
+        if previous == SlotState.EMPTY:
+            threshold += config.hysteresis
+        else:
+            threshold = max(0, threshold - config.hysteresis)
+    if strength < threshold:
         return SlotReading(SlotState.EMPTY, strength)
     if strength < config.checker_min or strength < config.polarity_margin:
         return SlotReading(SlotState.UNCERTAIN, strength)

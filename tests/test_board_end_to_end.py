@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import queue
+import threading
 import time
 
 import pytest
@@ -145,3 +146,38 @@ def test_a_button_pressed_on_the_board_reaches_the_host_down_then_up():
             assert up.timestamp_ms >= down.timestamp_ms
         finally:
             link.stop()
+
+
+def test_link_calibrates_the_emulated_board_and_reports_its_refusals():
+    from firmware_bridge.link import LinkError
+    from firmware_bridge.protocol import CalibrationKind
+
+    with BoardEmulator(seed=7, noise=0, calibrate_s=0.4) as emu:
+        link = BoardLink(emu.path).start()
+        try:
+            link.calibrate()  # an empty board: the offsets are recorded
+            assert emu.calibrated
+            link.calibrate(CalibrationKind.FACTORY_DEFAULTS)
+            assert not emu.calibrated
+
+            emu.place(7, "white")
+            with pytest.raises(LinkError, match=r"NACK FAILED: slot 30 reads 1200 .*is a checker on the board\?"):
+                link.calibrate()
+            assert not emu.calibrated and link.connected
+            emu.lift(7)
+
+            outcome: list = []
+            first = threading.Thread(target=lambda: outcome.append(link.calibrate()))
+            first.start()
+            deadline = time.monotonic() + 5
+            while not emu.calibrating and time.monotonic() < deadline:
+                time.sleep(0.01)
+            with pytest.raises(LinkError, match="NACK BUSY"):
+                link.calibrate()  # one at a time
+            assert link.send_leds(parse_led_command("led 1 red")) is False  # BUSY too
+            first.join(5)
+            assert outcome == [None] and emu.calibrated and link.connected
+            assert link.send_leds(parse_led_command("led 1 red")) is True
+        finally:
+            link.stop()
+

@@ -10,15 +10,27 @@ import serial
 from board_rules import Position
 from firmware_bridge.emulator import LED_COUNT, BoardEmulator
 from firmware_bridge.protocol import (
+    PROTOCOL_MAJOR,
     Ack,
+    Area,
+    BoardError,
+    Button,
+    Calibrate,
+    Config,
+    ErrorCode,
     FrameReader,
     Hello,
     HelloReply,
     Led,
     LedFrame,
     Lift,
+    Nack,
+    NackReason,
     Place,
+    SlotState,
     Snapshot,
+    cobs_encode,
+    crc16_ccitt_false,
     encode_frame,
 )
 from firmware_bridge.sensing import counts_from_slots
@@ -52,6 +64,25 @@ class Host:
                 break
             self.pending.extend(msg for _, msg in self.reader.feed(self.port.read(4096)))
         raise AssertionError("no matching frame within %r s" % timeout)
+
+    def send_raw(self, seq: int, msg_type: int, payload: bytes, version=(PROTOCOL_MAJOR, 0)) -> int:
+        """A frame built by hand (any version, type or payload), as a buggy or foreign host might send."""
+        body = bytes([version[0], version[1], seq & 0xFF, seq >> 8, msg_type]) + payload
+        self.port.write(cobs_encode(body + crc16_ccitt_false(body).to_bytes(2, "little")) + b"\x00")
+        return seq
+
+    def reply_to(self, seq: int, msg_type: int):
+        """The ACK or NACK naming ``seq`` and ``msg_type``."""
+        return self.wait_for(lambda m: isinstance(m, (Ack, Nack)) and (m.seq, m.msg_type) == (seq, msg_type))
+
+    def quiet(self, timeout: float = 0.3) -> list:
+        """Everything the board sends within ``timeout`` (for asserting that no answer comes)."""
+        deadline = time.monotonic() + timeout
+        got = list(self.pending)
+        self.pending.clear()
+        while time.monotonic() < deadline:
+            got.extend(msg for _, msg in self.reader.feed(self.port.read(4096)))
+        return got
 
     def handshake(self) -> HelloReply:
         self.port.write(b"\x00")
@@ -164,3 +195,220 @@ def test_replug_gives_a_new_path_and_the_old_one_fails(board, host):
         again.wait_for(lambda m: isinstance(m, Snapshot))
     finally:
         again.close()
+
+
+# ---------------------------------------------------------------- as the firmware answers (hardware/firmware/board.c)
+
+
+@pytest.mark.parametrize(
+    ("version", "payload"),
+    [((PROTOCOL_MAJOR + 1, 0), bytes([PROTOCOL_MAJOR + 1, 0])), ((PROTOCOL_MAJOR, 0), bytes([PROTOCOL_MAJOR + 1, 0]))],
+    ids=["major-in-header", "major-in-payload"],
+)
+def test_hello_of_another_major_gets_nack_version_mismatch_and_the_frozen_reply(board, host, version, payload):
+    host.port.write(b"\x00")
+    seq = host.send_raw(34, Hello.TYPE, payload, version=version)
+    assert host.reply_to(seq, Hello.TYPE) == Nack(seq, Hello.TYPE, NackReason.VERSION_MISMATCH)
+    reply = host.wait_for(lambda m: isinstance(m, HelloReply))
+    assert (reply.reply_to, reply.major, reply.serial) == (seq, PROTOCOL_MAJOR, "EMU-0001")
+    # and nothing else until a HELLO of our major: no snapshot, commands NOT_READY
+    assert not any(isinstance(m, Snapshot) for m in host.quiet(0.7))
+    seq = host.send(Config())
+    assert host.reply_to(seq, Config.TYPE) == Nack(seq, Config.TYPE, NackReason.NOT_READY)
+    host.handshake()
+    host.wait_for(lambda m: isinstance(m, Snapshot))
+
+
+def test_a_command_of_another_major_is_counted_corrupt_not_answered(board, host):
+    host.handshake()
+    host.send_raw(40, Config.TYPE, Config().encode(), version=(PROTOCOL_MAJOR + 1, 0))
+    got = host.wait_for(lambda m: isinstance(m, (Ack, Nack, BoardError)))
+    assert got == BoardError(ErrorCode.CORRUPT_FRAMES, "1 corrupt frames received")
+    assert board.corrupt_frames == 1
+
+
+def test_garbage_is_reported_in_error_corrupt_frames_at_most_once_a_second(board, host):
+    host.handshake()
+    host.port.write(b"\x17\x42\x99\x00line noise\x00")
+    first = host.wait_for(lambda m: isinstance(m, BoardError))
+    assert first == BoardError(ErrorCode.CORRUPT_FRAMES, "2 corrupt frames received")
+    reported = time.monotonic()
+    host.port.write(b"\x01\x02\x00")
+    second = host.wait_for(lambda m: isinstance(m, BoardError))
+    assert second.detail == "3 corrupt frames received" and time.monotonic() - reported >= 0.9
+
+
+def test_unknown_types_wrong_lengths_and_newer_minors_are_answered_as_the_firmware_does(board, host):
+    seq = host.send(LedFrame(tuple(Led() for _ in range(LED_COUNT))))
+    assert host.reply_to(seq, LedFrame.TYPE).reason == NackReason.NOT_READY  # before any HELLO
+    seq = host.send_raw(29, 0x55, b"xyz")
+    assert host.reply_to(seq, 0x55).reason == NackReason.UNKNOWN_TYPE  # unknown even before HELLO
+    host.handshake()
+    seq = host.send_raw(30, Config.TYPE, bytes(9))
+    assert host.reply_to(seq, Config.TYPE).reason == NackReason.BAD_LENGTH
+    seq = host.send_raw(31, Hello.TYPE, bytes([PROTOCOL_MAJOR]))
+    assert host.reply_to(seq, Hello.TYPE).reason == NackReason.BAD_LENGTH
+    seq = host.send(Ack(1, 2))
+    assert host.reply_to(seq, Ack.TYPE).reason == NackReason.UNKNOWN_TYPE
+    seq = host.send_raw(32, Config.TYPE, Config(heartbeat_ms=200).encode() + b"\x01", version=(PROTOCOL_MAJOR, 1))
+    assert host.reply_to(seq, Config.TYPE) == Ack(seq, Config.TYPE)  # a newer minor may append fields
+    assert board.heartbeat_s == 0.2
+    seq = host.send_raw(33, LedFrame.TYPE, bytes([0]))
+    assert host.reply_to(seq, LedFrame.TYPE).reason == NackReason.BAD_VALUE
+    seq = host.send_raw(34, Calibrate.TYPE, bytes([2]))
+    assert host.reply_to(seq, Calibrate.TYPE).reason == NackReason.BAD_VALUE
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        Config(hysteresis=151).encode(),  # hysteresis > empty_threshold
+        Config(empty_threshold=600, hysteresis=350).encode(),  # empty_threshold + hysteresis >= 950
+        Config(polarity_margin=200).encode(),  # polarity_margin > empty_threshold
+        Config(empty_threshold=700).encode(),  # empty_threshold >= 700, a pinned pair
+        bytes([0, 1, 0xF4, 1, 150, 0, 30, 0, 50, 0]),  # debounce_scans 0
+        bytes([3, 2, 0xF4, 1, 150, 0, 30, 0, 50, 0]),  # report_mode 2
+        bytes([3, 1, 99, 0, 150, 0, 30, 0, 50, 0]),  # heartbeat_ms 99
+        bytes([3, 1, 0xE9, 3, 150, 0, 30, 0, 50, 0]),  # heartbeat_ms 1001
+    ],
+    ids=["hysteresis", "threshold-plus-hysteresis", "polarity-margin", "threshold", "debounce", "report-mode",
+         "heartbeat-low", "heartbeat-high"],
+)
+def test_config_out_of_range_is_nacked_bad_value_and_changes_nothing(board, host, payload):
+    host.handshake()
+    before = (board.heartbeat_s, board.report_mode, board.sensor_config, board.debounce_scans)
+    seq = host.send_raw(50, Config.TYPE, payload)
+    assert host.reply_to(seq, Config.TYPE) == Nack(seq, Config.TYPE, NackReason.BAD_VALUE)
+    assert (board.heartbeat_s, board.report_mode, board.sensor_config, board.debounce_scans) == before
+
+
+def test_config_at_its_limits_is_acked_then_a_snapshot_follows(board, host):
+    host.handshake()
+    host.wait_for(lambda m: isinstance(m, Snapshot))
+    config = Config(debounce_scans=255, heartbeat_ms=1000, empty_threshold=600, hysteresis=349, polarity_margin=600)
+    seq = host.send(config)
+    assert host.reply_to(seq, Config.TYPE) == Ack(seq, Config.TYPE)
+    host.wait_for(lambda m: isinstance(m, Snapshot), timeout=0.5)
+    assert (board.heartbeat_s, board.sensor_config.hysteresis, board.debounce_scans) == (1.0, 349, 255)
+
+
+def test_a_pin_is_a_place_of_uncertain_colour_and_its_end_a_lift_of_uncertain_colour(board, host):
+    host.handshake()
+    board.set_position(make("plakoto", {5: -1, 24: 14, 1: -14}))
+    host.wait_for(lambda m: isinstance(m, Snapshot))
+    board.place(5, "white")  # pins the black checker on white's point 5
+    place = host.wait_for(lambda m: isinstance(m, (Place, Lift)))
+    assert (place.area, place.number, place.slot, place.state) == (Area.POINT, 5, 0, SlotState.UNCERTAIN)
+    assert isinstance(place, Place)
+    snap = host.wait_for(lambda m: isinstance(m, Snapshot))
+    sensed = counts(snap)
+    assert sensed.uncertain == (5,) and sensed.points[4] == 0
+    pinned = [0] * 24
+    pinned[4] = -1
+    assert sensed.resolved_points(pinned)[4] == 1  # the referee, knowing black is pinned, reads white's pinner
+    board.place(5, "white")  # a second pinning checker goes beside the pair
+    second = host.wait_for(lambda m: isinstance(m, (Place, Lift)))
+    assert (type(second), second.number, second.slot, second.state) == (Place, 5, 1, SlotState.WHITE)
+    board.lift(5)
+    board.lift(5)  # the pinning checker leaves
+    lifts = [host.wait_for(lambda m: isinstance(m, (Place, Lift))) for _ in range(2)]
+    assert [(type(m), m.slot, m.state) for m in lifts] == [(Lift, 1, SlotState.WHITE), (Lift, 0, SlotState.UNCERTAIN)]
+    snap = host.wait_for(lambda m: isinstance(m, Snapshot) and counts(m).points[4] == -1)
+    assert counts(snap).uncertain == ()
+
+
+def test_led_frame_repeated_with_the_same_seq_is_shown_and_acked_again(board, host):
+    host.handshake()
+    frame = LedFrame(tuple(Led(i, 0, 0, 0x55) for i in range(LED_COUNT)))
+    wire = encode_frame(frame, 60)
+    for _ in range(2):
+        host.port.write(wire)
+        assert host.reply_to(60, LedFrame.TYPE) == Ack(60, LedFrame.TYPE)
+    assert board.led_frame == frame
+    seq = host.send(LedFrame(frame.leds[:-1]))
+    assert host.reply_to(seq, LedFrame.TYPE) == Nack(seq, LedFrame.TYPE, NackReason.BAD_VALUE)
+    assert board.led_frame == frame
+
+
+def test_a_checker_on_a_saturated_slot_changes_no_class_so_sends_no_event(board, host):
+    host.handshake()
+    board.set_position(make("backgammon", {}, bar=(15, 0), off=(0, 15)))  # white's bar half: 4, 4, 4, 3
+    host.wait_for(lambda m: isinstance(m, Snapshot))
+    board.place("bar", "white")  # slot 3 goes from 3 to 4 high
+    board.place("bar", "white")  # a fifth on slot 0: still 2200, saturated, no change to report
+    board.place(1, "white")
+    events = [host.wait_for(lambda m: isinstance(m, (Place, Lift))) for _ in range(2)]
+    assert [(e.area, e.number, e.slot) for e in events] == [(Area.BAR, 0, 3), (Area.POINT, 1, 0)]
+
+
+def test_board_button_is_not_sent_before_hello(board, host):
+    board.press_button(1)
+    assert host.quiet(0.2) == []
+    host.handshake()
+    board.press_button(1)
+    down = host.wait_for(lambda m: isinstance(m, Button))
+    assert (down.button, down.pressed) == (1, True)
+
+
+def test_replug_resets_the_configuration_but_keeps_the_calibration(board, host):
+    host.handshake()
+    seq = host.send(Config(heartbeat_ms=200, report_mode=0))
+    assert host.reply_to(seq, Config.TYPE) == Ack(seq, Config.TYPE)
+    seq = host.send(Calibrate())
+    assert host.reply_to(seq, Calibrate.TYPE) == Ack(seq, Calibrate.TYPE)
+    assert board.calibrated and board.heartbeat_s == 0.2
+    before = host.wait_for(lambda m: isinstance(m, Snapshot))
+    board.replug()
+    assert board.calibrated and board.heartbeat_s == 0.5 and board.report_mode == 1 and board.led_frame is None
+    again = Host(board.path)
+    try:
+        again.handshake()
+        after = again.wait_for(lambda m: isinstance(m, Snapshot))
+        assert after.timestamp_ms < before.timestamp_ms  # the board clock restarted with the board
+    finally:
+        again.close()
+
+
+def test_calibrate_zero_empty_keeps_the_board_busy_then_acks():
+    with BoardEmulator(seed=8, calibrate_s=0.3) as board:
+        host = Host(board.path)
+        try:
+            host.handshake()
+            seq = host.send(Calibrate())
+            busy = host.send(LedFrame(tuple(Led() for _ in range(LED_COUNT))))
+            assert host.reply_to(busy, LedFrame.TYPE).reason == NackReason.BUSY
+            again = host.send(Calibrate())
+            assert host.reply_to(again, Calibrate.TYPE).reason == NackReason.BUSY
+            assert host.reply_to(seq, Calibrate.TYPE) == Ack(seq, Calibrate.TYPE)
+            assert board.calibrated and not board.calibrating
+        finally:
+            host.close()
+
+
+def test_calibrate_with_a_checker_on_is_refused_with_error_then_nack_failed(board, host):
+    host.handshake()
+    board.place(3, "black")  # point 3 slot 0 is slot 10 of the snapshot
+    seq = host.send(Calibrate())
+    error = host.wait_for(lambda m: isinstance(m, BoardError))
+    assert error == BoardError(
+        ErrorCode.CALIBRATION_FAILED, "slot 10 reads 1200 (0.01 mT) from VCC/2: is a checker on the board?"
+    )
+    assert host.reply_to(seq, Calibrate.TYPE) == Nack(seq, Calibrate.TYPE, NackReason.FAILED)
+    assert not board.calibrated
+
+
+def test_calibrate_accepts_a_pinned_pair_as_the_firmware_does_and_factory_defaults_forget_it(board, host):
+    from firmware_bridge.protocol import CalibrationKind
+
+    host.handshake()
+    board.place(5, "black")  # on a board that is otherwise empty, trays included
+    board.place(5, "white")
+    seq = host.send(Calibrate())  # the pair reads 700, under the 900 limit: the board takes it as offset
+    assert host.reply_to(seq, Calibrate.TYPE) == Ack(seq, Calibrate.TYPE)
+    snap = host.wait_for(lambda m: isinstance(m, Snapshot))
+    assert snap.point(5)[0].state == SlotState.EMPTY  # calibrated away, as on the real board
+    seq = host.send(Calibrate(CalibrationKind.FACTORY_DEFAULTS))
+    assert host.reply_to(seq, Calibrate.TYPE) == Ack(seq, Calibrate.TYPE)
+    assert not board.calibrated
+    snap = host.wait_for(lambda m: isinstance(m, Snapshot))
+    assert snap.point(5)[0].state == SlotState.UNCERTAIN

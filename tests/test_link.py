@@ -17,11 +17,21 @@ from types import SimpleNamespace
 
 import pytest
 
-from firmware_bridge.link import BoardLink, LinkError, LinkEvent, LinkStats, find_port
+from firmware_bridge.link import (
+    BOARD_USB_IDS,
+    BoardLink,
+    LinkError,
+    LinkEvent,
+    LinkStats,
+    find_port,
+)
 from firmware_bridge.protocol import (
     Ack,
     Area,
+    BoardError,
+    Calibrate,
     Config,
+    ErrorCode,
     FrameReader,
     Hello,
     HelloReply,
@@ -343,13 +353,79 @@ def test_board_found_by_usb_vendor_and_product_id(boards, links):
     board = boards()
     ports = [
         SimpleNamespace(device="/dev/ttyS0", vid=None, pid=None),
-        SimpleNamespace(device=board.path, vid=0x2E8A, pid=0x000A),
+        SimpleNamespace(device=board.path, vid=0x2341, pid=0x0042),
     ]
-    assert find_port(0x2E8A, 0x000A, lambda: ports) == board.path
-    link = links(None, vid=0x2E8A, pid=0x000A, comports=lambda: ports).start()
+    assert find_port(0x2341, 0x0042, lambda: ports) == board.path
+    link = links(None, vid=0x2341, pid=0x0042, comports=lambda: ports).start()
     assert next_event(link, "connected").port == board.path
-    with pytest.raises(LinkError, match="2e8a:0001"):
-        find_port(0x2E8A, 0x0001, lambda: ports)
+    with pytest.raises(LinkError, match="2341:0010"):
+        find_port(0x2341, 0x0010, lambda: ports)
+
+
+@pytest.mark.parametrize(
+    ("vid", "pid"),
+    [(0x2341, 0x0042), (0x2341, 0x0010), (0x2A03, 0x0042), (0x1A86, 0x7523)],
+    ids=["mega-16u2", "mega-8u2", "arduino-org", "ch340-clone"],
+)
+def test_every_known_mega_2560_usb_id_is_found_without_naming_it(vid, pid):
+    ports = [
+        SimpleNamespace(device="/dev/ttyACM9", vid=0x2E8A, pid=0x000A),  # a Raspberry Pi Pico: not the board
+        SimpleNamespace(device="/dev/ttyUSB3", vid=vid, pid=pid),
+    ]
+    assert (vid, pid) in BOARD_USB_IDS
+    assert find_port(comports=lambda: ports) == "/dev/ttyUSB3"
+
+
+def test_genuine_mega_is_preferred_to_a_ch340_and_the_id_list_is_extensible(boards, links):
+    board = boards()
+    ports = [
+        SimpleNamespace(device="/dev/ttyUSB0", vid=0x1A86, pid=0x7523),
+        SimpleNamespace(device=board.path, vid=0x2341, pid=0x0042),
+    ]
+    assert find_port(comports=lambda: ports) == board.path
+    link = links(None, comports=lambda: ports).start()  # no port, no vid/pid: the known ids
+    assert next_event(link, "connected").port == board.path
+    pico = [SimpleNamespace(device="/dev/ttyACM0", vid=0x2E8A, pid=0x000A)]
+    with pytest.raises(LinkError, match="2341:0042, 2341:0010, 2a03:0042, 1a86:7523"):
+        find_port(comports=lambda: pico)
+    assert find_port(comports=lambda: pico, usb_ids=BOARD_USB_IDS + ((0x2E8A, 0x000A),)) == "/dev/ttyACM0"
+    with pytest.raises(ValueError):
+        find_port(0x2341, None, lambda: ports)
+
+
+def test_calibrate_not_answered_in_time_fails_alone_and_the_link_stays_up(boards, links):
+    def no_calibrate_answer(seq, msg):
+        return [] if isinstance(msg, Calibrate) else [Ack(seq, msg.TYPE)]
+
+    board = boards(reply=no_calibrate_answer)
+    link = links(board.path).start()
+    started = time.monotonic()
+    with pytest.raises(LinkError, match="did not answer CALIBRATE ZERO_EMPTY within 0.3 s"):
+        link.calibrate(timeout_s=0.3)
+    assert 0.3 <= time.monotonic() - started < 2.0
+    assert [msg for _, msg in board.received if isinstance(msg, Calibrate)] == [Calibrate()]  # sent once
+    assert link.connected and link.send_leds(FRAME) is True
+
+
+def test_calibrate_refused_names_the_reason_and_the_boards_error(boards, links):
+    def refuse(seq, msg):
+        if isinstance(msg, Calibrate):
+            return [BoardError(ErrorCode.CALIBRATION_FAILED, "slot 7 reads 1200"), Nack(seq, msg.TYPE, NackReason.FAILED)]
+        return [Ack(seq, msg.TYPE)]
+
+    board = boards(reply=refuse)
+    link = links(board.path).start()
+    with pytest.raises(LinkError, match="refused CALIBRATE ZERO_EMPTY: NACK FAILED: slot 7 reads 1200"):
+        link.calibrate()
+    assert link.connected
+    unlinked = links(board.path)
+    with pytest.raises(LinkError, match="not connected"):
+        unlinked.calibrate()
+
+
+def test_a_config_breaking_the_specs_limits_is_refused_before_anything_is_sent():
+    with pytest.raises(ValueError, match="hysteresis 151 > empty_threshold 150"):
+        BoardLink("loop://", config=Config(hysteresis=151))
 
 
 def test_nothing_is_opened_before_start():

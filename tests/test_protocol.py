@@ -402,3 +402,57 @@ def test_reader_yields_exactly_the_uncorrupted_frames_in_order(plan, garbage, cu
 def test_protocol_md_example_bytes():
     wire = bytes.fromhex("02 01 02 2a 03 30 07 04 20 fc 48 00")
     assert encode_frame(Ack(seq=7, msg_type=LedFrame.TYPE), seq=42) == wire
+
+
+# ---------------------------------------------------------------- raw frames (the board's side) and CONFIG limits
+
+
+def test_board_reader_passes_frames_of_another_major_that_the_host_reader_skips():
+    from firmware_bridge.protocol import RawFrame, RawFrameReader
+
+    hello2 = encode_frame(Hello(PROTOCOL_MAJOR + 1, 0), 3, version=(PROTOCOL_MAJOR + 1, 0))
+    unknown = _raw_frame(bytes([PROTOCOL_MAJOR, PROTOCOL_MINOR, 4, 0, 0x55]) + b"xyz")
+    short_config = _raw_frame(bytes([PROTOCOL_MAJOR, PROTOCOL_MINOR, 5, 0, Config.TYPE]) + bytes(9))
+    wire = hello2 + unknown + short_config + encode_frame(Hello(), 6)
+    host = FrameReader()
+    assert host.feed(wire) == [(6, Hello())]  # the host still skips and counts them
+    assert host.errors == 3 and host.last_error.reason == "length"
+    board = RawFrameReader()
+    frames = board.feed(wire)
+    assert frames == [
+        RawFrame(PROTOCOL_MAJOR + 1, 0, 3, Hello.TYPE, bytes([PROTOCOL_MAJOR + 1, 0])),
+        RawFrame(PROTOCOL_MAJOR, PROTOCOL_MINOR, 4, 0x55, b"xyz"),
+        RawFrame(PROTOCOL_MAJOR, PROTOCOL_MINOR, 5, Config.TYPE, bytes(9)),
+        RawFrame(PROTOCOL_MAJOR, PROTOCOL_MINOR, 6, Hello.TYPE, bytes([PROTOCOL_MAJOR, PROTOCOL_MINOR])),
+    ]
+    assert board.errors == 0 and frames[3].decode() == Hello()
+    with pytest.raises(ProtocolError) as info:
+        frames[2].decode()
+    assert info.value.reason == "length"
+    bad = bytearray(encode_frame(Hello(), 7))
+    bad[-2] ^= 0x55
+    assert board.feed(bytes(bad)) == [] and board.errors == 1 and board.last_error.reason == "crc"
+
+
+@pytest.mark.parametrize(
+    ("config", "broken"),
+    [
+        (Config(), ()),
+        (Config(empty_threshold=600, hysteresis=300, polarity_margin=600), ()),  # 900 < 950: allowed
+        (Config(polarity_margin=151), ("polarity_margin 151 > empty_threshold 150",)),
+        (Config(empty_threshold=700), ("empty_threshold 700 >= 700 (a pinned pair's strength)",)),
+        (Config(hysteresis=151), ("hysteresis 151 > empty_threshold 150",)),
+        (
+            Config(empty_threshold=600, hysteresis=350),
+            ("empty_threshold + hysteresis 950 >= 950 (a lone checker's least field)",),
+        ),
+    ],
+)
+def test_config_names_every_limit_of_the_spec_it_breaks(config, broken):
+    assert config.out_of_range() == broken
+
+
+def test_config_refuses_single_fields_out_of_range_when_made():
+    for kwargs in ({"debounce_scans": 0}, {"report_mode": 2}, {"heartbeat_ms": 99}, {"heartbeat_ms": 1001}):
+        with pytest.raises(ProtocolError):
+            Config(**kwargs)

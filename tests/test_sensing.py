@@ -188,3 +188,14 @@ def test_sensor_config_refuses_thresholds_out_of_order():
         SensorConfig(checker_min=100)
     with pytest.raises(ValueError):
         SensorConfig(levels=(1200, 1100))
+
+
+def test_hysteresis_moves_the_empty_threshold_by_the_previous_state():
+    from firmware_bridge.sensing import classify
+
+    # EMPTY turns occupied at 150 + 30, occupied turns EMPTY below 150 - 30 (SENSING.md)
+    assert classify(170, CONFIG, previous=SlotState.EMPTY).state is SlotState.EMPTY
+    assert classify(180, CONFIG, previous=SlotState.EMPTY).state is SlotState.UNCERTAIN
+    assert classify(130, CONFIG, previous=SlotState.UNCERTAIN).state is SlotState.UNCERTAIN
+    assert classify(119, CONFIG, previous=SlotState.WHITE).state is SlotState.EMPTY
+    assert classify(170, CONFIG).state is SlotState.UNCERTAIN  # no previous state: the bare threshold
