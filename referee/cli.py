@@ -27,11 +27,12 @@ def build_parser() -> argparse.ArgumentParser:
     rules_cli.add_parser(sub)
     cli_board.add_parser(sub)
     vision_cli.add_parser(sub)
-    demo = sub.add_parser("demo", help="play a refereed tavli match on built-in stand-ins (no hardware)")
-    demo.add_argument("--seed", type=int, default=7, help="seed of the dice (default 7)")
-    demo.add_argument("--points", type=int, default=3, choices=(3, 5, 7), help="match length")
-    demo.add_argument("--quiet", action="store_true", help="print results only, not every play")
-    demo.add_argument("--no-board", action="store_true", help="referee the plays directly, without the emulated board")
+    demo = sub.add_parser("demo", help="a refereed game on built-in stand-ins: emulated board, rendered camera, mock panel")
+    demo.add_argument("--seed", type=int, default=7, help="seed of the dice and the players (default 7)")
+    demo.add_argument("--match", type=int, default=0, metavar="N", help="play a backgammon match to N points (default: one money game)")
+    demo.add_argument("--quiet", action="store_true", help="print the referee's calls and the result, not every play")
+    demo.add_argument("--no-camera", action="store_true", help="dice typed in instead of read from rendered camera frames")
+    demo.add_argument("--out", default="demo-match", help="where to leave the match journal and its exports (default demo-match/)")
     return parser
 
 
@@ -48,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "demo":
             from referee.demo import run_demo
 
-            return run_demo(seed=args.seed, points=args.points, quiet=args.quiet, board=not args.no_board)
+            return run_demo(seed=args.seed, match=args.match, quiet=args.quiet, camera=not args.no_camera, out=args.out)
     except TavliError as exc:
         where = f"tavli {args.command}" + (f" {args.rules_command}" if args.command == "rules" else "")
         print(f"{where}: {exc}", file=sys.stderr)

@@ -1,29 +1,40 @@
-"""``tavli demo``: a refereed tavli match on built-in stand-ins, no hardware needed.
+"""``tavli demo``: a refereed game on the emulated table, no hardware needed.
 
-Two stand-in players (:mod:`referee.players`) play a tavli match (portes,
-plakoto, fevga, to 3 points by default) with seeded dice on the emulated table
-(:mod:`referee.table`): each play is put on an emulated sensor board, read back by
-the host link through a pseudo-terminal, and checked by the referee
-(:func:`board_rules.legality.check`). Once a game a player "slips" and puts a
-checker one point off: the referee lights the wrong points red on the board until
-the play is put right. The camera (issue 3) and the full referee (issue 5) come later.
+The table is made of the project's stand-ins, each reached the way the real part is:
+
+* the **sensor board** is the board emulator on a pseudo-terminal, read and lit by the
+  host link (:class:`referee.table.EmulatedTable`);
+* the **camera** is the table renderer (:mod:`vision.render`): every throw is drawn as
+  a camera frame and read by the camera pipeline (:func:`vision.observe.read_frame`),
+  calibrated from the first frame's markers, with the colours learned on the start;
+* the **panel** is :class:`firmware_bridge.panel.Panel` on gpiozero's mock pins: the
+  players' buttons are presses on those pins.
+
+Two stand-in players (:func:`referee.players.choose`) play a game of backgammon (or a
+short match, ``--match N``) refereed by :class:`referee.session.Referee`: one of them
+"slips" a checker once (the referee lights the wrong points red and has it put
+right) and doubles once (the other takes). The match journal and its exports are
+left in ``--out`` (``.jsonl``, ``.mat``, ``.txt``).
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import replace
+from pathlib import Path
 
 from rich.console import Console
 
-from board_rules import Position, Roll, Side, find_variant
-from board_rules.legality import check
-from board_rules.match import TavliMatch
+from board_rules import Position, Roll, Side
+from firmware_bridge.protocol import Led, LedFrame
+from referee.journal import MatchSpec
 from referee.players import choose
+from referee.session import AMBER, BLUE, GREEN, RED, Calls, Referee
 from referee.table import EmulatedTable
 from referee.textboard import render
 
-MAX_TURNS = 600
+MAX_STEPS = 4000
+COLOURS = {RED: Led(255, 0, 0), GREEN: Led(0, 255, 0), BLUE: Led(0, 0, 255), AMBER: Led(255, 140, 0)}
 
 
 def slip(after: Position, side: Side, rng: random.Random) -> Position | None:
@@ -41,85 +52,220 @@ def slip(after: Position, side: Side, rng: random.Random) -> Position | None:
         return None
 
 
-def _opening(variant, rng: random.Random, console: Console, quiet: bool) -> tuple[Side, Roll | None]:
-    while True:
-        w, b = rng.randint(1, 6), rng.randint(1, 6)
-        starter, dice = variant.opening(w, b)
-        if not quiet:
-            console.print(f"  opening roll: white {w}, black {b}" + ("  (tie: again)" if starter is None else ""))
-        if starter is not None:
-            return starter, (Roll(*dice) if dice else None)
+class _Clock:
+    """The panel's clock: moved by hand, so pressing a mock button needs no sleep."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
-def play_game(
-    variant_name: str, starter: Side | None, rng: random.Random, console: Console, quiet: bool,
-    table: EmulatedTable | None = None,
-):
-    """Play one refereed game (on ``table`` when given); returns its outcome."""
-    variant = find_variant(variant_name)
-    first_roll = None
-    if starter is None:
-        starter, first_roll = _opening(variant, rng, console, quiet)
-    position = Position.start(variant, starter)
-    slip_turn = rng.randint(4, 12)
-    for turn in range(MAX_TURNS):
-        roll = first_roll or Roll(rng.randint(1, 6), rng.randint(1, 6))
-        first_roll = None
-        side = position.turn
-        play, after = choose(position, roll, rng)
-        if turn == slip_turn:
-            wrong = slip(after, side, rng)
-            if wrong is not None:
-                seen = table.show(wrong) if table else wrong
-                verdict = check(position, roll, seen)
-                if not verdict.legal:
-                    lit = ""
-                    if table is not None and table.light(verdict.wrong):
-                        lit = f"; the board lights {', '.join(map(str, table.lit_points()))} red"
-                    console.print(
-                        f"  [red]referee:[/red] {side.value} {roll}: that is not a legal play; "
-                        f"wrong at {', '.join(map(str, verdict.wrong))}{lit}. Put right: {verdict.play or '(pass)'}"
-                    )
-        seen = table.show(after) if table else after
-        verdict = check(position, roll, seen)
-        assert verdict.legal, "the stand-in player chose an illegal play, or the board misread it"
-        if table is not None and table.lit_points():
-            table.light(())
-        if not quiet:
-            console.print(f"  {turn + 1:>3}. {side.value:<5} {roll}  {str(play) or '(no legal play: turn passes)'}")
-        position = after
-        outcome = position.outcome()
-        if outcome is not None:
-            console.print(render(position, title=f"  end of {variant.label}"))
-            return outcome
-    raise RuntimeError(f"{variant_name} did not finish in {MAX_TURNS} turns")
+class DemoTable:
+    """The emulated table: sensor board on a pseudo-terminal, rendered camera, panel on mock pins."""
+
+    def __init__(self, seed: int, *, camera: bool = True) -> None:
+        from gpiozero.pins.mock import MockFactory
+
+        from firmware_bridge.panel import Panel, PanelConfig
+
+        self.board = EmulatedTable(seed=seed)
+        self.seed = seed
+        self.camera = camera
+        self.shots = 0
+        self._factory = MockFactory()
+        self._clock = _Clock()
+        self._panel_config = PanelConfig.load()
+        self.panel = Panel(self._panel_config, pin_factory=self._factory, clock=self._clock)
+        self.geometry = None
+        self.palette = None
+
+    def close(self) -> None:
+        self.panel.close()
+        self.board.close()
+
+    # -- the sensor board
+    def put(self, position: Position) -> Position:
+        """The players put the checkers so; returns what the board reads."""
+        return self.board.show(position)
+
+    def show(self, calls: Calls) -> None:
+        """Light the board as the referee asks (every LED; unlit ones dark)."""
+        from firmware_bridge.emulator import LED_COUNT
+
+        index = {"bar": 24, "off": 25}
+        leds = [Led() for _ in range(LED_COUNT)]
+        for where, colour in calls.leds.items():
+            i = index.get(where, where - 1 if isinstance(where, int) else None)
+            if i is not None and 0 <= i < LED_COUNT:
+                leds[i] = COLOURS.get(colour, Led(255, 255, 255))
+        self.board.link.send_leds(LedFrame(tuple(leds)))
+
+    # -- the panel
+    def press(self, name: str) -> str:
+        """A player presses a panel button; returns the panel's event (the action the referee gets)."""
+        pin = self._panel_config.buttons[name]
+        self._factory.pin(pin).drive_low()
+        self._clock.now += 0.2
+        self._factory.pin(pin).drive_high()
+        self._clock.now += 0.2
+        event = self.panel.get_event(timeout=2.0)
+        if event is None:
+            raise RuntimeError(f"the panel gave no event for {name}")
+        return event.action
+
+    # -- the camera
+    def calibrate(self, position: Position) -> None:
+        from vision.calibrate import calibrate
+        from vision.checkers import learn_palette
+        from vision.render import render
+
+        frame = render(position, seed=self.seed, scene_seed=self.seed)
+        self.geometry = calibrate(frame.image)
+        self.palette = learn_palette(self.geometry, frame.image, position)
+
+    def throw(self, position: Position, values: tuple[int, int], thrower: Side, cube, *, cocked: bool = False):
+        """The thrower's dice come to rest in their right-hand board; returns the camera's observation."""
+        from vision.observe import read_frame
+        from vision.render import FIELD_Y0, FIELD_Y1, GEOMETRY, DieSpec, camera_pose, render
+
+        rng = random.Random(self.seed * 7919 + self.shots)
+        self.shots += 1
+        x0, _, x1, _ = GEOMETRY.right_half if thrower is Side.WHITE else GEOMETRY.left_half
+        y = rng.uniform(FIELD_Y0 + 195, FIELD_Y1 - 195)  # the middle of the field, clear of most checkers
+        xa = rng.uniform(x0 + 20, (x0 + x1) / 2 - 15)
+        xb = rng.uniform((x0 + x1) / 2 + 15, x1 - 20)
+        dice = [DieSpec(values[0], (xa, y + rng.uniform(-20, 20)), cocked=cocked), DieSpec(values[1], (xb, y + rng.uniform(-20, 20)))]
+        frame = render(position, dice=dice, cube=cube, camera=camera_pose(self.seed), seed=self.seed * 100003 + self.shots,
+                       scene_seed=self.seed)
+        return read_frame(self.geometry, frame.image, self.palette)
 
 
-def run_demo(seed: int = 7, points: int = 3, quiet: bool = False, board: bool = True) -> int:
-    """Play a refereed tavli match to ``points`` (on the emulated table with ``board``); returns the exit status."""
+def _cube_for_camera(ref: Referee):
+    cube = ref.replay.cube
+    if cube is None or not ref.replay.variant.has_cube:
+        return None
+    return (1, "centre") if cube.owner is None else (cube.value, cube.owner.value)
+
+
+def run_demo(seed: int = 7, match: int = 0, quiet: bool = False, camera: bool = True, out: str | Path = "demo-match") -> int:
+    """Play a refereed game (``match`` 0) or a match to ``match`` points on the emulated table; returns the exit status."""
     console = Console(highlight=False)
     rng = random.Random(seed)
-    match = TavliMatch(points)
-    table = EmulatedTable(seed=seed) if board else None
-    where = f"on the emulated table (board on {table.emulator.path})" if table else "without a board"
-    console.print(f"[bold]tavli-table demo[/bold]: a refereed tavli match to {points} (seed {seed}), {where}\n")
-    console.print(render(Position.start("portes"), title="  the table, set up for portes"))
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    journal = out / f"match-{seed}.jsonl"
+    if journal.exists():
+        journal.unlink()
+    spec = MatchSpec("money", 0, "backgammon") if match == 0 else MatchSpec("match", match, "backgammon")
+    table = DemoTable(seed, camera=camera)
+    ref = Referee.new(journal, spec, white="Alice", black="Bob", games=1 if match == 0 else None)
+    what = "a game of backgammon" if match == 0 else f"a backgammon match to {match}"
+    console.print(f"[bold]tavli-table demo[/bold]: {what} refereed on the emulated table (seed {seed})")
+    console.print(f"  sensor board on {table.board.emulator.path}; camera: {'rendered frames' if camera else 'off (dice typed in)'}; panel: gpiozero mock pins")
+
+    def call(calls: Calls, *, always: bool = False) -> None:
+        table.show(calls)
+        lit = ", ".join(f"{w} {c}" for w, c in calls.leds.items())
+        for s in calls.says:
+            if always or not quiet or calls.buzzer:
+                colour = "red" if calls.buzzer else "green"
+                console.print(f"  [{colour}]referee:[/{colour}] {s}" + (f"  [dim](LEDs: {lit})[/dim]" if lit else ""))
+
+    slip_turn = rng.randint(3, 8)
+    double_turn = rng.randint(2, 6)
+    cocked_turn = rng.randint(1, 5)
+    turns = games = unread = 0
+    doubled = slipped = False
     try:
-        while not match.is_over:
-            match = _next_game(match, rng, console, quiet, table)
+        for _ in range(MAX_STEPS):
+            phase = ref.phase
+            if phase == "over":
+                break
+            if phase == "setup":
+                if ref.replay.game != games:
+                    games = ref.replay.game
+                    if camera and table.geometry is None:
+                        table.calibrate(ref.position)
+                    console.print(render(ref.position, title=f"  game {games}: set up"))
+                call(ref.board(table.put(ref.position)), always=True)
+            elif phase == "opening_roll":
+                w, b = rng.randint(1, 6), rng.randint(1, 6)
+                call(ref.opening(w, b), always=True)
+            elif phase == "roll":
+                side = ref.on_roll
+                if not doubled and turns >= double_turn and ref.replay.cube.value == 1 and ref.replay.variant.has_cube:
+                    doubled = True
+                    call(ref.panel(table.press("double")), always=True)
+                    if ref.phase == "cube_answer":
+                        call(ref.panel(table.press("take")), always=True)
+                    continue
+                values = (rng.randint(1, 6), rng.randint(1, 6))
+                if camera:
+                    cocked = turns == cocked_turn
+                    obs = table.throw(ref.position, values, side, _cube_for_camera(ref), cocked=cocked)
+                    dice = [d for d in obs.dice if d.value is not None or d.cocked]
+                    if obs.status != "settling" or len(dice) != 2:
+                        unread += 1
+                        if cocked:
+                            cocked_turn = -1
+                        if unread < 3:
+                            console.print(f"  [yellow]camera:[/yellow] {obs.status}, {len(obs.dice)} dice seen: the referee asks for a new throw")
+                            continue
+                        console.print(f"  [yellow]camera:[/yellow] {len(obs.dice)} dice seen three times: {side.value} enters {values[0]}-{values[1]} on the keyboard")
+                        unread = 0
+                        turns += 1
+                        call(ref.dice(values))
+                        continue
+                    unread = 0
+                    if cocked or any(d.cocked for d in dice):
+                        cocked_turn = -1
+                        call(ref.dice((6, 6), cocked=True), always=True)
+                        continue
+                    if obs.cube is not None:
+                        call(ref.cube_seen(obs.cube.where, obs.cube.value))
+                    seen = tuple(d.value for d in dice)
+                    calls = ref.dice(seen, halves=tuple(d.half for d in dice))
+                else:
+                    calls = ref.dice(values)
+                turns += 1
+                call(calls)
+            elif phase == "play":
+                side, roll = ref.on_roll, ref.replay.roll
+                position = ref.position
+                play, after = choose(position, roll, rng)
+                if not slipped and turns >= slip_turn:
+                    wrong = slip(after, side, rng)
+                    if wrong is not None:
+                        slipped = True
+                        console.print(f"  [yellow]{side.value} slips a checker one point too far[/yellow]")
+                        call(ref.board(table.put(wrong)), always=True)
+                        call(ref.panel(table.press("end_turn")), always=True)
+                        console.print("  [yellow]... and puts it right[/yellow]")
+                call(ref.board(table.put(after)))
+                call(ref.panel(table.press("end_turn")))
+                if not quiet:
+                    console.print(f"  {turns:>3}. {side.value:<5} {roll}  {play or '(no legal play)'}")
+            elif phase in ("cube_answer", "resign_answer"):
+                call(ref.panel(table.press("take")))
+            else:  # pragma: no cover - a phase the demo does not drive
+                raise RuntimeError(f"the demo cannot go on from {phase!r}")
+        else:  # pragma: no cover
+            raise RuntimeError(f"the demo did not finish in {MAX_STEPS} steps")
     finally:
-        if table is not None:
-            table.close()
-    console.print(f"[bold green]{match.winner.value} wins the match[/bold green]")
+        ref.close()
+        table.close()
+    if ref.position is not None:
+        console.print(render(ref.position, title="  the table now"))
+    score = ref.score()
+    console.print(f"[bold green]score: white (Alice) {score['white']}, black (Bob) {score['black']}[/bold green]")
+    written = [journal]
+    from referee.export import export
+
+    for fmt in ("mat", "txt"):
+        target = out / f"match-{seed}.{fmt}"
+        target.write_text(export(journal, fmt), encoding="utf-8")
+        written.append(target)
+    console.print("  the match record: " + ", ".join(str(p) for p in written))
     return 0
-
-
-def _next_game(match: TavliMatch, rng: random.Random, console: Console, quiet: bool, table) -> TavliMatch:
-    """Play the match's next game and return the match with its result."""
-    name = match.next_variant
-    console.print(f"[bold]game {match.games_played + 1}: {name}[/bold]")
-    outcome = play_game(name, match.next_starter, rng, console, quiet, table)
-    match = match.record(outcome)
-    who = "draw" if outcome.winner is None else f"{outcome.winner.value} wins {outcome.points} ({outcome.kind})"
-    console.print(f"  result: {who}; match white {match.points(Side.WHITE)} - black {match.points(Side.BLACK)}\n")
-    return match

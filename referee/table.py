@@ -56,7 +56,12 @@ class EmulatedTable:
             raise
 
     def show(self, position: Position) -> Position:
-        """Put ``position``'s checkers on the board and return what the host reads back."""
+        """Put ``position``'s checkers on the board and return what the host reads back.
+
+        A heartbeat snapshot sent just before the change can arrive after it: the
+        first snapshot that shows the change is returned, or the last one seen
+        when none does within the timeout (a genuine misread).
+        """
         while True:  # what came before is stale
             try:
                 self.link.events.get_nowait()
@@ -64,13 +69,21 @@ class EmulatedTable:
                 break
         self.emulator.set_position(position)
         deadline = time.monotonic() + self.timeout_s
+        last = None
         while time.monotonic() < deadline:
             try:
                 event = self.link.events.get(timeout=0.1)
             except queue.Empty:
                 continue
             if isinstance(event, Snapshot):
-                return observed_position(event, position)
+                try:
+                    last = observed_position(event, position)
+                except ValueError:
+                    continue
+                if last == position:
+                    return last
+        if last is not None:
+            return last
         raise TableError(f"the board sent no snapshot within {self.timeout_s} s of a change")
 
     def light(self, points) -> bool:

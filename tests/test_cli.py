@@ -155,9 +155,29 @@ def test_console_script_exits_2_with_message_on_stderr():
     assert proc.returncode == 2 and "unknown variant 'checkers'" in proc.stderr and proc.stdout == ""
 
 
-def test_demo_runs_a_refereed_match_to_the_end():
-    code, out, _ = run(["demo", "--quiet", "--seed", "3"])
-    assert code == 0 and "wins the match" in out and "referee:" in out
+def test_demo_referees_a_game_on_the_emulated_table_with_camera_board_and_panel(tmp_path):
+    from referee.journal import resume
+
+    code, out, _ = run(["demo", "--quiet", "--seed", "3", "--out", str(tmp_path)])
+    assert code == 0, out
+    assert "camera: rendered frames" in out and "panel: gpiozero mock pins" in out
+    assert "not a legal play" in out and "double" in out and "take" in out  # the slip was caught; the cube was used
+    assert resume(tmp_path / "match-3.jsonl").phase == "over"
+    mat = (tmp_path / "match-3.mat").read_text()
+    assert "Doubles => 2" in mat and "Takes" in mat
+    assert (tmp_path / "match-3.txt").exists()
+
+
+def test_demo_match_to_3_completes_with_the_score_of_its_record(tmp_path):
+    from board_rules import Side
+    from referee.journal import resume
+
+    code, out, _ = run(["demo", "--quiet", "--seed", "4", "--match", "3", "--no-camera", "--out", str(tmp_path)])
+    assert code == 0, out
+    state = resume(tmp_path / "match-4.jsonl")
+    board = state.scoreboard
+    assert state.phase == "over" and board.is_over
+    assert f"white (Alice) {board.points(Side.WHITE)}, black (Bob) {board.points(Side.BLACK)}" in out
 
 
 def test_rules_plays_gives_up_clearly_when_a_roll_has_too_many_plays():

@@ -1,0 +1,442 @@
+"""The referee at the table: what is seen and pressed goes in, calls come out, and every decision is journaled.
+
+Owns :class:`Referee`, the session state machine of a match at a physical table,
+and :class:`Calls`, what the referee wants shown (a colour per LED place, the
+buzzer, things said). It reads no device: the sources (board, camera, panel,
+keyboard) turn what they sense into calls of :meth:`Referee.board`,
+:meth:`Referee.dice`, :meth:`Referee.opening`, :meth:`Referee.button` and
+:meth:`Referee.lifted`, and show the :class:`Calls` they get back.
+
+The match state is the journal's :class:`~referee.journal.Replay`: each event is
+first tried on a copy of it (so the rules refuse it before anything is written),
+then appended to the journal (flushed and synced) and applied. A referee resumed
+from the journal (:meth:`Referee.resume`) is therefore in exactly the state the
+journal says, and carries on writing to it. What is not journaled is only what the
+table shows now (the last board seen, whether the set-up is right): after a
+resume the referee waits for the board to be seen again.
+
+Phases (:attr:`Referee.phase`): ``setup`` (the board must show the game's start
+position), ``opening_roll``, ``roll`` (the side on roll may double or roll),
+``play`` (moving; the turn ends with the end-of-turn button or when the dice are
+picked up), ``cube_answer``, ``resign_answer``, ``over``. Imports ``board_rules``
+and ``referee.journal``; no I/O beyond the journal.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from board_rules import Position, Roll, Side
+from board_rules.legality import TurnTracker, board_diff, check
+from board_rules.match import MoneySession, TavliMatch
+from board_rules.movegen import SearchBudgetExceeded, legal_plays
+from referee import journal as J
+
+RED, GREEN, BLUE, AMBER = "red", "green", "blue", "amber"
+BUTTONS = ("end-turn", "double", "take", "pass", "beaver", "raccoon", "resign-1", "resign-2", "resign-3", "accept", "refuse", "hint")
+# the half of the board where each side's dice must come to rest: the thrower's right-hand board
+RIGHT_HAND_HALF = {Side.WHITE: "right", Side.BLACK: "left"}
+
+
+@dataclass(frozen=True, slots=True)
+class Calls:
+    """What the referee wants shown now: ``leds`` maps places (1..24, ``"bar"``, ``"off"``)
+    to a colour (red: wrong, green: may land / best play's target, blue: best play's
+    source, amber: the sources disagree); ``buzzer`` sounds; ``says`` are the referee's words."""
+
+    leds: dict[int | str, str] = field(default_factory=dict)
+    buzzer: bool = False
+    says: tuple[str, ...] = ()
+
+
+class Referee:
+    """A match at a table, refereed (see the module docstring). Use :meth:`new` or :meth:`resume`."""
+
+    def __init__(
+        self, journal: J.Journal, replay: J.Replay, *, teach: bool = False, dice_rule: bool = True, games: int | None = None
+    ) -> None:
+        self.journal = journal
+        self.games = games  # a money session ends after this many games (None: it goes on)
+        self.replay = replay
+        self.teach = teach
+        self.dice_rule = dice_rule  # dice must land in the thrower's right-hand board
+        self.seen: Position | None = None
+        self.ready = False  # the board showed the game's start position
+        self._tracker: TurnTracker | None = None
+        self._last_good: Position | None = None
+        self._leds: dict[int | str, str] = {}
+        self._resign_level = 1
+
+    # ------------------------------------------------------------------ making one
+
+    @classmethod
+    def new(
+        cls,
+        path: str | Path,
+        spec: J.MatchSpec,
+        *,
+        white: str = "white",
+        black: str = "black",
+        teach: bool = False,
+        games: int | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> Referee:
+        """Start a new match journaled at ``path`` (which must not hold a journal yet); a money
+        session ends after ``games`` games (None: when the players stop)."""
+        p = Path(path)
+        if p.exists() and p.stat().st_size:
+            raise J.JournalError(f"journal: {str(p)!r} already holds a match; resume it or choose another file")
+        ref = cls(J.Journal.open(p, clock=clock), J.Replay(), teach=teach, games=games)
+        ref._record(J.match_start(spec, white, black))
+        ref._next_game()
+        return ref
+
+    @classmethod
+    def resume(cls, path: str | Path, *, teach: bool = False, clock: Callable[[], datetime] | None = None) -> Referee:
+        """Carry on the match journaled at ``path``, in exactly the state the journal gives.
+
+        Raises :class:`~referee.journal.JournalError` for a missing or corrupt journal.
+        """
+        contents = J.read_journal(path)
+        replay = J.Replay()
+        for i, event in enumerate(contents.events, start=1):
+            replay.apply(event, i)
+        ref = cls(J.Journal.open(path, clock=clock), replay, teach=teach)
+        if replay.phase() == "game_end" or replay.phase() in ("game_start", "match_end"):
+            ref._next_game()
+        return ref
+
+    def close(self) -> None:
+        self.journal.close()
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def phase(self) -> str:
+        p = self.replay.phase()
+        if p in ("opening_roll", "roll", "play") and not self.ready:
+            return "setup"
+        return p
+
+    @property
+    def position(self) -> Position | None:
+        return self.replay.position
+
+    @property
+    def scoreboard(self):
+        return self.replay.scoreboard
+
+    @property
+    def on_roll(self) -> Side | None:
+        return None if self.replay.position is None or not self.replay.starter_known else self.replay.position.turn
+
+    # ------------------------------------------------------------------ recording
+
+    def _try(self, event: dict[str, Any]) -> str | None:
+        """Why the rules refuse ``event`` now (None: they accept it)."""
+        trial = copy.copy(self.replay)  # its fields are immutable values, replaced on each event
+        try:
+            trial.apply({"seq": trial.count + 1, "time": "1970-01-01T00:00:00+00:00", **event}, trial.count + 1)
+        except J.JournalError as exc:
+            return str(exc).split(": ", 1)[-1] if exc.line else str(exc)
+        return None
+
+    def _record(self, event: dict[str, Any]) -> None:
+        reason = self._try(event)
+        if reason is not None:
+            raise J.JournalReplayError(f"the referee tried to record a refused {event['type']}: {reason}")
+        stored = self.journal.append(event)
+        self.replay.apply(stored, self.replay.count + 1)
+
+    def _next_game(self) -> list[str]:
+        """After a game (or at the start): record its end, the match's end, or the next game's start."""
+        says: list[str] = []
+        if self.replay.phase() == "game_end":
+            outcome = self.replay.outcome
+            self._record(J.game_end(outcome, None))
+            if outcome.winner is None:
+                says.append("the game is drawn")
+            else:
+                says.append(f"{outcome.winner.value} wins {outcome.points} point{'s' if outcome.points != 1 else ''} ({outcome.kind})")
+        board = self.replay.scoreboard
+        if isinstance(board, MoneySession) and self.games is not None and self.replay.game >= self.games:
+            self._record(J.match_end(None, self.score()))
+            says.append(f"session over: white {board.points(Side.WHITE)}, black {board.points(Side.BLACK)}")
+            return says
+        if self.replay.phase() == "match_end":
+            winner = board.winner
+            self._record(J.match_end(winner, {"white": board.points(Side.WHITE), "black": board.points(Side.BLACK)}))
+            says.append(f"match over: {winner.value} wins {board.points(winner)}-{board.points(winner.other)}")
+            return says
+        if self.replay.phase() == "game_start":
+            spec = self.replay.spec
+            name = board.next_variant if isinstance(board, TavliMatch) else spec.variant
+            variant = spec.make_variant(name)
+            starter = board.next_starter if isinstance(board, TavliMatch) else None
+            position = Position.start(variant, starter or Side.WHITE)
+            self._record(J.game_start(self.replay.game + 1, position, starter))
+            self.ready = False
+            self._tracker = None
+            says.append(f"game {self.replay.game}: {variant.label}; set up the board")
+        return says
+
+    # ------------------------------------------------------------------ calls
+
+    def _calls(self, says: list[str] | tuple[str, ...] = (), *, buzzer: bool = False) -> Calls:
+        return Calls(dict(self._leds), buzzer, tuple(says))
+
+    def _refuse(self, why: str) -> Calls:
+        return self._calls([why], buzzer=True)
+
+    # ------------------------------------------------------------------ inputs
+
+    def board(self, seen: Position) -> Calls:
+        """A new board seen (by the sensors, the camera or both): follow the set-up or the turn."""
+        self.seen = seen
+        phase = self.phase
+        if phase == "setup":
+            target = self.replay.position
+            wrong = board_diff(target, seen)
+            if wrong:
+                self._leds = {w: RED for w in wrong}
+                return self._calls([f"set up {self.replay.variant.label}: {', '.join(map(str, wrong))} not right yet"])
+            self.ready = True
+            self._leds = {}
+            nxt = self.replay.phase()
+            if nxt == "opening_roll":
+                return self._calls(["the board is set: each player throws one die"])
+            if nxt == "play":
+                return self._start_turn([f"the board is set: {self.on_roll.value} plays the opening {self.replay.roll}"])
+            return self._calls([f"the board is set: {self.on_roll.value} to roll"])
+        if phase == "play" and self._tracker is not None:
+            if self._tracker.on_the_way(seen):
+                self._last_good = seen
+                self._leds = {}
+                return self._calls()
+            # what changed since the last good board, narrowed to where it differs from the nearest legal result
+            changed = board_diff(self._last_good or self.replay.position, seen)
+            nearest = set(check(self.replay.position, self.replay.roll, seen).wrong)
+            wrong = tuple(w for w in changed if w in nearest) or changed
+            self._leds = {w: RED for w in wrong}
+            return self._calls([f"{', '.join(map(str, wrong))}: no legal play passes through this board"], buzzer=True)
+        if phase in ("roll", "opening_roll", "cube_answer", "resign_answer") and self.replay.position is not None:
+            wrong = board_diff(self.replay.position, seen)
+            self._leds = {w: RED for w in wrong}
+            if wrong:
+                return self._calls([f"{', '.join(map(str, wrong))}: the board changed out of turn; put it back"], buzzer=True)
+            return self._calls()
+        return self._calls()
+
+    def opening(self, white_die: int, black_die: int) -> Calls:
+        """The opening roll: one die thrown by each side."""
+        if self.phase != "opening_roll":
+            return self._refuse(f"no opening roll now ({self.phase})")
+        event = J.opening_roll(white_die, black_die)
+        reason = self._try(event)
+        if reason is not None:
+            return self._refuse(reason)
+        self._record(event)
+        if not self.replay.starter_known:
+            return self._calls([f"white {white_die}, black {black_die}: a tie, throw again"])
+        says = [f"white {white_die}, black {black_die}: {self.on_roll.value} starts"]
+        if not self.replay.roll_played:
+            return self._start_turn(says + [f"{self.on_roll.value} plays {self.replay.roll}"])
+        return self._calls(says + [f"{self.on_roll.value} to roll"])
+
+    def dice(self, values: tuple[int, int] | None, *, halves: tuple[str | None, ...] = (), cocked: bool = False) -> Calls:
+        """The dice at rest (``values``), or picked up (None: that ends the turn, as the end-of-turn button).
+
+        ``halves`` are where each die lies (``"left"``/``"right"`` as white sees it, None off the
+        playing field); a cocked die or a die outside the thrower's right-hand board is thrown again.
+        """
+        if values is None:
+            return self.button("end-turn") if self.phase == "play" else self._calls()
+        if self.phase != "roll":
+            return self._calls()
+        side = self.on_roll
+        if cocked:
+            return self._refuse("a cocked die: throw again")
+        if self.dice_rule and halves and any(h != RIGHT_HAND_HALF[side] for h in halves):
+            return self._refuse(f"the dice must come to rest in {side.value}'s right-hand board: throw again")
+        try:
+            roll = Roll(*values)
+        except ValueError as exc:
+            return self._refuse(str(exc))
+        event = J.roll(side, roll)
+        reason = self._try(event)
+        if reason is not None:
+            return self._refuse(reason)
+        self._record(event)
+        return self._start_turn([f"{side.value} rolls {roll}"])
+
+    def _start_turn(self, says: list[str]) -> Calls:
+        position, roll = self.replay.position, self.replay.roll
+        side = position.turn
+        try:
+            options = legal_plays(position, roll, budget=200_000)
+        except SearchBudgetExceeded:
+            options = None
+        if options is not None and len(options) == 1 and not options[0][0]:
+            self._record(J.pass_turn(side, roll))
+            says.append(f"{side.value} has no legal play with {roll}: the turn passes")
+            return self._after_play(says)
+        self._tracker = TurnTracker(position, roll)
+        self._last_good = position
+        self._leds = {}
+        return self._calls(says)
+
+    def _after_play(self, says: list[str]) -> Calls:
+        self._tracker = None
+        self._leds = {}
+        if self.replay.phase() == "game_end":
+            says.extend(self._next_game())
+        elif self.replay.phase() == "roll":
+            says.append(f"{self.on_roll.value} to roll")
+        return self._calls(says)
+
+    def lifted(self, where: int | str) -> Calls:
+        """A checker lifted from ``where`` (white's point number or ``"bar"``): in teaching mode, light where it may land."""
+        if not self.teach or self.phase != "play" or self._tracker is None:
+            return self._calls()
+        board = self._last_good or self.replay.position
+        try:
+            landing = self._tracker.landing_points(board, where)
+        except ValueError:
+            landing = ()
+        self._leds = {p: GREEN for p in landing}
+        return self._calls([f"from {where}: " + (", ".join(map(str, landing)) if landing else "nowhere")])
+
+    def panel(self, action: str, side: Side | None = None) -> Calls:
+        """An action from the Raspberry Pi panel (:data:`firmware_bridge.panel.ACTIONS`)."""
+        if action == "cycle_resignation_level":
+            self._resign_level = self._resign_level % 3 + 1
+            return self._calls([f"resignation level: {['', 'single', 'gammon', 'backgammon'][self._resign_level]}"])
+        if action == "offer_resignation":
+            return self.button(f"resign-{self._resign_level}", side)
+        if action == "hide_hint":
+            self._leds = {}
+            return self._calls()
+        if action in ("undo_checker_move", "undo_play"):
+            return self._calls(["the board is the record: put the checkers back by hand"])
+        name = {"end_turn": "end-turn", "show_hint": "hint"}.get(action, action)
+        return self.button(name, side)
+
+    def button(self, name: str, side: Side | None = None) -> Calls:
+        """A panel button: ``end-turn``, the cube's (``double`` ... ``raccoon``), ``resign-1..3``,
+        ``accept``/``refuse`` (a resignation) and ``hint``. ``side`` is who pressed it where the panel knows."""
+        if name not in BUTTONS:
+            return self._refuse(f"unknown button {name!r}; expected one of {', '.join(BUTTONS)}")
+        if name == "end-turn":
+            return self._end_turn()
+        if name == "hint":
+            return self._hint()
+        if self.replay.position is None:
+            return self._refuse(f"{name}: no game in progress")
+        if name in ("double", "take", "pass", "beaver", "raccoon"):
+            cube = self.replay.cube
+            if side is not None:
+                who = side
+            elif name == "double":
+                who = self.on_roll
+            elif name == "raccoon":  # the doubler answers a beaver
+                who = cube.offered_by
+            else:  # take, pass, beaver: the side the double was offered to
+                who = cube.offered_by.other if cube.offered_by is not None else self.on_roll
+            event = J.cube(name, who, None)
+            reason = self._try(event)
+            if reason is not None:
+                return self._refuse(f"{name}: {reason}")
+            self._record(event)
+            says = [f"{who.value}: {name}" + (f" (cube at {self.replay.cube.value})" if name != "pass" else "")]
+            if self.replay.phase() == "game_end":
+                return self._after_play(says)
+            return self._calls(says)
+        if name.startswith("resign-"):
+            who = side or self.on_roll
+            event = J.resign("offer", who, int(name[-1]))
+            reason = self._try(event)
+            if reason is not None:
+                return self._refuse(f"resign: {reason}")
+            self._record(event)
+            return self._calls([f"{who.value} offers to resign ({['', 'single', 'gammon', 'backgammon'][int(name[-1])]})"])
+        # accept / refuse a resignation: by the side that did not offer
+        offered_by = self.replay.cube.resigned_by
+        if offered_by is None:
+            return self._refuse(f"{name}: no resignation offered")
+        who = side or offered_by.other
+        event = J.resign("accept" if name == "accept" else "refuse", who)
+        reason = self._try(event)
+        if reason is not None:
+            return self._refuse(f"{name}: {reason}")
+        self._record(event)
+        if self.replay.phase() == "game_end":
+            return self._after_play([f"{who.value} accepts the resignation"])
+        return self._calls([f"{who.value} refuses the resignation"])
+
+    def _end_turn(self) -> Calls:
+        if self.phase != "play" or self._tracker is None:
+            return self._calls()
+        position, roll = self.replay.position, self.replay.roll
+        seen = self.seen or position
+        side = position.turn
+        verdict = check(position, roll, seen)
+        if not verdict.legal:
+            expected = str(verdict.play) if verdict.play is not None else None
+            self._record(J.correction(side, roll, list(verdict.wrong), seen, expected))
+            self._leds = {w: RED for w in verdict.wrong}
+            near = f"; the nearest legal play is {expected}" if expected else ""
+            return self._calls([f"{side.value} {roll}: not a legal play: {', '.join(map(str, verdict.wrong))} wrong{near}"], buzzer=True)
+        text = str(verdict.play) if verdict.play is not None else ""
+        after = position.play(text, roll) if text else position
+        if board_diff(after, seen):  # the rules' result must be the board on the table
+            return self._refuse("the board does not match the play found; put it right")
+        self._record(J.play(side, roll, verdict.play, position, after))
+        return self._after_play([f"{side.value} plays {text}"])
+
+    def _hint(self) -> Calls:
+        if not self.teach:
+            return self._refuse("hints are for teaching mode (--teach)")
+        if self.phase != "play":
+            return self._calls(["a hint comes once the dice are thrown"])
+        from referee.evaluate import best_play
+
+        position, roll = self.replay.position, self.replay.roll
+        best = best_play(position, roll)
+        if best is None:
+            return self._calls(["no legal play"])
+        after = position.play(best, roll)
+        me = position.turn
+        leds: dict[int | str, str] = {}
+        for where in board_diff(position, after):
+            if where == "off":
+                leds[where] = GREEN
+            elif where == "bar":
+                leds[where] = BLUE if position.bar[0 if me is Side.WHITE else 1] > after.bar[0 if me is Side.WHITE else 1] else GREEN
+            else:
+                fewer = after.count(me, where) < position.count(me, where)
+                leds[where] = BLUE if fewer else GREEN
+        self._leds = leds
+        return self._calls([f"best play: {best}"])
+
+    def cube_seen(self, where: str | None, value: int | None) -> Calls:
+        """The cube where the camera sees it (``centre``, ``white``, ``black``): said if it disagrees with the game."""
+        cube = self.replay.cube
+        if cube is None or where is None:
+            return self._calls()
+        owner = getattr(cube, "owner", None)
+        expected = "centre" if owner is None else owner.value
+        if where != expected or (value is not None and value != cube.value):
+            self._leds = {**self._leds, "bar": AMBER}
+            return self._calls([f"the cube should be at {expected} showing {cube.value if cube.value > 1 else 64}"])
+        return self._calls()
+
+    def score(self) -> dict[str, int]:
+        board = self.replay.scoreboard
+        if isinstance(board, MoneySession):
+            return {"white": board.points(Side.WHITE), "black": board.points(Side.BLACK)}
+        return {"white": board.points(Side.WHITE), "black": board.points(Side.BLACK)}

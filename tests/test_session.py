@@ -1,0 +1,215 @@
+"""The referee's session at the table: set-up, opening roll, turns, calls, cube, resignation, teaching, resume."""
+
+import json
+import random
+
+import pytest
+
+from board_rules import Position, Roll, Side
+from referee.journal import JournalError, MatchSpec, read_journal, resume
+from referee.players import choose
+from referee.session import GREEN, RED, Referee
+
+START = Position.start("backgammon")
+
+
+def _new(tmp_path, spec=None, **kw):
+    return Referee.new(tmp_path / "match.jsonl", spec or MatchSpec("match", 3, "backgammon"), **kw)
+
+
+def _ready(ref, white=3, black=1):
+    ref.board(ref.position)
+    ref.opening(white, black)
+    return ref
+
+
+def _drive(ref, rng, *, max_steps=5000, stop=None):
+    """Play on with a stand-in player and seeded dice until the match is over (or ``stop`` says so)."""
+    for _ in range(max_steps):
+        if ref.phase == "over" or (stop and stop(ref)):
+            return
+        if ref.phase == "setup":
+            ref.board(ref.position)
+        elif ref.phase == "opening_roll":
+            ref.opening(rng.randint(1, 6), rng.randint(1, 6))
+        elif ref.phase == "roll":
+            ref.dice((rng.randint(1, 6), rng.randint(1, 6)))
+        elif ref.phase == "play":
+            _, after = choose(ref.position, ref.replay.roll, rng)
+            ref.board(after)
+            ref.button("end-turn")
+        else:  # pragma: no cover
+            raise AssertionError(f"stuck in {ref.phase}")
+    raise AssertionError("the match did not end")
+
+
+def test_setup_lights_the_wrong_points_until_the_board_is_right(tmp_path):
+    ref = _new(tmp_path)
+    assert ref.phase == "setup"
+    wrong = Position.from_dict({**START.to_dict(), "points": [-2, 0, 0, 0, 1, 4] + list(START.points[6:])})
+    calls = ref.board(wrong)
+    assert calls.leds == {5: RED, 6: RED} and ref.phase == "setup"
+    calls = ref.board(START)
+    assert calls.leds == {} and ref.phase == "opening_roll"
+    assert "each player throws one die" in calls.says[0]
+
+
+def test_a_tied_opening_roll_is_thrown_again_and_the_higher_die_starts_with_both(tmp_path):
+    ref = _new(tmp_path)
+    ref.board(START)
+    assert "a tie" in ref.opening(4, 4).says[0] and ref.phase == "opening_roll"
+    calls = ref.opening(2, 6)
+    assert ref.on_roll is Side.BLACK and ref.phase == "play" and ref.replay.roll == Roll(2, 6)
+    assert "black starts" in calls.says[0]
+
+
+def test_an_illegal_play_is_lit_recorded_as_a_correction_and_then_put_right(tmp_path):
+    ref = _ready(_new(tmp_path), 3, 1)
+    assert ref.on_roll is Side.WHITE and ref.replay.roll == Roll(3, 1)
+    wrong = START.play("8/4 6/5", Roll(4, 1))  # a 4 played instead of the 3
+    ref.board(wrong)
+    calls = ref.button("end-turn")
+    assert calls.buzzer and set(calls.leds) == {4, 5} and all(c == RED for c in calls.leds.values())
+    assert ref.phase == "play"
+    right = START.play("8/5 6/5", Roll(3, 1))
+    assert ref.board(right).leds == {}
+    calls = ref.button("end-turn")
+    assert calls.says[0] == "white plays 8/5 6/5" and ref.on_roll is Side.BLACK and ref.phase == "roll"
+    kinds = [e["type"] for e in read_journal(tmp_path / "match.jsonl").events]
+    assert kinds == ["match_start", "game_start", "opening_roll", "correction", "play"]
+
+
+def test_a_board_no_legal_play_passes_through_is_lit_as_soon_as_it_is_seen(tmp_path):
+    ref = _ready(_new(tmp_path), 3, 1)
+    halfway = Position.from_dict({**START.to_dict(), "points": list(START.points[:4]) + [1, 5, 0, 2] + list(START.points[8:])})
+    assert ref.board(halfway).leds == {}  # 8/5 so far: on the way
+    bad = Position.from_dict({**START.to_dict(), "points": [-2, 1] + list(START.points[2:4]) + [1, 5, 0, 1] + list(START.points[8:])})
+    calls = ref.board(bad)  # another checker from 8 to 2: no legal play passes through it
+    assert calls.buzzer and 2 in calls.leds and set(calls.leds) <= {2, 8}
+
+
+def test_a_cocked_die_or_dice_outside_the_right_hand_board_are_thrown_again(tmp_path):
+    ref = _ready(_new(tmp_path), 3, 1)
+    ref.board(START.play("8/5 6/5", Roll(3, 1)))
+    ref.button("end-turn")
+    assert ref.on_roll is Side.BLACK and ref.phase == "roll"
+    assert "cocked" in ref.dice((5, 2), cocked=True).says[0]
+    assert "right-hand board" in ref.dice((5, 2), halves=("right", "left")).says[0]
+    assert ref.phase == "roll"
+    ref.dice((5, 2), halves=("left", "left"))
+    assert ref.phase == "play" and ref.replay.roll == Roll(5, 2)
+
+
+def test_a_roll_with_no_legal_play_is_passed_and_said(tmp_path):
+    from referee.journal import Journal, game_start, match_start
+
+    closed = Position.from_dict(
+        {
+            "variant": "backgammon", "turn": "white",
+            "points": [14] + [0] * 17 + [-2] * 6,  # black's home board closed, a white checker on the bar
+            "bar": {"white": 1, "black": 0}, "off": {"white": 0, "black": 3},
+        }
+    )
+    with Journal.open(tmp_path / "m.jsonl") as j:
+        j.append(match_start(MatchSpec("money", 0, "backgammon")))
+        j.append(game_start(1, closed, Side.WHITE))
+    ref = Referee.resume(tmp_path / "m.jsonl")
+    ref.board(closed)
+    assert ref.phase == "roll" and ref.on_roll is Side.WHITE
+    calls = ref.dice((6, 5))
+    assert any("no legal play with 6-5: the turn passes" in s for s in calls.says)
+    assert ref.on_roll is Side.BLACK and ref.phase == "roll"
+    assert read_journal(tmp_path / "m.jsonl").events[-1]["type"] == "pass"
+
+
+def test_the_cube_double_take_redouble_and_pass(tmp_path):
+    ref = _ready(_new(tmp_path, MatchSpec("match", 3, "backgammon")), 3, 1)
+    ref.board(START.play("8/5 6/5", Roll(3, 1)))
+    ref.button("end-turn")
+    assert ref.phase == "roll" and ref.on_roll is Side.BLACK
+    calls = ref.button("double")
+    assert ref.phase == "cube_answer" and calls.says[0].startswith("black: double")
+    ref.button("take")
+    assert ref.replay.cube.value == 2 and ref.phase == "roll" and ref.on_roll is Side.BLACK
+    assert ref.button("double").buzzer  # white owns the cube now: black may not redouble
+    ref.dice((5, 2))
+    _, after = choose(ref.position, ref.replay.roll, random.Random(0))
+    ref.board(after)
+    ref.button("end-turn")
+    assert ref.on_roll is Side.WHITE
+    ref.button("double")  # white owns it: redoubles to 4
+    ref.button("pass")  # black passes: white wins 2
+    assert ref.score() == {"white": 2, "black": 0}
+    assert ref.phase == "setup" and ref.replay.game == 2
+
+
+def test_no_double_in_the_crawford_game(tmp_path):
+    ref = _ready(_new(tmp_path, MatchSpec("match", 3, "backgammon")), 3, 1)
+    ref.button("resign-2", Side.BLACK)
+    ref.button("accept")
+    assert ref.score() == {"white": 2, "black": 0}  # white is 1-away: the next game is the Crawford game
+    _ready(ref, 1, 3)
+    ref.board(ref.position.play("8/5 6/5", Roll(3, 1)))
+    ref.button("end-turn")
+    assert ref.on_roll is Side.WHITE and ref.phase == "roll"
+    calls = ref.button("double")
+    assert calls.buzzer and "rawford" in calls.says[0] and ref.phase == "roll"
+
+
+def test_a_resignation_accepted_ends_the_game_at_its_level(tmp_path):
+    ref = _ready(_new(tmp_path, MatchSpec("match", 5, "backgammon")), 3, 1)
+    ref.button("resign-2", Side.WHITE)
+    assert ref.phase == "resign_answer"
+    calls = ref.button("accept")
+    assert ref.score() == {"white": 0, "black": 2}
+    assert any("accepts" in s for s in calls.says) and ref.phase == "setup"
+
+
+def test_teaching_lights_where_a_lifted_checker_may_land_and_the_best_play(tmp_path):
+    ref = _ready(_new(tmp_path, teach=True), 3, 1)
+    calls = ref.lifted(8)
+    assert set(calls.leds) == {7, 5, 4} and set(calls.leds.values()) == {GREEN}
+    calls = ref.button("hint")
+    assert calls.says[0].startswith("best play: ") and calls.leds
+    no_teach = _ready(Referee.new(tmp_path / "other.jsonl", MatchSpec("match", 3, "backgammon")), 3, 1)
+    assert no_teach.lifted(8).leds == {} and no_teach.button("hint").buzzer
+
+
+def test_a_whole_tavli_match_to_3_completes_with_the_score_the_journal_replays_to(tmp_path):
+    ref = _new(tmp_path, MatchSpec("tavli", 3))
+    _drive(ref, random.Random(1))
+    state = resume(tmp_path / "match.jsonl")
+    assert state.phase == "over"
+    board = state.scoreboard
+    assert max(board.points(Side.WHITE), board.points(Side.BLACK)) >= 3
+    assert ref.score() == {"white": board.points(Side.WHITE), "black": board.points(Side.BLACK)}
+
+
+def _events(path):
+    return [{k: v for k, v in e.items() if k != "time"} for e in read_journal(path).events]
+
+
+def test_a_referee_killed_mid_game_and_resumed_ends_with_the_same_record(tmp_path):
+    plain = _new(tmp_path, MatchSpec("tavli", 3))
+    _drive(plain, random.Random(5))
+    (tmp_path / "a").mkdir()
+    ref = Referee.new(tmp_path / "a" / "match.jsonl", MatchSpec("tavli", 3))
+    rng = random.Random(5)
+    _drive(ref, rng, stop=lambda r: r.replay.count > 40 and r.phase == "play")
+    ref.close()  # the process dies here: nothing but the journal survives
+    back = Referee.resume(tmp_path / "a" / "match.jsonl")
+    assert back.phase == "setup"  # it waits to see the board again
+    back.board(back.position)
+    assert back.phase == "play"
+    _drive(back, rng)
+    assert _events(tmp_path / "a" / "match.jsonl") == _events(tmp_path / "match.jsonl")
+
+
+def test_a_new_referee_refuses_to_overwrite_a_journal(tmp_path):
+    _new(tmp_path)
+    with pytest.raises(JournalError, match="already holds a match"):
+        _new(tmp_path)
+    (tmp_path / "bad.jsonl").write_text('{"seq": 1}\n{not json}\n{"seq": 3}\n')
+    with pytest.raises(JournalError):
+        Referee.resume(tmp_path / "bad.jsonl")
+    json.dumps(read_journal(tmp_path / "match.jsonl").events)
