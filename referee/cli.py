@@ -15,6 +15,7 @@ from typing import Sequence
 from board_rules import cli as rules_cli
 from board_rules.errors import TavliError
 from firmware_bridge import cli_board
+from referee import cli_record
 from vision import cli as vision_cli
 
 
@@ -27,6 +28,20 @@ def build_parser() -> argparse.ArgumentParser:
     rules_cli.add_parser(sub)
     cli_board.add_parser(sub)
     vision_cli.add_parser(sub)
+    cli_record.add_parser(sub)
+    play = sub.add_parser("play", help="referee a match at a real table (sensor board, camera, panel, keyboard)")
+    what = play.add_mutually_exclusive_group()
+    what.add_argument("--variant", help="one game of this variant (e.g. backgammon, plakoto, long-nardy)")
+    what.add_argument("--match", help="tavli:N (portes, plakoto, fevga to N), VARIANT:N (a match to N) or money:VARIANT")
+    what.add_argument("--resume", metavar="JOURNAL", help="carry on the match recorded in JOURNAL")
+    play.add_argument("--journal", help="where to record the match (default match-DATE-TIME.jsonl)")
+    play.add_argument("--board", metavar="SERIAL_URL", help="the sensor board: a serial port or pyserial URL")
+    play.add_argument("--camera", metavar="DEVICE_OR_FILE", help="a camera number or a video/image file")
+    play.add_argument("--geometry", help="geometry.json from 'tavli vision calibrate' (with --camera)")
+    play.add_argument("--palette", help="palette.json from 'tavli vision learn' (with --camera)")
+    play.add_argument("--panel", choices=("gpio", "keyboard"), default="keyboard",
+                      help="the Raspberry Pi panel's buttons, or the keyboard only (always available)")
+    play.add_argument("--teach", action="store_true", help="teaching mode: landing points of a lifted checker, hints")
     demo = sub.add_parser("demo", help="a refereed game on built-in stand-ins: emulated board, rendered camera, mock panel")
     demo.add_argument("--seed", type=int, default=7, help="seed of the dice and the players (default 7)")
     demo.add_argument("--match", type=int, default=0, metavar="N", help="play a backgammon match to N points (default: one money game)")
@@ -46,6 +61,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cli_board.run(args)
         if args.command == "vision":
             return vision_cli.run(args)
+        if args.command == "record":
+            return cli_record.run(args)
+        if args.command == "play":
+            from referee.play import run_play
+
+            return run_play(args, sys.stdin, sys.stdout)
         if args.command == "demo":
             from referee.demo import run_demo
 

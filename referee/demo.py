@@ -26,15 +26,13 @@ from pathlib import Path
 from rich.console import Console
 
 from board_rules import Position, Roll, Side
-from firmware_bridge.protocol import Led, LedFrame
 from referee.journal import MatchSpec
 from referee.players import choose
-from referee.session import AMBER, BLUE, GREEN, RED, Calls, Referee
-from referee.table import EmulatedTable
+from referee.session import Calls, Referee
+from referee.table import EmulatedTable, led_frame
 from referee.textboard import render
 
 MAX_STEPS = 4000
-COLOURS = {RED: Led(255, 0, 0), GREEN: Led(0, 255, 0), BLUE: Led(0, 0, 255), AMBER: Led(255, 140, 0)}
 
 
 def slip(after: Position, side: Side, rng: random.Random) -> Position | None:
@@ -92,15 +90,7 @@ class DemoTable:
 
     def show(self, calls: Calls) -> None:
         """Light the board as the referee asks (every LED; unlit ones dark)."""
-        from firmware_bridge.emulator import LED_COUNT
-
-        index = {"bar": 24, "off": 25}
-        leds = [Led() for _ in range(LED_COUNT)]
-        for where, colour in calls.leds.items():
-            i = index.get(where, where - 1 if isinstance(where, int) else None)
-            if i is not None and 0 <= i < LED_COUNT:
-                leds[i] = COLOURS.get(colour, Led(255, 255, 255))
-        self.board.link.send_leds(LedFrame(tuple(leds)))
+        self.board.link.send_leds(led_frame(calls.leds))
 
     # -- the panel
     def press(self, name: str) -> str:

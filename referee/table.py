@@ -24,6 +24,20 @@ RED = Led(255, 0, 0)
 DARK = Led()
 
 
+COLOURS = {"red": Led(255, 0, 0), "green": Led(0, 255, 0), "blue": Led(0, 0, 255), "amber": Led(255, 140, 0)}
+_LED_INDEX = {"bar": 24, "off": 25}
+
+
+def led_frame(leds: dict) -> LedFrame:
+    """The board's LED frame for the referee's calls: places (1..24, ``"bar"``, ``"off"``) to colour names; the rest dark."""
+    out = [DARK] * LED_COUNT
+    for where, colour in leds.items():
+        i = _LED_INDEX.get(where, where - 1 if isinstance(where, int) else None)
+        if i is not None and 0 <= i < LED_COUNT:
+            out[i] = COLOURS.get(colour, Led(255, 255, 255))
+    return LedFrame(tuple(out))
+
+
 class TableError(TavliError, RuntimeError):
     """The emulated table did not answer as a board must."""
 

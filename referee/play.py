@@ -1,0 +1,314 @@
+"""``tavli play``: the referee at a real table, with its sensor board, camera, panel and keyboard.
+
+Owns :class:`TableSession` (the event loop: board snapshots and lifts, camera
+observations, panel actions and keyboard commands go to the :class:`Referee`;
+its calls go to the board's LEDs, the panel's buzzer and the terminal) and the
+keyboard's commands. Devices are opened from what the command line names and
+injected: a serial URL for the board (any pyserial URL: a port, ``socket://``,
+a pseudo-terminal), a camera device number or a video/image file, the panel on
+gpiozero's default pin factory or none.
+
+Faults pause, never lose: an unplugged board is said and the game waits for it
+(the link reconnects by itself, also under a new port name); a camera that stops
+is said and reopened; a hand over the board is simply not read; a killed process
+is resumed from its journal with ``tavli play --resume JOURNAL``.
+
+Keyboard commands (one per line): ``roll D1 D2``, ``opening W B``, ``end``,
+``double``, ``take``, ``pass``, ``beaver``, ``raccoon``, ``resign 1|2|3``,
+``accept``, ``refuse``, ``hint``, ``lift P``, ``board POSITION_JSON`` (a board
+typed in, for a table without sensors or camera), ``score``, ``quit``.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from typing import Any, Callable, Iterable, TextIO
+
+from board_rules import Position
+from referee.fusion import fuse
+from referee.session import AMBER, Calls, Referee
+
+COMMANDS = ("roll", "opening", "end", "double", "take", "pass", "beaver", "raccoon", "resign", "accept", "refuse",
+            "hint", "lift", "board", "score", "quit")
+
+
+class TableSession:
+    """The loop of a refereed match at a table. Sources are optional; :meth:`pump` handles what has arrived."""
+
+    def __init__(self, referee: Referee, *, link=None, camera=None, panel=None, lines: Iterable[str] | None = None,
+                 say: Callable[[str], None] = print) -> None:
+        self.referee = referee
+        self.link = link
+        self.camera = camera  # an object with read() -> Observation | None (see CameraSource)
+        self.panel = panel
+        self.say = say
+        self.commands: queue.Queue[str] = queue.Queue()
+        self.stopped = False
+        self.board_seen: Position | None = None
+        self.camera_seen = None
+        self._board_present = link is not None
+        if lines is not None:
+            threading.Thread(target=self._read_lines, args=(lines,), daemon=True).start()
+
+    def _read_lines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.commands.put(line)
+        self.commands.put("eof")
+
+    # ------------------------------------------------------------------ output
+
+    def show(self, calls: Calls) -> None:
+        if self.link is not None:
+            from referee.table import led_frame
+
+            self.link.send_leds(led_frame(calls.leds))
+        if self.panel is not None and calls.buzzer:
+            self.panel.error_buzz()
+        for s in calls.says:
+            self.say(f"referee: {s}")
+
+    # ------------------------------------------------------------------ input
+
+    def _board(self, seen: Position | None) -> None:
+        if seen is not None:
+            self.board_seen = seen
+        like = self.referee.position
+        if like is None:
+            return
+        cam = self.camera_seen
+        try:
+            fused = fuse(like, self.board_seen, cam)
+        except ValueError:
+            return
+        calls = self.referee.board(fused.position)
+        if fused.disagree:
+            leds = {**calls.leds, **{w: AMBER for w in fused.disagree}}
+            calls = Calls(leds, calls.buzzer, calls.says + (f"board and camera disagree at {', '.join(map(str, fused.disagree))}",))
+        self.show(calls)
+
+    def _link_event(self, event: Any) -> None:
+        from firmware_bridge.link import LinkEvent
+        from firmware_bridge.protocol import Area, Lift, Snapshot
+        from referee.table import observed_position
+
+        if isinstance(event, LinkEvent):
+            if event.kind == "disconnected":
+                self._board_present = False
+                self.say(f"board lost ({event.detail}): the game is paused; plug it back in")
+            elif event.kind in ("connected", "reconnected"):
+                self._board_present = True
+                if event.kind == "reconnected":
+                    self.say("board back: the game goes on")
+            elif event.kind == "refused":
+                self.say(f"board refused: {event.detail}")
+            return
+        like = self.referee.position
+        if isinstance(event, Snapshot) and like is not None:
+            try:
+                self._board(observed_position(event, like))
+            except ValueError as exc:
+                self.say(f"board reading not usable yet ({exc})")
+        elif isinstance(event, Lift) and like is not None:
+            if event.area is Area.POINT:
+                self.show(self.referee.lifted(event.number))
+            elif event.area is Area.BAR:
+                self.show(self.referee.lifted("bar"))
+
+    def _observation(self, obs) -> None:
+        if obs is None or obs.status != "stable":
+            return
+        c = obs.checkers
+        self.camera_seen = (c.points, c.bar, c.off)
+        ref = self.referee
+        if ref.phase == "roll":
+            dice = [d for d in obs.dice]
+            if len(dice) == 2:
+                self.show(ref.dice(tuple(d.value or 0 for d in dice), halves=tuple(d.half for d in dice),
+                                   cocked=any(d.cocked for d in dice)))
+        elif ref.phase == "play" and not obs.dice:
+            self.show(ref.dice(None))  # the dice were picked up: the turn ends
+        if obs.cube is not None:
+            self.show(ref.cube_seen(obs.cube.where, obs.cube.value))
+        self._board(None)
+
+    def command(self, line: str) -> None:
+        """One keyboard command (see the module docstring)."""
+        words = line.strip().split(maxsplit=1)
+        if not words:
+            return
+        ref = self.referee
+        name, rest = words[0].lower(), (words[1] if len(words) > 1 else "")
+        try:
+            if name in ("eof", "quit"):
+                if self.stopped:
+                    return
+                self.stopped = True
+                self.say("stopped; the journal keeps the match: tavli play --resume JOURNAL")
+            elif name == "roll":
+                d = [int(v) for v in rest.split()]
+                self.show(ref.dice((d[0], d[1])) if len(d) == 2 else Calls(says=("roll: give two dice, e.g. roll 3 5",), buzzer=True))
+            elif name == "opening":
+                d = [int(v) for v in rest.split()]
+                self.show(ref.opening(d[0], d[1]) if len(d) == 2 else Calls(says=("opening: give white's and black's die",), buzzer=True))
+            elif name == "end":
+                self.show(ref.button("end-turn"))
+            elif name == "resign":
+                self.show(ref.button(f"resign-{int(rest or 1)}"))
+            elif name in ("double", "take", "pass", "beaver", "raccoon", "accept", "refuse", "hint"):
+                self.show(ref.button(name))
+            elif name == "lift":
+                self.show(ref.lifted(rest if rest == "bar" else int(rest)))
+            elif name == "board":
+                self._board(Position.from_json(rest) if rest.startswith("{") else Position.from_json(open(rest).read()))
+            elif name == "score":
+                self.say(f"score: {ref.score()}")
+            else:
+                self.say(f"unknown command {name!r}; commands: {', '.join(COMMANDS)}")
+        except (ValueError, OSError) as exc:
+            self.say(f"{name}: {exc}")
+
+    def pump(self, timeout: float = 0.05) -> None:
+        """Handle whatever arrived from every source (waiting up to ``timeout`` for the first)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            busy = False
+            if self.link is not None:
+                try:
+                    self._link_event(self.link.events.get_nowait())
+                    busy = True
+                except queue.Empty:
+                    pass
+            if self.panel is not None:
+                event = self.panel.get_event(timeout=0)
+                if event is not None:
+                    self.show(self.referee.panel(event.action))
+                    busy = True
+            try:
+                self.command(self.commands.get_nowait())
+                busy = True
+            except queue.Empty:
+                pass
+            if self.camera is not None:
+                self._observation(self.camera.read())
+            if not busy and time.monotonic() >= deadline:
+                return
+            if not busy:
+                time.sleep(0.01)
+
+    def run(self) -> int:
+        self.say(f"{self.referee.phase}: " + ("set up the board" if self.referee.phase == "setup" else "go on"))
+        while not self.stopped and self.referee.phase != "over":
+            self.pump(0.1)
+        return 0
+
+
+class CameraSource:
+    """Frames from a camera device (a number) or a video/image file, through the pipeline.
+
+    A camera that stops giving frames is said once and reopened every two seconds.
+    """
+
+    def __init__(self, where: str, geometry, palette=None, say: Callable[[str], None] = print) -> None:
+        from vision.observe import Pipeline
+
+        self.where = where
+        self.pipeline = Pipeline(geometry, palette)
+        self.say = say
+        self._cap = None
+        self._down_since: float | None = None
+        self._last_key = None
+
+    def _open(self):
+        import cv2
+
+        src: Any = int(self.where) if self.where.isdigit() else self.where
+        cap = cv2.VideoCapture(src)
+        return cap if cap.isOpened() else None
+
+    def read(self):
+        """The next observation, or None (no frame now)."""
+        now = time.monotonic()
+        if self._cap is None:
+            if self._down_since is not None and now - self._down_since < 2.0:
+                return None
+            self._cap = self._open()
+            if self._cap is None:
+                if self._down_since is None:
+                    self.say(f"camera {self.where!r} gives no frames: paused until it does")
+                self._down_since = now
+                return None
+        ok, frame = self._cap.read()
+        if not ok:
+            self._cap.release()
+            self._cap = None
+            self._down_since = now
+            self.say(f"camera {self.where!r} stopped: paused until it comes back")
+            return None
+        self._down_since = None
+        obs = self.pipeline.feed(frame)
+        key = (obs.status, obs.key())
+        if key == self._last_key:
+            return None
+        self._last_key = key
+        return obs
+
+
+def match_spec(variant: str | None, match: str | None):
+    """The match spec from ``--variant V`` or ``--match tavli:N | V:N | money:V``."""
+    from referee.journal import MatchSpec
+
+    if match:
+        kind, _, rest = match.partition(":")
+        if kind == "tavli":
+            return MatchSpec("tavli", int(rest or 3))
+        if kind == "money":
+            return MatchSpec("money", 0, rest or "backgammon")
+        return MatchSpec("match", int(rest or 1), kind or "backgammon")
+    return MatchSpec("money", 0, variant or "backgammon")
+
+
+def run_play(args, stdin: TextIO, stdout: TextIO) -> int:
+    """``tavli play``: open the devices named on the command line and referee until the match ends or ``quit``."""
+    from pathlib import Path
+
+    from vision.calibrate import Geometry
+
+    def say(text: str) -> None:
+        print(text, file=stdout, flush=True)
+
+    if args.resume:
+        ref = Referee.resume(args.resume, teach=args.teach)
+        say(f"resumed {args.resume}: game {ref.replay.game}, score {json.dumps(ref.score())}")
+    else:
+        journal = Path(args.journal or time.strftime("match-%Y%m%d-%H%M%S.jsonl"))
+        ref = Referee.new(journal, match_spec(args.variant, args.match), teach=args.teach,
+                          games=1 if args.variant and not args.match else None)
+        say(f"journal: {journal}")
+    link = camera = panel = None
+    try:
+        if args.board:
+            from firmware_bridge.link import BoardLink
+
+            link = BoardLink(args.board).start()
+        if args.camera:
+            if not args.geometry:
+                raise SystemExit("tavli play: --camera needs --geometry (from 'tavli vision calibrate')")
+            from vision.checkers import Palette
+
+            palette = Palette.load(args.palette) if args.palette else None
+            camera = CameraSource(args.camera, Geometry.load(args.geometry), palette, say)
+        if args.panel == "gpio":
+            from firmware_bridge.panel import Panel, PanelConfig
+
+            panel = Panel(PanelConfig.load())
+        session = TableSession(ref, link=link, camera=camera, panel=panel, lines=stdin, say=say)
+        return session.run()
+    finally:
+        ref.close()
+        if link is not None:
+            link.stop()
+        if panel is not None:
+            panel.close()

@@ -1,0 +1,175 @@
+"""``tavli play``'s loop on stand-ins: keyboard only, the emulated board (unplugged and replugged
+mid-turn), a killed referee resumed; fusion of board and camera."""
+
+import time
+
+from board_rules import Position, Roll, Side
+from board_rules.legality import board_diff
+from firmware_bridge.emulator import BoardEmulator
+from firmware_bridge.link import BoardLink
+from referee.fusion import fuse
+from referee.journal import MatchSpec, read_journal
+from referee.play import TableSession, match_spec
+from referee.session import AMBER, Referee
+
+START = Position.start("backgammon")
+OPENING = START.play("8/5 6/5", Roll(3, 1))
+REPLY = OPENING.play("24/18 13/11", Roll(6, 2))
+
+
+def _pump_until(session, cond, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        session.pump(0.05)
+        if cond():
+            return
+    raise AssertionError("the table session did not get there in time")
+
+
+def _events(path):
+    return [{k: v for k, v in e.items() if k != "time"} for e in read_journal(path).events]
+
+
+def test_match_specs_from_the_command_line():
+    assert match_spec(None, "tavli:5") == MatchSpec("tavli", 5)
+    assert match_spec(None, "backgammon:7") == MatchSpec("match", 7, "backgammon")
+    assert match_spec(None, "money:plakoto") == MatchSpec("money", 0, "plakoto")
+    assert match_spec("fevga", None) == MatchSpec("money", 0, "fevga")
+
+
+def test_keyboard_only_table_plays_and_stops_keeping_the_journal(tmp_path):
+    lines = [f"board {START.to_json()}", "opening 3 1", "lift 8", "hint", f"board {OPENING.to_json()}", "end", "score", "quit"]
+    ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, "backgammon"), teach=True)
+    said = []
+    session = TableSession(ref, lines=lines, say=said.append)
+    assert session.run() == 0
+    text = "\n".join(said)
+    assert "white 3, black 1: white starts" in text and "from 8: 4, 5, 7" in text and "best play:" in text
+    assert "white plays 8/5 6/5" in text and "stopped" in text
+    assert [e["type"] for e in read_journal(tmp_path / "m.jsonl").events][-1] == "play"
+
+
+def _board_session(tmp_path, emu, name):
+    link = BoardLink(emu.path, port_finder=lambda: emu.path, lost_after_s=0.6, backoff_initial_s=0.05).start()
+    ref = Referee.new(tmp_path / name, MatchSpec("match", 3, "backgammon"))
+    said = []
+    return TableSession(ref, link=link, say=said.append), said
+
+
+def _play_two_turns(session, emu, *, unplug=False):
+    ref = session.referee
+    emu.set_position(START)
+    _pump_until(session, lambda: ref.phase == "opening_roll")
+    session.command("opening 3 1")
+    assert ref.phase == "play"
+    emu.move(8, 5)  # half of the play; then the board is unplugged mid-turn
+    if unplug:
+        emu.replug()
+        _pump_until(session, lambda: any("plug it back" in s for s in session.said_log))
+        _pump_until(session, lambda: any("board back" in s for s in session.said_log))
+    emu.move(6, 5)
+    _pump_until(session, lambda: session.board_seen is not None and not board_diff(session.board_seen, OPENING))
+    session.command("end")
+    assert ref.on_roll is Side.BLACK
+    session.command("roll 6 2")
+    emu.set_position(REPLY)
+    _pump_until(session, lambda: session.board_seen is not None and not board_diff(session.board_seen, REPLY))
+    session.command("end")
+    assert ref.on_roll is Side.WHITE and ref.phase == "roll"
+
+
+def test_board_unplugged_and_replugged_mid_turn_pauses_and_ends_with_the_same_record(tmp_path):
+    results = []
+    for name, unplug in (("plain.jsonl", False), ("unplugged.jsonl", True)):
+        with BoardEmulator(seed=3, noise=0) as emu:
+            session, said = _board_session(tmp_path, emu, name)
+            session.said_log = said
+            try:
+                _play_two_turns(session, emu, unplug=unplug)
+                lit = emu.led_frame
+            finally:
+                session.link.stop()
+                session.referee.close()
+        results.append(_events(tmp_path / name))
+    assert results[0] == results[1]
+    assert lit is not None
+
+
+def test_wrong_board_lights_the_points_on_the_emulated_board(tmp_path):
+    with BoardEmulator(seed=4, noise=0) as emu:
+        session, said = _board_session(tmp_path, emu, "m.jsonl")
+        try:
+            emu.set_position(START)
+            _pump_until(session, lambda: session.referee.phase == "opening_roll")
+            session.command("opening 3 1")
+            emu.move(8, 2)  # no legal play of 3-1 moves a checker from 8 to 2
+            _pump_until(session, lambda: any("no legal play passes" in s for s in said))
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline and (emu.led_frame is None or not any(l.red for l in emu.led_frame.leds)):
+                time.sleep(0.02)
+            red = [i + 1 for i, led in enumerate(emu.led_frame.leds) if (led.red, led.green, led.blue) == (255, 0, 0)]
+            assert 2 in red
+        finally:
+            session.link.stop()
+            session.referee.close()
+
+
+def test_a_killed_referee_resumed_from_its_journal_ends_with_the_same_record(tmp_path):
+    def turns(session, stop_after_opening):
+        session.command(f"board {START.to_json()}")
+        session.command("opening 3 1")
+        if stop_after_opening:
+            return
+        session.command(f"board {OPENING.to_json()}")
+        session.command("end")
+        session.command("roll 6 2")
+        session.command(f"board {REPLY.to_json()}")
+        session.command("end")
+
+    whole = TableSession(Referee.new(tmp_path / "a.jsonl", MatchSpec("match", 3, "backgammon")), say=lambda s: None)
+    turns(whole, False)
+    whole.referee.close()
+    first = TableSession(Referee.new(tmp_path / "b.jsonl", MatchSpec("match", 3, "backgammon")), say=lambda s: None)
+    turns(first, True)
+    del first  # killed: only the journal is left
+    back = TableSession(Referee.resume(tmp_path / "b.jsonl"), say=lambda s: None)
+    assert back.referee.phase == "setup"
+    back.command(f"board {START.to_json()}")  # the board is seen again as it was
+    assert back.referee.phase == "play"
+    back.command(f"board {OPENING.to_json()}")
+    back.command("end")
+    back.command("roll 6 2")
+    back.command(f"board {REPLY.to_json()}")
+    back.command("end")
+    back.referee.close()
+    assert _events(tmp_path / "a.jsonl") == _events(tmp_path / "b.jsonl")
+
+
+def test_fusion_takes_each_point_from_the_source_that_sees_it_and_reports_disagreement():
+    board = OPENING
+    same = fuse(board, board, (board.points, board.bar, board.off))
+    assert same.disagree == () and same.position == board and same.source == "both"
+    cam = list(board.points)
+    cam[12] = 4  # the camera sees 4 on 13 where the board reads 5
+    differ = fuse(board, board, (tuple(cam), board.bar, board.off))
+    assert differ.disagree == (13,) and differ.position == board
+    # a stack of 6 on 13 where the board's slots read only "at least 5": the camera's count is taken
+    board_reads = Position.from_dict({**board.to_dict(), "points": [-2, 0, 0, 0, 2, 4, 0, 2, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2]})
+    truth = [-2, 0, 0, 0, 2, 4, 0, 1, 0, 0, 0, -5, 6, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2]
+    fused = fuse(board, board_reads, (tuple(truth), board.bar, board.off), board_uncertain=(13,))
+    assert fused.disagree == (8,)  # 8 is within the board's slots: a real disagreement, said, not guessed
+    assert fuse(board, None, (board.points, board.bar, board.off)).source == "camera"
+    assert fuse(board, board).source == "board"
+
+
+def test_session_marks_points_where_board_and_camera_disagree_amber(tmp_path):
+    said = []
+    ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, "backgammon"))
+    session = TableSession(ref, say=said.append)
+    cam = list(START.points)
+    cam[12] = 4
+    session.camera_seen = (tuple(cam), START.bar, START.off)
+    shown = []
+    session.show = shown.append
+    session._board(START)
+    assert shown[-1].leds == {13: AMBER} and "disagree at 13" in shown[-1].says[-1]
