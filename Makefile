@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench bench-board setup clean
+.PHONY: demo test test-slow bench bench-board bench-referee bench-vision setup clean
 
 setup: $(STAMP)
 
@@ -26,6 +26,12 @@ test-slow: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_rules.py
+
+bench-referee: $(STAMP)
+	$(PY) benchmarks/bench_referee.py
+
+bench-vision: $(STAMP)
+	$(PY) benchmarks/bench_vision.py
 
 bench-board: $(STAMP)
 	$(PY) benchmarks/bench_board.py
