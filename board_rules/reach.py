@@ -14,9 +14,12 @@ which the target cannot be reached:
 * an opposing checker is never added to a point (only hit or pinned away).
 
 Then the found play must play as many dice as the roll allows (the maximum is
-found by a depth-first search that stops at the first full-length path), and a
-single die must be the larger one when only one can be played. Gul-bara's passed
-numbers are followed leg by leg, each leg pruned against its own side's target.
+found by a depth-first search that stops at the first full-length path; a checker
+move that pins plakoto's mother and so ends the game counts as playing them all,
+as in :mod:`board_rules.movegen`), and a single die must be the larger one when
+only one can be played. In plakoto the play is named by a route with the fewest
+pins, as movegen names it. Gul-bara's passed numbers are followed leg by leg, each
+leg pruned against its own side's target.
 Imports :mod:`board_rules.movegen`; nothing outside ``board_rules``.
 """
 
@@ -86,18 +89,25 @@ class _Walker:
 
     # ------------------------------------------------------------------ paths to a target
 
-    def paths(self, dice: tuple[int, ...], depth_wanted: int, target: Board | None, limit: int = 1, exact: bool = True):
+    def paths(
+        self, dice: tuple[int, ...], depth_wanted: int, target: Board | None, limit: int = 1, exact: bool = True,
+        ending: bool = False,
+    ):
         """Up to ``limit`` ``(moves, end board key)`` playing exactly ``depth_wanted`` dice.
 
         With a ``target``, only boards that can still reach it are walked; with ``exact``
         the path must end on it, otherwise it may end anywhere still behind it (a later
-        leg of the same side may move on).
+        leg of the same side may move on). A checker move that pins the mother and so
+        ends the game ends the path too, with fewer dice played; ``ending`` keeps only
+        such paths.
 
         A single path is looked for first with equal dice played from the back
         (sources in non-increasing order: one order of every set of commuting checker
         moves), then, if none is found, in every order (a move may depend on an
         earlier one: the fevga start rule, a prime rule).
         """
+        if ending:
+            return self._paths(dice, depth_wanted, target, limit, exact, monotone=False, ending=True)
         if limit == 1 and target is not None and exact:
             if self.v.blocks and not self.b.me[25]:
                 moves = _backward(self.b, target, dice[:depth_wanted])
@@ -105,10 +115,37 @@ class _Walker:
                     return []  # not even reachable without the variant's own limits
                 if self._replays(dice, moves):
                     return [(moves, target.key())]
+                # the variant's own limits (start rule, primes) stop that path: look again
+                # backwards with them, then forwards in every order (the monotone walk can
+                # take seconds on an escalated gul-bara double, where the order matters)
+                moves = _backward(self.b, target, dice[:depth_wanted], (self.v, self.s.head_limit, self.s.head_start))
+                if moves is not None and self._replays(dice, moves):
+                    return [(moves, target.key())]
+                return self._paths(dice, depth_wanted, target, 1, True, monotone=False)
             found = self._paths(dice, depth_wanted, target, 1, True, monotone=True)
-            if found:
-                return found
+            if not found:
+                found = self._paths(dice, depth_wanted, target, 1, True, monotone=False)
+            if found and self.v.pins:
+                found = self._fewest_pins(dice, depth_wanted, target, found)
+            return found
         return self._paths(dice, depth_wanted, target, limit, exact, monotone=False)
+
+    def _fewest_pins(self, dice, depth_wanted: int, target: Board, found):
+        """``found`` (one path to ``target``), or a path to it that pins fewer times.
+
+        A pin made and released on the way reads worse than the plain route, as
+        :mod:`board_rules.movegen` writes it (``24/19``, not ``24/23*/19``). Every path
+        pins once for each pin the target has and the start has not; a pin beyond those
+        is *spare*: on a point the target leaves unpinned, or again after releasing a pin
+        the target has. Paths are looked for with no spare pin, then one, and so on.
+        """
+        spare = _pins_made(found[0][0]) - _least_pins(self.b, target)
+        for allowed in range(spare):
+            for monotone in (True, False):
+                better = self._paths(dice, depth_wanted, target, 1, True, monotone, spare=allowed)
+                if better:
+                    return better
+        return found
 
     def _replays(self, dice, moves) -> bool:
         """Whether ``moves`` (one per die) are legal in order under every rule of the variant."""
@@ -125,7 +162,9 @@ class _Walker:
             s.undo(u)
         return ok
 
-    def _paths(self, dice, depth_wanted, target, limit, exact, monotone):
+    def _paths(self, dice, depth_wanted, target, limit, exact, monotone, spare=None, ending=False):
+        """:meth:`paths` by one depth-first walk; ``spare`` (pin variants, with a target)
+        bounds the pins beyond those the target needs (see :meth:`_fewest_pins`)."""
         n = depth_wanted
         s = self.s
         b = self.b
@@ -152,8 +191,14 @@ class _Walker:
                     acc += d
                     row.add(acc)
                 sums.append((row, acc))
-            # the largest die still to play at each depth
-            bigger = [max(dice[depth:n], default=0) for depth in range(n + 1)]
+            # the largest die still to play at each depth; when the target is a game that
+            # ended by pinning the mother, the play may stop before every die is played
+            # (movegen's _Search._rec), and only the next die is sure to be played
+            if _mother_pinned_here(v, b, target):
+                bigger = [dice[depth] if depth < n else 0 for depth in range(n + 1)]
+            else:
+                bigger = [max(dice[depth:n], default=0) for depth in range(n + 1)]
+            tpins = target.pins
 
         crossing = [0] * 27  # per node: checkers that must still cross from x to x - 1
 
@@ -212,10 +257,12 @@ class _Walker:
                     return False
             return True
 
-        def rec(depth: int, top: int) -> bool:
+        def rec(depth: int, top: int, spent: int) -> bool:
             if target is not None and hopeless(depth):
                 return False
             if depth == n:
+                if ending:
+                    return False
                 k = b.key()
                 if target is None or not exact or k == target_key:
                     if k not in ends:
@@ -240,6 +287,15 @@ class _Walker:
                 u = s.try_move(src, d)
                 if u is None:
                     continue
+                cost = spent
+                if spare is not None:
+                    if u[3] and tpins[u[1]] != 2:
+                        cost += 1  # a pin the target does not keep
+                    if u[4] and tpins[src] == 2:
+                        cost += 1  # a pin the target keeps, released: it must be made again
+                    if cost > spare:
+                        s.undo(u)
+                        continue
                 moves.append((src, u[1], u[2] or u[3]))
                 if u[3] and u[1] == 1 and s._mother_pin_ends():
                     # the game ends here: a complete play only if it is the wanted end
@@ -249,11 +305,12 @@ class _Walker:
                         found.append((tuple(moves), k))
                     done = len(found) >= limit
                 else:
-                    key = (depth, b.key(), src if monotone else 0)
+                    # the source bounds the next one only while the same die follows
+                    key = (depth, b.key(), src if monotone and depth + 1 < n and dice[depth + 1] == d else 0, cost)
                     done = False
                     if key not in seen:
                         seen.add(key)
-                        done = rec(depth + 1, src)
+                        done = rec(depth + 1, src, cost)
                 moves.pop()
                 s.undo(u)
                 if done:
@@ -261,18 +318,29 @@ class _Walker:
             return False
 
         target_key = target.key() if target is not None else b""
-        rec(0, 25)
+        rec(0, 25, 0)
         return found
 
 
-def _backward(start: Board, target: Board, dice) -> Moves | None:
+def _mother_pinned_here(v: Variant, start: Board, target: Board) -> bool:
+    """Whether ``target`` has the opponent's mother pinned, not pinned at ``start``, and
+    so pinned that the game ended (plakoto's mother rule, by the pinner's start count)."""
+    if start.pins is None or target.pins is None:
+        return False
+    return target.pins[1] == 2 and start.pins[1] != 2 and v.mother_pin_ends_game(target.me[24])
+
+
+def _backward(start: Board, target: Board, dice, rules: tuple[Variant, int, int] | None = None) -> Moves | None:
     """A path from ``start`` to ``target`` found backwards, for blocking games.
 
     Walks from the target, last die first, moving checkers back (and back onto the
     board from off); a checker may stand wherever no opposing checker does (a single
     one holds a point), so a move back is legal when the move forward is, save the
-    variant's own limits (the start rule, primes), which the caller checks by
-    replaying the path forwards. The last dice are the largest in gul-bara's
+    variant's own limits (the start rule, primes). Without ``rules`` those are left to
+    the caller, which replays the path forwards. With ``rules`` (the variant, its head
+    limit, the checkers on the head when the turn began) every move back is also
+    checked forwards, by movegen's ``try_move`` on the board the move starts from, so
+    those limits hold all along the path. The last dice are the largest in gul-bara's
     escalation, so this direction prunes far sooner. Returns the forward moves, or ``None``.
     """
     opp = start.opp
@@ -281,6 +349,11 @@ def _backward(start: Board, target: Board, dice) -> Moves | None:
     n = len(dice)
     left = [sum(dice[:i]) for i in range(n + 1)]  # pips of the first i dice
     me = list(target.me)
+    forward = None
+    if rules is not None:
+        # a forward search on this very list: try_move sees the board before each move back
+        forward = _Search(rules[0], Board(me, list(opp), None, start.opp_off), rules[1])
+        forward.head_start = rules[2]
     off0 = start.me[0]
     # crossing[x]: checkers that the first dice must carry from x or behind to below x
     crossing = [0] * 26
@@ -306,6 +379,13 @@ def _backward(start: Board, target: Board, dice) -> Moves | None:
         need[0] += by * (hi - lo + 1)
 
     def step(i: int, src: int, dst: int) -> bool:
+        if forward is not None:
+            u = forward.try_move(src, dice[i - 1])
+            if u is None:
+                return False
+            forward.undo(u)
+            if u[1] != dst:
+                return False
         key = (i, bytes(me))
         if key in seen or not feasible(i - 1):
             seen.add(key)
@@ -393,14 +473,26 @@ def find_play(before: Position, roll: Roll, after: Position):
     best, forced = _best(v, start, seqs, head)
     if passes and 0 < best < len(seqs[0]):
         return _legs(v, start, side, tuple(seqs[0]), best, after)
+    chosen = None
     for seq in seqs:
         if forced and seq[0] != forced:
             continue
         board = Board.of(before)
         got = _Walker(v, board, head).paths(seq, best, target_me)
-        if got:
-            return (got[0][0],)
-    return None
+        if got and (chosen is None or _pins_made(got[0][0]) < _pins_made(chosen)):
+            chosen = got[0][0]
+            if start.pins is None or _pins_made(chosen) == _least_pins(start, target_me):
+                break
+    return None if chosen is None else (chosen,)
+
+
+def _pins_made(moves: Moves) -> int:
+    return sum(1 for m in moves if m[2])
+
+
+def _least_pins(start: Board, target: Board) -> int:
+    """Pins every play from ``start`` to ``target`` makes: those the target has and the start has not."""
+    return sum(1 for i in range(1, 25) if target.pins[i] == 2 and start.pins[i] != 2)
 
 
 def _legs(v: Variant, board: Board, side: Side, dice: tuple[int, ...], best: int, after: Position):
@@ -445,10 +537,15 @@ class LazyTurn:
         return w
 
     def stages(self, observed: Position):
-        """``(sequence, dice used)`` pairs by which ``observed`` lies on the way to a legal play."""
+        """``(sequence, dice used)`` pairs by which ``observed`` lies on the way to a legal play.
+
+        A play that ended the game by pinning the mother counts as using every die
+        (``self.best``), as :mod:`board_rules.movegen` counts it: nothing more may be played.
+        """
         target = Board.of(observed, self.side)
         if target.opp_off != self.start.opp_off:
             return []
+        ended = _mother_pinned_here(self.v, self.start, target)
         out = []
         total = _pips(self.start.me) - _pips(target.me)
         for seq in self.seqs:
@@ -462,6 +559,9 @@ class LazyTurn:
                 if j == 0:
                     ok = target.key() == self.start.key()
                 else:
+                    if ended and self._walker(Board.of(self.before)).paths(seq, j, target, ending=True):
+                        out.append((seq, self.best))  # the game is over: the play is complete
+                        continue
                     ok = bool(self._walker(Board.of(self.before)).paths(seq, j, target))
                 if ok and self._can_finish(target, seq, j):
                     out.append((seq, j))

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import random
+import time
 from dataclasses import replace
 
 from board_rules import Position, Roll
 from board_rules.legality import TurnTracker, check
+from board_rules.movegen import legal_plays
 from tests.helpers import make
+from tests.positions import random_plakoto
 
 
 def moved(position, *moves):
@@ -89,3 +93,47 @@ def test_turn_tracker_landing_off():
     p = make("backgammon", {3: 1, 2: 1, 24: -15})
     t = TurnTracker(p, Roll(6, 5))
     assert t.landing_points(p, 3) == ("off",)
+
+
+def _mother_alone(position: Position) -> bool:
+    """Whether the opponent's mother stands alone and free on its start (the mover may pin it)."""
+    other = position.turn.other
+    w = position.variant.white_point(other, 24)
+    return position.points[w - 1] == other.sign and position.pinned[w - 1] == 0
+
+
+def test_check_accepts_every_generated_plakoto_play_under_the_same_name():
+    # the targeted search behind check() and the move generator agree play for play; every
+    # other position has the opponent's mother alone, so some plays end the game by pinning
+    # it before every die is played
+    rng = random.Random(2026)
+    early = 0
+    n = 0
+    while n < 150:
+        options = rng.choice(({}, {}, {"mother_exception": False}))
+        position = random_plakoto(rng, rng.choice(("plakoto", "plakoto", "tapa")), **options)
+        if n % 2 and not _mother_alone(position):
+            continue
+        n += 1
+        roll = Roll(rng.randint(1, 6), rng.randint(1, 6))
+        pips = (roll.d1 + roll.d2) * (2 if roll.is_double else 1)
+        for play, after in legal_plays(position, roll):
+            verdict = check(position, roll, after)
+            assert verdict.legal and str(verdict.play) == str(play), (position.to_json(), str(roll), str(play))
+            outcome = after.outcome()
+            if outcome is not None and outcome.kind == "mother" and sum(m.pips for m in play.moves) < pips:
+                early += 1
+    assert early >= 3  # the early ending was exercised
+
+
+def test_check_of_an_escalated_gul_bara_double_ordered_by_the_start_quarter_rule_is_quick():
+    # black's escalated 1-1 (24 checker moves) whose order the start-quarter rule decides
+    # (black may not hold all six of white's 13..18 at once): found backwards under the
+    # rule rather than by walking the moves in every order
+    p = make("gul-bara", {3: -1, 4: 1, 6: -2, 12: -11, 17: 1, 19: -1, 24: 13}, turn="black", rolls=(6, 5))
+    roll = Roll(1, 1)
+    t = time.perf_counter()
+    after = p.play("24/23 24/22 24/19 24/11 24/10 24/9 24/8 24/6", roll)
+    assert time.perf_counter() - t < 2.0  # 11 to 16 s when the search walked every order
+    assert after.points[6:12] == (-1, 0, 0, -1, -1, -3) and after.points[17:23] == (-1,) * 6
+    assert check(p, roll, after).legal

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from board_rules import InvalidPositionError, Position, Roll, Side
+from board_rules.legality import TurnTracker, check
+from board_rules.movegen import legal_plays
 from tests.helpers import make, plays
 
 
@@ -132,3 +134,41 @@ def test_plakoto_loser_with_nothing_off_loses_two():
     o = make("plakoto", {20: -15}, off=(15, 0)).outcome()
     assert (o.base, o.kind) == (2, "gammon")
     assert make("plakoto", {20: -10}, off=(15, 5)).outcome().base == 1
+
+
+def test_pinning_the_mother_ends_the_turn_before_every_die_is_played():
+    # black to play 3-2; black's 3 is white's 22, black's 1 is white's 24, where white's
+    # mother stands alone; black has left its own start (white's 1), so the pin ends the game
+    p = make(
+        "plakoto",
+        {2: -1, 3: 3, 4: 3, 5: 1, 6: -1, 12: -1, 13: -3, 14: -3, 15: 2, 18: 2, 20: 1, 22: -1, 23: -4, 24: 1},
+        pinned={4: "black", 12: "white", 14: "white"},
+        turn="black",
+        rolls=(25, 25),
+    )
+    roll = Roll(3, 2)
+    assert plays(p, 3, 2) == {
+        "3/1*", "23/20*/18", "23/20* 3/1*", "23/20* 19/17", "23/20* 13/11", "23/20* 11/9",
+        "19/14", "19/16 3/1*", "19/16 13/11", "19/16 11/9", "19/17 12/9", "19/17 11/8",
+        "13/11 12/9", "13/8", "12/9 11/9", "12/9 3/1*", "11/9 11/8", "11/6", "11/8 3/1*",
+    }
+    after = p.play("3/1*", roll)  # the 3 is not played: the game is over
+    o = after.outcome()
+    assert (o.winner, o.base, o.kind) == (Side.BLACK, 2, "mother")
+    verdict = check(p, roll, after)
+    assert verdict.legal and str(verdict.play) == "3/1*" and verdict.wrong == ()
+    for play, result in legal_plays(p, roll):
+        verdict = check(p, roll, result)
+        assert verdict.legal and str(verdict.play) == str(play)
+    # followed checker by checker: the pin finishes the turn and nothing more may be played
+    t = TurnTracker(p, roll)
+    assert t.on_the_way(after) and t.is_complete(after)
+    assert all(t.landing_points(after, point) == () for point in range(1, 25))
+
+
+def test_plakoto_check_names_a_pin_made_and_released_on_the_way_by_the_plain_route():
+    # 13/11*/10 and 13/10 end on the same board: the check names it as the move generator does
+    p = make("plakoto", {24: 13, 13: 1, 11: -1, 1: -14})
+    after = p.play("13/10", Roll(2, 1))
+    assert after.points[10] == -1 and after.pinned[10] == 0
+    assert str(check(p, Roll(2, 1), after).play) == "13/10"

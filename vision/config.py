@@ -41,9 +41,14 @@ _KEYS = {
     "dice_pip_ring_max_spread": ("dice", "pip_ring_max_spread"),
     "dice_face_max_spread": ("dice", "face_max_spread"),
     "dice_face_radius": ("dice", "face_radius"),
+    "dice_face_min_contrast_frac": ("dice", "face_min_contrast_frac"),
     "dice_pip_min_core": ("dice", "pip_min_core"),
+    "dice_pip_cuts": ("dice", "pip_cuts"),
+    "dice_pip_cut_step": ("dice", "pip_cut_step"),
+    "dice_split_ratio": ("dice", "split_ratio"),
     "dice_link_max_diameters": ("dice", "link_max_diameters"),
     "dice_link_max_size_ratio": ("dice", "link_max_size_ratio"),
+    "dice_link_max_contrast_ratio": ("dice", "link_max_contrast_ratio"),
     "dice_gap_max_contrast": ("dice", "gap_max_contrast"),
     "dice_gap_peak_frac": ("dice", "gap_peak_frac"),
     "dice_pattern_max_error": ("dice", "pattern_max_error"),
@@ -51,7 +56,15 @@ _KEYS = {
     "dice_spacing_max_diameters": ("dice", "spacing_max_diameters"),
     "dice_face_per_pip": ("dice", "face_per_pip"),
     "dice_single_ring_max_contrast": ("dice", "single_ring_max_contrast"),
+    "dice_single_min_aspect": ("dice", "single_min_aspect"),
+    "dice_single_min_fill": ("dice", "single_min_fill"),
     "dice_cocked_max_aspect": ("dice", "cocked_max_aspect"),
+    "dice_side_near": ("dice", "side_near"),
+    "dice_side_far": ("dice", "side_far"),
+    "dice_side_min_shade": ("dice", "side_min_shade"),
+    "dice_side_max_shade": ("dice", "side_max_shade"),
+    "dice_side_max_tint": ("dice", "side_max_tint"),
+    "dice_side_min_directions": ("dice", "side_min_directions"),
 }
 
 
@@ -87,9 +100,14 @@ class VisionConfig:
     dice_pip_ring_max_spread: float = 70.0
     dice_face_max_spread: float = 30.0
     dice_face_radius: float = 0.35
+    dice_face_min_contrast_frac: float = 0.5
     dice_pip_min_core: float = 0.3
+    dice_pip_cuts: int = 2
+    dice_pip_cut_step: float = 0.15
+    dice_split_ratio: float = 1.3
     dice_link_max_diameters: float = 5.5
     dice_link_max_size_ratio: float = 1.7
+    dice_link_max_contrast_ratio: float = 2.0
     dice_gap_max_contrast: float = 30.0
     dice_gap_peak_frac: float = 0.35
     dice_pattern_max_error: float = 0.3
@@ -97,7 +115,15 @@ class VisionConfig:
     dice_spacing_max_diameters: float = 5.0
     dice_face_per_pip: float = 5.9
     dice_single_ring_max_contrast: float = 30.0
-    dice_cocked_max_aspect: float = 0.78
+    dice_single_min_aspect: float = 0.66
+    dice_single_min_fill: float = 0.9
+    dice_cocked_max_aspect: float = 0.72
+    dice_side_near: float = 0.5
+    dice_side_far: float = 0.6
+    dice_side_min_shade: float = 0.45
+    dice_side_max_shade: float = 0.7
+    dice_side_max_tint: float = 0.1
+    dice_side_min_directions: int = 3
 
     def __post_init__(self) -> None:
         if not isinstance(self.min_markers, int) or not 3 <= self.min_markers <= 4:

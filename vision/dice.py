@@ -1,0 +1,577 @@
+"""Dice in a camera image: find every die, read its top face, flag cocked dice.
+
+Owns :func:`read_dice` and :class:`DieReading`. The reader works on any BGR
+image, with or without a board: it finds pips (small round blobs darker or
+lighter than what is around them), links pips of one size that sit close
+together on one uniform face, and accepts a group only when it shows one of
+the six pip layouts of a die (an affine fit, so a tilted camera is fine) on a
+face of even colour that the pips stand out from. Checkers (large discs,
+highlights, rims, the gaps between them) and the cube (a printed number) give no
+such layout. A die is flagged cocked when a four, five or six shows a layout
+squashed beyond what the camera's tilt explains, or when one of its sides shows
+beside the top face in the face's own colour, darker. Thresholds come from
+:class:`vision.config.VisionConfig` (``[dice]`` in ``vision.toml``). May import
+``board_rules``; must not import ``firmware_bridge`` or ``referee``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import combinations, permutations
+from typing import Any
+
+import cv2
+import numpy as np
+
+from board_rules.errors import TavliError
+from vision.config import VisionConfig, default_config
+
+
+class DiceImageError(TavliError, ValueError):
+    """An image (or mask) that the dice reader cannot work on: empty, not BGR, or a mask of another size."""
+
+
+@dataclass(frozen=True, slots=True)
+class DieReading:
+    """One die seen in an image.
+
+    ``value`` is the top face (1..6) or None when unreadable; ``box`` is
+    ``(x, y, w, h)`` in image px around the top face; ``centre`` its centre in
+    image px; ``cocked`` is True for a die leaning on something (its value
+    should not be trusted); ``confidence`` is 0..1.
+    """
+
+    value: int | None
+    box: tuple[int, int, int, int]
+    centre: tuple[float, float]
+    cocked: bool = False
+    confidence: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.value is not None and (isinstance(self.value, bool) or self.value not in range(1, 7)):
+            raise ValueError(f"value: {self.value!r}: expected 1..6 or None")
+        if len(self.box) != 4 or self.box[2] < 0 or self.box[3] < 0:
+            raise ValueError(f"box: {self.box!r}: expected (x, y, w, h) with w, h >= 0")
+        if not 0.0 <= self.confidence <= 1.0:
+            raise ValueError(f"confidence: {self.confidence!r}: expected 0..1")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data: value, box, centre, cocked, confidence."""
+        return {
+            "value": self.value,
+            "box": [int(v) for v in self.box],
+            "centre": [round(float(self.centre[0]), 2), round(float(self.centre[1]), 2)],
+            "cocked": bool(self.cocked),
+            "confidence": round(float(self.confidence), 3),
+        }
+
+
+# Pip layouts in units of the pip offset from the face centre (0.27 of the side on common dice).
+_LAYOUTS = {
+    1: np.array([(0, 0)], float),
+    2: np.array([(-1, -1), (1, 1)], float),
+    3: np.array([(-1, -1), (0, 0), (1, 1)], float),
+    4: np.array([(-1, -1), (1, -1), (-1, 1), (1, 1)], float),
+    5: np.array([(-1, -1), (1, -1), (0, 0), (-1, 1), (1, 1)], float),
+    6: np.array([(-1, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (1, 1)], float),
+}
+_PIP_OFFSET = 0.27  # pip offset / face side on the dice this reads
+
+
+@dataclass(slots=True)
+class _Pip:
+    x: float
+    y: float
+    d: float  # equivalent diameter, px
+    aspect: float
+    polarity: int  # 0 dark pip, 1 light pip
+    contrast: float
+    fill: float = 1.0
+    ring: float = 0.0  # spread of grey levels just around the pip (a pip sits on a uniform face)
+
+
+def read_dice(config: VisionConfig | None, image: np.ndarray, mask: np.ndarray | None = None) -> list[DieReading]:
+    """All dice in a BGR image (only where ``mask`` is nonzero, if given), sorted left to right.
+
+    Raises :class:`DiceImageError` for an empty or non-BGR image or a mask of another size.
+    """
+    cfg = config or default_config()
+    if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
+        shape = getattr(image, "shape", None)
+        raise DiceImageError(f"image: shape {shape!r}: expected a non-empty BGR image (H x W x 3)")
+    if image.dtype != np.uint8:
+        raise DiceImageError(f"image: dtype {image.dtype!r}: expected uint8")
+    h, w = image.shape[:2]
+    if mask is not None and (not isinstance(mask, np.ndarray) or mask.shape[:2] != (h, w)):
+        raise DiceImageError(f"mask: shape {getattr(mask, 'shape', None)!r}: expected {(h, w)!r}")
+    if mask is not None:
+        mask = (mask.reshape(h, w, -1)[..., 0] != 0).astype(np.uint8)
+    scale = 1.0
+    work = image
+    if max(h, w) > cfg.dice_max_side_px:
+        scale = cfg.dice_max_side_px / max(h, w)
+        work = cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))), interpolation=cv2.INTER_AREA)
+        if mask is not None:
+            mask = cv2.resize(mask, (work.shape[1], work.shape[0]), interpolation=cv2.INTER_NEAREST)
+    readings = _read(cfg, work, mask)
+    if scale != 1.0:
+        readings = [_rescale(r, 1 / scale) for r in readings]
+    return sorted(readings, key=lambda r: (r.centre[0], r.centre[1]))
+
+
+def _rescale(r: DieReading, k: float) -> DieReading:
+    x, y, bw, bh = r.box
+    return DieReading(r.value, (round(x * k), round(y * k), round(bw * k), round(bh * k)), (r.centre[0] * k, r.centre[1] * k), r.cocked, r.confidence)
+
+
+def _read(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None) -> list[DieReading]:
+    h, w = image.shape[:2]
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    k = max(5, int(round(cfg.dice_kernel_frac * min(h, w))) | 1)
+    se = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+    contrast = (cv2.morphologyEx(gray, cv2.MORPH_BLACKHAT, se), cv2.morphologyEx(gray, cv2.MORPH_TOPHAT, se))
+    pips: list[_Pip] = []
+    labels_all = []
+    for polarity, c in enumerate(contrast):
+        found, labels = _find_pips(cfg, c, polarity, mask, min(h, w))
+        pips.extend(found)
+        labels_all.append(labels)
+    marks = labels_all[0] | labels_all[1]
+    for p in pips:
+        p.ring = _ring_spread(gray, marks, p)
+    groups = _group(cfg, pips, gray, labels_all)
+    scored = []
+    for g in groups:
+        scored.extend(_readings(cfg, image, gray, marks, contrast, [pips[i] for i in g]))
+    scored = _merge_halves(cfg, image, gray, marks, contrast, scored)
+    # one die, one reading: where two overlap (e.g. the light gaps between dark pips), keep the stronger
+    scored.sort(key=lambda t: -t[1])
+    readings: list[DieReading] = []
+    for r, _, _ in scored:
+        if all(_overlap(r, q) < 0.3 for q in readings):
+            readings.append(r)
+    return readings
+
+
+def _merge_halves(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, scored: list) -> list:
+    """Two overlapping readings of one kind of pip may be the halves of one die (a six's two
+    rows, not linked across its face): where their pips together show one die, keep that."""
+    scored = list(scored)
+    again = True
+    while again:
+        again = False
+        for i, j in combinations(range(len(scored)), 2):
+            (ra, _, pa), (rb, _, pb) = scored[i], scored[j]
+            if pa[0].polarity != pb[0].polarity or len(pa) + len(pb) > 6 or _overlap(ra, rb) < 0.3:
+                continue
+            r, _ = _reading_of(cfg, image, gray, marks, contrast, pa + pb)
+            if r is not None and r[0].value == len(pa) + len(pb):
+                scored[i] = r
+                del scored[j]
+                again = True
+                break
+    return scored
+
+
+def _overlap(a: DieReading, b: DieReading) -> float:
+    """Intersection over the smaller box."""
+    ax, ay, aw, ah = a.box
+    bx, by, bw, bh = b.box
+    iw = max(0, min(ax + aw, bx + bw) - max(ax, bx))
+    ih = max(0, min(ay + ah, by + bh) - max(ay, by))
+    return iw * ih / max(1, min(aw * ah, bw * bh))
+
+
+def _find_pips(cfg: VisionConfig, c: np.ndarray, polarity: int, mask: np.ndarray | None, side: int) -> tuple[list[_Pip], np.ndarray]:
+    """Round blobs of the contrast image ``c``: the pips, and a label image marking their pixels."""
+    binary = (c >= cfg.dice_pip_min_contrast).astype(np.uint8)
+    if mask is not None:
+        binary[mask == 0] = 0
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    max_d = cfg.dice_pip_max_frac * side
+    area = stats[:, cv2.CC_STAT_AREA]
+    bw, bh = stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT]
+    ok = (area >= cfg.dice_pip_min_area_px) & (np.maximum(bw, bh) <= 6 * max_d)
+    ok[0] = False
+    marks = np.zeros(c.shape, np.uint8)
+    pips: list[_Pip] = []
+    # (blob mask, x0, y0, cuts so far): a blob that is not round may be pips run together
+    # by blur; it is cut at a fraction of its peak contrast, a higher one at each try
+    queue = [(labels[y : y + hh, x : x + ww] == i, int(x), int(y), 0) for i, (x, y, ww, hh) in ((i, stats[i, :4]) for i in np.flatnonzero(ok))]
+    while queue:
+        crop, x0, y0, depth = queue.pop()
+        hh, ww = crop.shape
+        sub = c[y0 : y0 + hh, x0 : x0 + ww]
+        m = cv2.moments(crop.astype(np.uint8), binaryImage=True)
+        a = m["m00"]
+        if a < cfg.dice_pip_min_area_px:
+            continue
+        cov = np.array([[m["mu20"], m["mu11"]], [m["mu11"], m["mu02"]]]) / a
+        l2, l1 = np.linalg.eigvalsh(cov)
+        l1, l2 = max(l1, 1e-6), max(l2, 1e-6)
+        aspect = math.sqrt(l2 / l1)
+        # filled ellipse: area = 4 pi sqrt(l1 l2); pixelised small blobs get +1/12 px^2 of slack
+        fill = min(1.0, max(a / (4 * math.pi * math.sqrt(l1 * l2)), a / (4 * math.pi * math.sqrt((l1 + 1 / 12) * (l2 + 1 / 12)))))
+        diameter = 2 * math.sqrt(a / math.pi)
+        peak = float(sub[crop].max())
+        cut = (crop & (sub >= (cfg.dice_pip_peak_frac + cfg.dice_pip_cut_step * depth) * peak)).astype(np.uint8)
+        k, sl, sst, _ = cv2.connectedComponentsWithStats(cut, connectivity=4)
+        # one solid peak (not a die body with its own pips in it, not a rim around a hole)
+        solid = k == 2 and sst[1, cv2.CC_STAT_AREA] >= cfg.dice_pip_min_core * a
+        if solid and aspect >= cfg.dice_pip_min_aspect and fill >= cfg.dice_pip_min_fill and max(hh, ww) <= max_d:
+            marks[y0 : y0 + hh, x0 : x0 + ww][crop] = 1
+            pips.append(_Pip(x0 + m["m10"] / a, y0 + m["m01"] / a, diameter, aspect, polarity, peak, fill))
+            continue
+        if depth >= cfg.dice_pip_cuts:
+            continue
+        for j in range(1, k):
+            x, y, w2, h2 = (int(v) for v in sst[j, :4])
+            queue.append((sl[y : y + h2, x : x + w2] == j, x0 + x, y0 + y, depth + 1))
+    return pips, marks
+
+
+def _ring_spread(gray: np.ndarray, marks: np.ndarray, p: _Pip) -> float:
+    """Spread (90th - 10th percentile) of the grey levels on a circle just outside a pip, other pips left out."""
+    h, w = gray.shape
+    r = p.d / 2 + max(2.0, 0.3 * p.d)
+    ang = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+    xs = np.round(p.x + r * np.cos(ang)).astype(int)
+    ys = np.round(p.y + r * np.sin(ang)).astype(int)
+    inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
+    if inside.sum() < 12:
+        return 255.0
+    xs, ys = xs[inside], ys[inside]
+    free = marks[ys, xs] == 0
+    if free.sum() < 6:  # packed among other pips: nothing left to judge by
+        return 0.0
+    v = gray[ys[free], xs[free]].astype(np.float32)
+    return float(np.percentile(v, 90) - np.percentile(v, 10))
+
+
+def _group(cfg: VisionConfig, pips: list[_Pip], gray: np.ndarray, labels_all) -> list[list[int]]:
+    n = len(pips)
+    if n == 0:
+        return []
+    xy = np.array([(p.x, p.y) for p in pips])
+    d = np.array([p.d for p in pips])
+    pol = np.array([p.polarity for p in pips])
+    parent = list(range(n))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    dist = np.hypot(xy[:, None, 0] - xy[None, :, 0], xy[:, None, 1] - xy[None, :, 1])
+    dm = (d[:, None] + d[None, :]) / 2
+    ratio = np.maximum(d[:, None], d[None, :]) / np.minimum(d[:, None], d[None, :])
+    cand = (dist <= cfg.dice_link_max_diameters * dm) & (ratio <= cfg.dice_link_max_size_ratio) & (pol[:, None] == pol[None, :])
+    cand &= dist >= 1.0 * dm
+    con = np.array([p.contrast for p in pips])
+    cand &= np.maximum(con[:, None], con[None, :]) <= cfg.dice_link_max_contrast_ratio * np.minimum(con[:, None], con[None, :])
+    ii, jj = np.nonzero(np.triu(cand, 1))
+    for i, j in zip(ii.tolist(), jj.tolist()):
+        limit = max(cfg.dice_gap_max_contrast, cfg.dice_gap_peak_frac * min(pips[i].contrast, pips[j].contrast))
+        if _gap_clear(xy[i], xy[j], (d[i] + d[j]) / 4 + 1, limit, gray, labels_all[pol[i]]):
+            a, b = find(i), find(j)
+            if a != b:
+                parent[a] = b
+    groups: dict[int, list[int]] = {}
+    for i in range(n):
+        groups.setdefault(find(i), []).append(i)
+    return list(groups.values())
+
+
+def _gap_clear(a: np.ndarray, b: np.ndarray, r: float, limit: float, gray: np.ndarray, labels: np.ndarray) -> bool:
+    """True if the face between two pips (centres a, b; radius r) is uniform: its grey levels
+    vary by at most ``limit`` (no edge, gap or shadow between two dice on the way)."""
+    h, w = gray.shape
+    length = float(np.hypot(*(b - a)))
+    seen = []
+    for t in np.linspace(0.05, 0.95, 19):
+        if min(t, 1 - t) * length < r:
+            continue
+        x, y = a + (b - a) * t
+        xi, yi = int(round(x)), int(round(y))
+        if not (0 <= xi < w and 0 <= yi < h):
+            return False
+        if not labels[yi, xi]:
+            seen.append(int(gray[yi, xi]))
+    return len(seen) < 2 or max(seen) - min(seen) <= limit
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a[0] * b[1] - a[1] * b[0])
+
+
+def _fit_layout(pts: np.ndarray) -> tuple[int | None, float, np.ndarray | None]:
+    """Best affine fit of the pip centres to a die layout: (value, error in pip offsets, 2x2 map)."""
+    n = len(pts)
+    if n == 1 or n > 6:
+        return (1 if n == 1 else None), 0.0, None
+    c = pts - pts.mean(0)
+    layout = _LAYOUTS[n]
+    if n in (2, 3):
+        if n == 2:
+            v = c[1] - c[0]
+            A = np.outer(v / 2, np.array([1, 1]) / 2)
+            return 2, 0.0, A
+        # three in a line, evenly spaced: the middle one at the centroid
+        far = np.argsort(-np.linalg.norm(c, axis=1))
+        mid = far[-1]
+        ends = far[:2]
+        v = c[ends[0]] - c[ends[1]]
+        L = np.linalg.norm(v)
+        err = np.linalg.norm(c[mid]) / (L / 2 + 1e-9)
+        perp = abs(_cross(v / (L + 1e-9), c[mid])) / (L / 2 + 1e-9)
+        return 3, float(max(err, perp)), np.outer(v / 2, np.array([1, 1]) / 2)
+    best: tuple[int | None, float, np.ndarray | None] = (None, 9.0, None)
+    # anchor the fit on the three observed pips spanning the largest triangle and try every
+    # three layout pips for them (at most 6 * 5 * 4); the affine map absorbs the camera's tilt
+    idx = list(range(n))
+    tri = max(combinations(idx, 3), key=lambda t: abs(_cross(c[t[1]] - c[t[0]], c[t[2]] - c[t[0]])))
+    anchor = c[list(tri)].astype(np.float32)
+    for perm in permutations(idx, 3):
+        src = layout[list(perm)]
+        if abs(_cross(src[1] - src[0], src[2] - src[0])) < 1e-6:
+            continue
+        M = cv2.getAffineTransform(src.astype(np.float32), anchor).astype(float)
+        mapped = layout @ M[:, :2].T + M[:, 2]
+        dd = np.linalg.norm(mapped[:, None, :] - c[None, :, :], axis=2)
+        # each observed point to its nearest mapped point, one to one
+        if len(set(dd.argmin(0).tolist())) != n:
+            continue
+        scale = math.sqrt(abs(np.linalg.det(M[:, :2]))) + 1e-9
+        err = float(dd.min(0).max() / scale)
+        if err < best[1]:
+            best = (n, err, M[:, :2])
+    return best
+
+
+def _valid(cfg: VisionConfig, group: list[_Pip]):
+    """(value, error, map) if the pips show a die layout with die-like spacing, else None."""
+    pts = np.array([(p.x, p.y) for p in group])
+    value, err, A = _fit_layout(pts)
+    if value is None or err > cfg.dice_pattern_max_error:
+        return None
+    if A is not None:
+        d = float(np.median([p.d for p in group]))
+        sv = np.linalg.svd(A, compute_uv=False)
+        offset = float(math.sqrt(sv[0] * sv[1])) if len(group) >= 4 else float(sv[0])
+        if not cfg.dice_spacing_min_diameters <= 2 * offset / d <= cfg.dice_spacing_max_diameters:
+            return None
+    return value, err, A
+
+
+def _least_pip(group: list[_Pip]) -> int:
+    """Index of the pip least like the others of its group: flattest, smallest, faintest."""
+    med_d = float(np.median([p.d for p in group]))
+    med_c = float(np.median([p.contrast for p in group]))
+    return min(range(len(group)), key=lambda i: group[i].aspect * min(1.0, group[i].d / med_d) * min(1.0, group[i].contrast / med_c))
+
+
+def _best_subset(cfg: VisionConfig, group: list[_Pip]):
+    """The group, or the largest part of it that shows a die layout (side-face pips dropped)."""
+    group = list(group)
+    while len(group) > 6:  # too many: drop the least face-on pip (flattest, smallest, faintest)
+        group.pop(_least_pip(group))
+    while group:
+        fit = _valid(cfg, group)
+        if fit is not None:
+            return group, fit
+        if len(group) <= 1:
+            return None
+        best = None
+        for i in range(len(group)):
+            rest = group[:i] + group[i + 1 :]
+            f = _valid(cfg, rest) if len(rest) > 1 else None
+            if f is not None and (best is None or f[1] < best[1][1]):
+                best = (rest, f)
+        if best is not None:
+            return best
+        group.pop(_least_pip(group))
+    return None
+
+
+def _split(group: list[_Pip], ratio: float) -> tuple[list[_Pip], list[_Pip]] | None:
+    """Two touching dice linked into one group: cut the longest link of the group's spanning tree
+    if it is clearly longer than its other links; None if no link stands out."""
+    n = len(group)
+    xy = np.array([(p.x, p.y) for p in group])
+    dist = np.hypot(xy[:, None, 0] - xy[None, :, 0], xy[:, None, 1] - xy[None, :, 1])
+    inside, edges = [0], []
+    best = dist[0].copy()
+    parent = np.zeros(n, int)
+    left = set(range(1, n))
+    while left:
+        j = min(left, key=lambda k: best[k])
+        edges.append((best[j], parent[j], j))
+        left.discard(j)
+        inside.append(j)
+        for k in left:
+            if dist[j, k] < best[k]:
+                best[k], parent[k] = dist[j, k], j
+    edges.sort()
+    longest = edges[-1]
+    if longest[0] < ratio * float(np.median([e[0] for e in edges[:-1]])):
+        return None
+    # the two sides of the cut: grow from one end without the cut edge
+    adj: dict[int, list[int]] = {i: [] for i in range(n)}
+    for _, a, b in edges[:-1]:
+        adj[a].append(b)
+        adj[b].append(a)
+    seen, stack = {longest[1]}, [longest[1]]
+    while stack:
+        for k in adj[stack.pop()]:
+            if k not in seen:
+                seen.add(k)
+                stack.append(k)
+    return [group[i] for i in sorted(seen)], [group[i] for i in range(n) if i not in seen]
+
+
+def _readings(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip]) -> list:
+    """The dice a group of linked pips shows (touching dice, side faces), each with a score to rank overlaps.
+
+    Two readings are weighed: the group as it is (see :func:`_readings_whole`) and,
+    if it shows no layout as a whole, the group cut in two at its longest link
+    (two touching dice); the one that explains more pips wins.
+    """
+    whole = _readings_whole(cfg, image, gray, marks, contrast, group)
+    if len(group) >= 3 and _valid(cfg, group) is None:
+        parts = _split(group, cfg.dice_split_ratio)
+        if parts is not None:
+            split = _readings(cfg, image, gray, marks, contrast, parts[0]) + _readings(cfg, image, gray, marks, contrast, parts[1])
+            # keep whichever explains more pips (then: fewer dice)
+            if (sum(len(r[2]) for r in split), -len(split)) > (sum(len(r[2]) for r in whole), -len(whole)):
+                return split
+    return whole
+
+
+def _readings_whole(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip]) -> list:
+    """The best layout in the group first, then what is left of it (a side face's pips,
+    another die); a group that shows no die is tried again without the one pip that is
+    not on a uniform face (a shadow's corner, a gap between checkers)."""
+    out = []
+    rest = list(group)
+    for _ in range(4):
+        if not rest:
+            break
+        r, used = _reading_of(cfg, image, gray, marks, contrast, rest)
+        if not used:
+            break
+        if r is not None:
+            out.append(r)
+        rest = [p for p in rest if p not in used]
+    if not out:
+        clean = [p for p in group if p.ring <= cfg.dice_pip_ring_max_spread]
+        if clean and len(clean) == len(group) - 1:
+            r, _ = _reading_of(cfg, image, gray, marks, contrast, clean)
+            if r is not None:
+                out.append(r)
+    return out
+
+
+def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip]):
+    """(reading and score, or None; the pips it used, empty if no layout was found)."""
+    found = _best_subset(cfg, group)
+    if found is None:
+        return None, []
+    group, (value, err, A) = found
+    if float(np.median([p.ring for p in group])) > cfg.dice_pip_ring_max_spread:
+        return None, group  # pips that do not sit on a uniform face
+    n = len(group)
+    pts = np.array([(p.x, p.y) for p in group])
+    d = float(np.median([p.d for p in group]))
+    cx, cy = pts.mean(0)
+    c = contrast[group[0].polarity]
+    cocked = False
+    if n <= 2 and any(p.aspect < cfg.dice_single_min_aspect or p.fill < cfg.dice_single_min_fill for p in group):
+        return None, group  # one or two pips have (next to) no layout to vouch for them: they must be round and solid
+    if n == 1:
+        if not _ring_clear(max(cfg.dice_single_ring_max_contrast, cfg.dice_gap_peak_frac * group[0].contrast), c, cx, cy, d):
+            return None, group
+        offset = None
+    else:
+        sv = np.linalg.svd(A, compute_uv=False)
+        offset = float(math.sqrt(sv[0] * sv[1])) if n >= 4 else float(sv[0])
+        if n >= 4 and sv[1] / sv[0] < cfg.dice_cocked_max_aspect:
+            cocked = True
+    side = offset / _PIP_OFFSET if offset else d * cfg.dice_face_per_pip
+    side = max(side, d * 2.5)
+    narrow = side if n < 4 else side * float(sv[1] / sv[0])  # a cocked die's face is foreshortened
+    if n == 1:  # a ring of face around a lone pip
+        spread, level = _face_spread(gray, marks, cx, cy, 1.7 * d, d, 1.1 * d)
+    else:
+        spread, level = _face_spread(gray, marks, cx, cy, cfg.dice_face_radius * narrow, d)
+    if spread > cfg.dice_face_max_spread:
+        return None, group  # the pips are not on one uniform face
+    h, w = gray.shape
+    pip_level = float(np.median([gray[min(h - 1, int(round(p.y))), min(w - 1, int(round(p.x)))] for p in group]))
+    against = (level - pip_level) if group[0].polarity == 0 else (pip_level - level)
+    if against < cfg.dice_face_min_contrast_frac * float(np.median([p.contrast for p in group])):
+        return None, group  # the pips do not stand out from this face (they stand out from something else)
+    if not cocked:
+        cocked = _side_face_shows(cfg, image, marks, cx, cy, side, d)
+    box = (int(round(cx - side / 2)), int(round(cy - side / 2)), int(round(side)), int(round(side)))
+    conf = max(0.05, min(1.0, 1.0 - err))
+    score = float(np.mean([p.contrast * p.fill for p in group])) * (1 + 0.1 * n)
+    return (DieReading(value, box, (float(cx), float(cy)), cocked, conf), score, group), group
+
+
+def _face_spread(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: float, d: float, r_in: float = 0.0) -> tuple[float, float]:
+    """Spread (90th - 10th percentile) of grey levels on the face around (x, y), pips and their halo left out."""
+    h, w = gray.shape
+    ri = int(math.ceil(r))
+    x0, y0, x1, y1 = max(0, int(x) - ri), max(0, int(y) - ri), min(w, int(x) + ri + 1), min(h, int(y) + ri + 1)
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        return 255.0
+    yy, xx = np.mgrid[y0:y1, x0:x1]
+    rr = (xx - x) ** 2 + (yy - y) ** 2
+    disc = (rr <= r * r) & (rr >= r_in * r_in)
+    halo = max(1, int(round(0.25 * d)))
+    pipmask = cv2.dilate(marks[y0:y1, x0:x1], np.ones((2 * halo + 1, 2 * halo + 1), np.uint8))
+    v = gray[y0:y1, x0:x1][disc & (pipmask == 0)]
+    if v.size < 8:
+        return 0.0, float(np.median(gray[y0:y1, x0:x1]))
+    return float(np.percentile(v, 90) - np.percentile(v, 10)), float(np.median(v))
+
+
+def _side_face_shows(cfg: VisionConfig, image: np.ndarray, marks: np.ndarray, x: float, y: float, side: float, d: float) -> bool:
+    """True if a side of the die shows beside its top face (a leaning die): half a face away
+    from the pips' centre, over a quarter of the way round, the face's own colour, darker."""
+    h, w = image.shape[:2]
+    r = max(2, int(round(0.3 * side)))
+    x0, y0, x1, y1 = max(0, int(x) - r), max(0, int(y) - r), min(w, int(x) + r + 1), min(h, int(y) + r + 1)
+    halo = 2 * max(1, int(round(0.25 * d))) + 1
+    free = cv2.dilate(marks[y0:y1, x0:x1], np.ones((halo, halo), np.uint8)) == 0
+    if free.sum() < 8:
+        return False
+    face = np.median(image[y0:y1, x0:x1][free].astype(np.float32), axis=0) + 1.0
+    ang = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+    shaded = np.ones(16, bool)
+    for k in (cfg.dice_side_near, cfg.dice_side_far):
+        xs = np.round(x + k * side * np.cos(ang)).astype(int)
+        ys = np.round(y + k * side * np.sin(ang)).astype(int)
+        ok = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
+        seen = image[ys.clip(0, h - 1), xs.clip(0, w - 1)].astype(np.float32) + 1.0
+        shade = seen @ face / float(face @ face)  # the best k with seen ~ k * face...
+        tint = np.linalg.norm(seen - shade[:, None] * face, axis=1) / float(np.linalg.norm(face))  # ...and how far off
+        shaded &= ok & (shade >= cfg.dice_side_min_shade) & (shade <= cfg.dice_side_max_shade) & (tint <= cfg.dice_side_max_tint)
+    run = best = 0
+    for v in np.concatenate([shaded, shaded]):  # longest run of shaded directions, round the circle
+        run = run + 1 if v else 0
+        best = max(best, run)
+    return min(best, 16) >= cfg.dice_side_min_directions
+
+
+def _ring_clear(limit: float, c: np.ndarray, x: float, y: float, d: float) -> bool:
+    """A lone pip must sit on a uniform face: nothing contrasting in a ring around it."""
+    h, w = c.shape
+    for r in (1.0 * d, 1.4 * d):
+        for a in np.linspace(0, 2 * math.pi, 16, endpoint=False):
+            xi, yi = int(round(x + r * math.cos(a))), int(round(y + r * math.sin(a)))
+            if not (0 <= xi < w and 0 <= yi < h) or c[yi, xi] > limit:
+                return False
+    return True
