@@ -110,7 +110,15 @@ class TableSession:
             try:
                 self._board(observed_position(event, like))
             except ValueError as exc:
-                self.say(f"board reading not usable yet ({exc})")
+                from firmware_bridge.sensing import counts_from_slots
+
+                sensed = counts_from_slots(event.readings, event.slots_per_point, bar_slots=event.bar_slots,
+                                           tray_slots=event.tray_slots)
+                mixed = [p for p in sensed.uncertain if not like.pinned[p - 1]]
+                if mixed:
+                    self.show(self.referee.conflict(mixed))
+                else:
+                    self.say(f"board reading not usable yet ({exc})")
         elif isinstance(event, Lift) and like is not None:
             if event.area is Area.POINT:
                 self.show(self.referee.lifted(event.number))

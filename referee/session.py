@@ -232,6 +232,15 @@ class Referee:
             return self._calls()
         return self._calls()
 
+    def conflict(self, points) -> Calls:
+        """Checkers of both colours seen on ``points`` where no pin can explain them: a checker put on
+        a point that is not open to it (a blocked point, or any opposing checker where there is no hitting)."""
+        wrong = tuple(points)
+        if not wrong:
+            return self._calls()
+        self._leds = {w: RED for w in wrong}
+        return self._calls([f"{', '.join(map(str, wrong))}: a checker on a point that is not open to it"], buzzer=True)
+
     def opening(self, white_die: int, black_die: int) -> Calls:
         """The opening roll: one die thrown by each side."""
         if self.phase != "opening_roll":
@@ -277,8 +286,8 @@ class Referee:
     def _start_turn(self, says: list[str]) -> Calls:
         position, roll = self.replay.position, self.replay.roll
         side = position.turn
-        try:
-            options = legal_plays(position, roll, budget=200_000)
+        try:  # only whether there is any play matters here: a long listing means there is
+            options = legal_plays(position, roll, budget=2_000)
         except SearchBudgetExceeded:
             options = None
         if options is not None and len(options) == 1 and not options[0][0]:

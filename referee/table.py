@@ -43,17 +43,26 @@ class TableError(TavliError, RuntimeError):
 
 
 def observed_position(snapshot: Snapshot, like: Position) -> Position:
-    """The position a snapshot shows, with the turn, rolls and pins of ``like``.
+    """The position a snapshot shows, with the turn and rolls of ``like`` (the position before).
 
     The board cannot tell who is pinned under whom (plakoto): the referee knows it from
-    the game so far, here from ``like``. Raises ``ValueError`` for a reading that is not
-    a valid position (a misread, or a checker in a hand).
+    the game so far. A pinned pair where ``like`` has a pin keeps that pin; a pinned pair
+    where ``like`` has a single checker is a new pin of that checker; a pin of ``like``
+    no longer read as a pair is released. Raises ``ValueError`` for a reading that is
+    not a valid position (a misread, a checker in a hand, or both colours on a point
+    where no pin can explain them).
     """
     sensed = counts_from_slots(
         snapshot.readings, snapshot.slots_per_point, bar_slots=snapshot.bar_slots, tray_slots=snapshot.tray_slots
     )
-    points = sensed.resolved_points(like.pinned) if sensed.uncertain else sensed.points
-    return replace(like, points=tuple(points), bar=tuple(sensed.bar), off=tuple(sensed.off))
+    pins = [0] * 24
+    for p in sensed.uncertain:
+        if like.pinned[p - 1]:
+            pins[p - 1] = like.pinned[p - 1]
+        elif like.variant.pins and abs(like.points[p - 1]) == 1:
+            pins[p - 1] = 1 if like.points[p - 1] > 0 else -1
+    points = sensed.resolved_points(pins) if sensed.uncertain else sensed.points
+    return replace(like, points=tuple(points), pinned=tuple(pins), bar=tuple(sensed.bar), off=tuple(sensed.off))
 
 
 class EmulatedTable:

@@ -414,6 +414,8 @@ def _draw_die(canvas: np.ndarray, s: float, centre: tuple[float, float], value: 
     t = math.radians(angle)
     rot = np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]])
     sq = np.array([(-half, -half), (half, -half), (half, half), (-half, half)])
+    shadow = (sq * 1.08) @ rot.T + np.array(centre) + 1.5
+    cv2.fillPoly(canvas, [_fx(shadow, s)], (30, 30, 30), cv2.LINE_AA, _SHIFT)
     if cocked:  # leaning on something: the top face is foreshortened and a side face shows
         top = sq * np.array([1.0, 0.7]) + np.array([0, -half * 0.3])
         side = np.array([(-half, half * 0.4), (half, half * 0.4), (half, half), (-half, half)])
@@ -422,16 +424,16 @@ def _draw_die(canvas: np.ndarray, s: float, centre: tuple[float, float], value: 
         face = top
     else:
         face = sq
-    shadow = (sq * 1.08) @ rot.T + np.array(centre) + 1.5
-    cv2.fillPoly(canvas, [_fx(shadow, s)], (30, 30, 30), cv2.LINE_AA, _SHIFT)
     pts = face @ rot.T + centre
     cv2.fillPoly(canvas, [_fx(pts, s)], body, cv2.LINE_AA, _SHIFT)
     cv2.polylines(canvas, [_fx(pts, s)], True, _shade(body, 0.7), 1, cv2.LINE_AA, _SHIFT)
     squash = np.array([1.0, 0.7]) if cocked else np.array([1.0, 1.0])
     offset = np.array([0, -half * 0.3]) if cocked else np.zeros(2)
+    r = DIE_SIZE_MM * 0.085
     for u, v in _pips(value):
         p = (np.array([u, v]) * DIE_SIZE_MM * squash + offset) @ rot.T + centre
-        cv2.circle(canvas, tuple(_fx(p, s)), int(DIE_SIZE_MM * 0.085 * s * _ONE), pip, -1, cv2.LINE_AA, _SHIFT)
+        axes = (int(r * s * _ONE), int(r * squash[1] * s * _ONE))  # pips on a foreshortened face are ellipses
+        cv2.ellipse(canvas, tuple(_fx(p, s)), axes, angle, 0, 360, pip, -1, cv2.LINE_AA, _SHIFT)
 
 
 def _draw_cube(canvas: np.ndarray, s: float, centre: tuple[float, float], value: int) -> None:
