@@ -178,17 +178,34 @@ class TableSession:
         except (ValueError, OSError) as exc:
             self.say(f"{name}: {exc}")
 
+    def _drain_link(self) -> list[Any]:
+        """What the board sent since the last look, in order, with every snapshot but the newest dropped.
+
+        A snapshot is the whole board, so an older one says nothing the newest does not; when the rules take
+        longer to judge a board than the board takes to send one (escalated gul-bara doubles on a slow Pi),
+        judging only the newest keeps the referee on the present instead of ever further behind.
+        """
+        from firmware_bridge.protocol import Snapshot
+
+        events: list[Any] = []
+        for _ in range(max(1, self.link.events.qsize())):  # what is there now, not what keeps arriving
+            try:
+                events.append(self.link.events.get_nowait())
+            except queue.Empty:
+                break
+        last = max((i for i, e in enumerate(events) if isinstance(e, Snapshot)), default=-1)
+        return [e for i, e in enumerate(events) if not isinstance(e, Snapshot) or i == last]
+
     def pump(self, timeout: float = 0.05) -> None:
         """Handle whatever arrived from every source (waiting up to ``timeout`` for the first)."""
         deadline = time.monotonic() + timeout
         while True:
             busy = False
             if self.link is not None:
-                try:
-                    self._link_event(self.link.events.get_nowait())
-                    busy = True
-                except queue.Empty:
-                    pass
+                events = self._drain_link()
+                for event in events:
+                    self._link_event(event)
+                busy = bool(events)
             if self.panel is not None:
                 event = self.panel.get_event(timeout=0)
                 if event is not None:
@@ -201,8 +218,8 @@ class TableSession:
                 pass
             if self.camera is not None:
                 self._observation(self.camera.read())
-            if not busy and time.monotonic() >= deadline:
-                return
+            if time.monotonic() >= deadline:
+                return  # even when busy: a flood of events must not keep the caller from its own deadline
             if not busy:
                 time.sleep(0.01)
 

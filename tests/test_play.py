@@ -173,3 +173,65 @@ def test_session_marks_points_where_board_and_camera_disagree_amber(tmp_path):
     session.show = shown.append
     session._board(START)
     assert shown[-1].leds == {13: AMBER} and "disagree at 13" in shown[-1].says[-1]
+
+
+def test_a_flood_of_snapshots_neither_holds_the_loop_nor_is_judged_one_by_one(tmp_path):
+    """A board that sends faster than the rules judge (a slow Pi, escalated doubles) must not keep
+    ``pump`` from returning, and only the newest of the snapshots waiting is judged."""
+    import queue
+    import threading
+
+    from firmware_bridge.protocol import Snapshot
+    from referee.table import observed_position
+
+    with BoardEmulator(seed=1, noise=0) as emu:
+        link = BoardLink(emu.path).start()
+        try:
+            emu.set_position(START)
+            deadline = time.monotonic() + 10
+            snap = None
+            while snap is None and time.monotonic() < deadline:
+                event = link.events.get(timeout=1)
+                if isinstance(event, Snapshot):
+                    try:
+                        snap = event if not board_diff(observed_position(event, START), START) else None
+                    except ValueError:  # the board before set_position reached it
+                        pass
+        finally:
+            link.stop()
+    assert snap is not None
+
+    class Flooding:
+        events: queue.Queue = queue.Queue()
+        frames: list = []
+
+        def send_leds(self, frame):
+            self.frames.append(frame)
+
+    flood = Flooding()
+    stop = threading.Event()
+
+    def feed():
+        while not stop.is_set():
+            for _ in range(20):
+                flood.events.put(snap)
+                put.append(1)
+            time.sleep(0.001)
+
+    put: list[int] = []
+    ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, "backgammon"))
+    session = TableSession(ref, link=flood, say=lambda s: None)
+    judged = []
+    real_board = session._board
+    session._board = lambda seen: (judged.append(seen), real_board(seen))
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    try:
+        done = threading.Event()
+        threading.Thread(target=lambda: (session.pump(0.2), done.set()), daemon=True).start()
+        assert done.wait(30), "pump never returned under a flood of snapshots"
+    finally:
+        stop.set()
+        feeder.join()
+    assert ref.phase != "setup"  # the newest board was judged: the start position is set up
+    assert 0 < len(judged) < len(put) / 5, (len(judged), len(put))

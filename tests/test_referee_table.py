@@ -34,11 +34,14 @@ def test_a_game_of_every_variant_plays_to_the_end_on_the_emulated_board(tmp_path
     with BoardEmulator(seed=5, noise=0) as emu:
         link = BoardLink(emu.path).start()
         ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, variant), games=1)
-        session = TableSession(ref, link=link, say=lambda s: None)
+        heard: list[str] = []
+        session = TableSession(ref, link=link, say=heard.append)
         try:
-            for _ in range(3000):
+            stuck = 0
+            for _ in range(1500):
                 if ref.phase == "over":
                     break
+                before = (ref.phase, ref.replay.count)
                 if ref.phase == "setup":
                     target = ref.position
                     emu.set_position(target)
@@ -52,6 +55,10 @@ def test_a_game_of_every_variant_plays_to_the_end_on_the_emulated_board(tmp_path
                     emu.set_position(after)
                     _pump_until(session, lambda: session.board_seen is not None and not board_diff(session.board_seen, after))
                     session.command("end")
+                    assert ref.phase != "play", f"a legal play was not accepted: {ref.position.to_dict()} {heard[-3:]}"
+                # every step moves the game on, or the loop says where it stopped instead of spinning for hours
+                stuck = stuck + 1 if (ref.phase, ref.replay.count) == before else 0
+                assert stuck < 5, f"the game stands still in phase {ref.phase} at {ref.position.to_dict()}"
             assert ref.phase == "over"
         finally:
             link.stop()
