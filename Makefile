@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench bench-board bench-referee bench-vision setup clean
+.PHONY: demo test test-slow bench bench-board bench-referee bench-vision bench-vision-speed setup clean
 
 setup: $(STAMP)
 
@@ -32,6 +32,9 @@ bench-referee: $(STAMP)
 
 bench-vision: $(STAMP)
 	$(PY) benchmarks/bench_vision.py
+
+bench-vision-speed: $(STAMP)
+	$(PY) benchmarks/bench_vision_speed.py
 
 bench-board: $(STAMP)
 	$(PY) benchmarks/bench_board.py

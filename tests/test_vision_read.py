@@ -3,6 +3,7 @@
 import json
 import random
 
+import cv2
 import numpy as np
 import pytest
 
@@ -14,7 +15,7 @@ from vision.checkers import Palette, PaletteError, learn_palette, read_checkers
 from vision.config import ConfigError, VisionConfig
 from vision.gate import Gate
 from vision.observe import Pipeline, read_frame
-from vision.render import camera_pose, frames_of_game, render
+from vision.render import DieSpec, camera_pose, frames_of_game, render
 
 START = Position.start("backgammon")
 
@@ -141,6 +142,24 @@ def test_pipeline_on_a_game_in_progress_never_calls_a_hand_frame_stable():
     assert statuses == ["settling", "stable", "occluded", "settling", "stable", "stable"]
     last = pipe.feed(frames[2].image)
     assert last.checkers.points == positions[1].points
+
+
+def test_pipeline_reads_a_still_frame_once_and_a_changed_die_afresh():
+    """A fixed camera over a still board sends the same picture 30 times a second: it is read once
+    (and again every reread_every_frames); a die turned over, a few dozen px, is read at once."""
+    shown = render(START, seed=91, dice=[DieSpec(3, at=(470.0, 200.0)), DieSpec(5, at=(520.0, 330.0))])
+    turned = render(START, seed=91, dice=[DieSpec(3, at=(470.0, 200.0)), DieSpec(6, at=(520.0, 330.0))])
+    changed = int((cv2.absdiff(shown.image, turned.image).max(axis=2) > 25).sum())
+    assert 0 < changed < 0.002 * shown.image.shape[0] * shown.image.shape[1]  # below what counts as motion
+    pipe = Pipeline(calibrate(shown.image), config=VisionConfig(stable_frames=3, reread_every_frames=10))
+    seen = [pipe.feed(shown.image) for _ in range(12)]
+    assert [o.status for o in seen[:4]] == ["settling", "settling", "stable", "stable"]
+    assert pipe.frames_read == 2  # the first frame, and the tenth after it
+    assert sorted(d.value for d in seen[-1].dice) == [3, 5]
+    after = pipe.feed(turned.image)
+    assert pipe.frames_read == 3 and sorted(d.value for d in after.dice) == [3, 6] and after.status == "settling"
+    with pytest.raises(ValueError):
+        pipe.feed(np.zeros((4, 4), np.uint8))
 
 
 def test_observation_json_has_every_field():

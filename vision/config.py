@@ -25,6 +25,8 @@ _KEYS = {
     "stable_frames": ("gate", "stable_frames"),
     "motion_grey_levels": ("gate", "motion_grey_levels"),
     "max_motion_fraction": ("gate", "max_motion_fraction"),
+    "reread_changed_px": ("gate", "reread_changed_px"),
+    "reread_every_frames": ("gate", "reread_every_frames"),
     "cube_min_outline": ("cube", "min_outline"),
     "min_markers": ("calibrate", "min_markers"),
     "max_reprojection_px": ("calibrate", "max_reprojection_px"),
@@ -85,6 +87,8 @@ class VisionConfig:
     stable_frames: int = 3
     motion_grey_levels: float = 25.0
     max_motion_fraction: float = 0.002
+    reread_changed_px: int = 1
+    reread_every_frames: int = 30
     cube_min_outline: float = 0.6
     max_reprojection_px: float = 3.0
     drift_px_knocked: float = 4.0
@@ -128,8 +132,10 @@ class VisionConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.min_markers, int) or not 3 <= self.min_markers <= 4:
             raise ConfigError(f"min_markers: {self.min_markers!r}: expected 3 or 4")
-        if not isinstance(self.stable_frames, int) or isinstance(self.stable_frames, bool) or self.stable_frames < 1:
-            raise ConfigError(f"stable_frames: {self.stable_frames!r}: expected an integer >= 1")
+        for name in ("stable_frames", "reread_changed_px", "reread_every_frames"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ConfigError(f"{name}: {v!r}: expected an integer >= 1")
         for name in ("max_reprojection_px", "drift_px_knocked", "px_per_mm", "read_px_per_mm", "edge_threshold", "motion_grey_levels"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:

@@ -79,22 +79,29 @@ def find_cube(edges_at, *, min_score: float) -> tuple[tuple[float, float], float
     ys = np.arange(FIELD_Y0 + CUBE_SIZE_MM / 2, FIELD_Y1 - CUBE_SIZE_MM / 2 + 0.01, 2.0)
     centres = np.array([(x, y) for y in ys for x in xs])
 
-    def scores(centres: np.ndarray, k: int) -> np.ndarray:
-        on = edges_at((centres[:, None, :] + _OUTLINES[k][None]).reshape(-1, 2)).reshape(len(centres), -1).mean(axis=1)
-        ins = edges_at((centres[:, None, :] + _INSIDE[k][None]).reshape(-1, 2)).reshape(len(centres), -1).mean(axis=1)
-        out = edges_at((centres[:, None, :] + _OUTSIDE[k][None]).reshape(-1, 2)).reshape(len(centres), -1).mean(axis=1)
+    def scores(centres: np.ndarray, ks) -> np.ndarray:
+        """Score of a cube at every centre for every angle index in ``ks``: len(ks) x N, all sampled at once."""
+        rings = [np.concatenate([_OUTLINES[k], _INSIDE[k], _OUTSIDE[k]]) for k in ks]
+        sizes = (len(_OUTLINES[ks[0]]), len(_INSIDE[ks[0]]), len(_OUTSIDE[ks[0]]))
+        pts = centres[None, :, None, :] + np.stack(rings)[:, None, :, :]
+        seen = edges_at(pts.reshape(-1, 2)).reshape(len(ks), len(centres), -1)
+        a, b = sizes[0], sizes[0] + sizes[1]
+        on, ins, out = seen[..., :a].mean(axis=2), seen[..., a:b].mean(axis=2), seen[..., b:].mean(axis=2)
         return on - ins - out  # a face is plain inside its outline, and so is the bar just beside it
 
     # coarse: square and diagonal over the whole bar; fine: every angle around the best few places
-    coarse = np.maximum(scores(centres, 0), scores(centres, len(_ANGLES) // 2))
+    coarse = scores(centres, (0, len(_ANGLES) // 2)).max(axis=0)
     best = None
-    for i in np.argsort(-coarse)[:4]:
-        near = centres[i] + np.array([(dx, dy) for dx in (-1.0, 0.0, 1.0) for dy in (-1.0, 0.0, 1.0)])
+    steps = np.array([(dx, dy) for dx in (-1.0, 0.0, 1.0) for dy in (-1.0, 0.0, 1.0)])
+    near = np.concatenate([centres[i] + steps for i in np.argsort(-coarse, kind="stable")[:4]])
+    fine = scores(near, tuple(range(len(_ANGLES))))  # angles x centres
+    # the first best in the order candidate, angle, place (as one at a time would find it)
+    for c in range(len(near) // len(steps)):
+        block = fine[:, c * len(steps):(c + 1) * len(steps)]
         for k in range(len(_ANGLES)):
-            sc = scores(near, k)
-            j = int(np.argmax(sc))
-            if best is None or sc[j] > best[2]:
-                best = (tuple(map(float, near[j])), _ANGLES[k], float(sc[j]))
+            j = int(np.argmax(block[k]))
+            if best is None or block[k, j] > best[2]:
+                best = (tuple(map(float, near[c * len(steps) + j])), _ANGLES[k], float(block[k, j]))
     if best is None or best[2] < min_score:
         return None
     return best

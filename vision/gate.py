@@ -145,15 +145,25 @@ def checker_covers(points: Sequence[int], slot_centre, bar_centres=()) -> list[t
     return out
 
 
+def small_grey(image: np.ndarray) -> np.ndarray:
+    """A frame's grey levels at a quarter of its size: what motion and change are judged on."""
+    g = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
+    return cv2.resize(g, (max(1, g.shape[1] // 4), max(1, g.shape[0] // 4)), interpolation=cv2.INTER_AREA)
+
+
+def changed_px(previous_small: np.ndarray | None, current_small: np.ndarray, threshold: float) -> int | None:
+    """How many px of two :func:`small_grey` images differ by more than ``threshold`` (None: nothing to compare)."""
+    if previous_small is None or previous_small.shape != current_small.shape:
+        return None
+    return int(cv2.countNonZero(cv2.threshold(cv2.absdiff(previous_small, current_small), threshold, 255, cv2.THRESH_BINARY)[1]))
+
+
 def motion(previous: np.ndarray | None, current: np.ndarray, threshold: float) -> float:
     """Fraction of pixels whose grey level changed by more than ``threshold`` between two frames (0 without a previous one)."""
     if previous is None or previous.shape != current.shape:
         return 0.0
-    a = cv2.cvtColor(previous, cv2.COLOR_BGR2GRAY) if previous.ndim == 3 else previous
-    b = cv2.cvtColor(current, cv2.COLOR_BGR2GRAY) if current.ndim == 3 else current
-    a = cv2.resize(a, (a.shape[1] // 4, a.shape[0] // 4), interpolation=cv2.INTER_AREA)
-    b = cv2.resize(b, (b.shape[1] // 4, b.shape[0] // 4), interpolation=cv2.INTER_AREA)
-    return float((cv2.absdiff(a, b) > threshold).mean())
+    b = small_grey(current)
+    return changed_px(small_grey(previous), b, threshold) / b.size
 
 
 class Gate:

@@ -201,12 +201,24 @@ class Pipeline:
         self.palette = palette
         self.config = config or default_config()
         self.gate = _gate.Gate(self.config.stable_frames)
-        self._previous: np.ndarray | None = None
+        self._previous: np.ndarray | None = None  # quarter-size grey of the frame before
+        self._read: tuple[np.ndarray, Observation] | None = None  # ... of the frame last read, and its reading
+        self._since_read = 0
+        self.frames_read = 0  # how many frames were read afresh (the others reused a reading)
 
     def feed(self, image: np.ndarray) -> Observation:
-        obs = read_frame(self.geometry, image, self.palette, self.config)
-        moving = _gate.motion(self._previous, image, self.config.motion_grey_levels) > self.config.max_motion_fraction
-        self._previous = image
+        if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
+            raise ValueError(f"image: expected a BGR uint8 array, got {getattr(image, 'shape', type(image))!r}")
+        cfg = self.config
+        small = _gate.small_grey(image)
+        obs = self._reuse(small)
+        if obs is None:
+            obs = read_frame(self.geometry, image, self.palette, cfg)
+            self._read, self._since_read = (small, obs), 0
+            self.frames_read += 1
+        moved = _gate.changed_px(self._previous, small, cfg.motion_grey_levels)
+        moving = moved is not None and moved / small.size > cfg.max_motion_fraction
+        self._previous = small
         status, held = self.gate.update(
             obs.key(), occluded=obs.status == "occluded", board_found=obs.status != "board-not-found", moving=moving
         )
@@ -214,3 +226,13 @@ class Pipeline:
             return obs
         messages = obs.messages + (("motion over the board",) if moving else ())
         return Observation(status, obs.checkers, obs.dice, obs.cube, obs.occlusion, held, obs.drift_px, messages)
+
+    def _reuse(self, small: np.ndarray) -> Observation | None:
+        """The last frame's reading when this frame is the same picture (a fixed camera over a still board)."""
+        if self._read is None:
+            return None
+        self._since_read += 1
+        if self._since_read >= self.config.reread_every_frames:
+            return None
+        n = _gate.changed_px(self._read[0], small, self.config.motion_grey_levels)
+        return None if n is None or n >= self.config.reread_changed_px else self._read[1]
