@@ -10,7 +10,8 @@ gpiozero's default pin factory or none.
 
 Faults pause, never lose: an unplugged board is said and the game waits for it
 (the link reconnects by itself, also under a new port name); a camera that stops
-is said and reopened; a hand over the board is simply not read; a killed process
+is said and reopened; a hand over the board is not read, and one that stays there
+longer than ``hand_pause_s`` is said (the game waits for a clear view); a killed process
 is resumed from its journal with ``tavli play --resume JOURNAL``.
 
 Keyboard commands (one per line): ``roll D1 D2``, ``opening W B``, ``end``,
@@ -39,7 +40,7 @@ class TableSession:
     """The loop of a refereed match at a table. Sources are optional; :meth:`pump` handles what has arrived."""
 
     def __init__(self, referee: Referee, *, link=None, camera=None, panel=None, lines: Iterable[str] | None = None,
-                 say: Callable[[str], None] = print) -> None:
+                 say: Callable[[str], None] = print, hand_pause_s: float = 5.0) -> None:
         self.referee = referee
         self.link = link
         self.camera = camera  # an object with read() -> Observation | None (see CameraSource)
@@ -50,6 +51,9 @@ class TableSession:
         self.board_seen: Position | None = None
         self.camera_seen = None
         self._board_present = link is not None
+        self.hand_pause_s = hand_pause_s
+        self._hidden_since: float | None = None  # when the camera last lost its view of the board
+        self._hidden_said = False
         if lines is not None:
             threading.Thread(target=self._read_lines, args=(lines,), daemon=True).start()
 
@@ -126,7 +130,17 @@ class TableSession:
                 self.show(self.referee.lifted("bar"))
 
     def _observation(self, obs) -> None:
-        if obs is None or obs.status != "stable":
+        if obs is None:
+            return
+        if obs.status in ("occluded", "board-not-found"):
+            if self._hidden_since is None:
+                self._hidden_since = time.monotonic()
+            return
+        if self._hidden_since is not None:
+            if self._hidden_said:
+                self.say("the camera sees the board again: the game goes on")
+            self._hidden_since, self._hidden_said = None, False
+        if obs.status != "stable":
             return
         c = obs.checkers
         self.camera_seen = (c.points, c.bar, c.off)
@@ -218,10 +232,18 @@ class TableSession:
                 pass
             if self.camera is not None:
                 self._observation(self.camera.read())
+                self._hidden_too_long()
             if time.monotonic() >= deadline:
                 return  # even when busy: a flood of events must not keep the caller from its own deadline
             if not busy:
                 time.sleep(0.01)
+
+    def _hidden_too_long(self) -> None:
+        since = self._hidden_since
+        if since is not None and not self._hidden_said and time.monotonic() - since >= self.hand_pause_s:
+            self._hidden_said = True
+            self.say(f"something has been over the board for {self.hand_pause_s:.0f} s: the camera cannot see it; "
+                     "the game waits for a clear view")
 
     def run(self) -> int:
         self.say(f"{self.referee.phase}: " + ("set up the board" if self.referee.phase == "setup" else "go on"))

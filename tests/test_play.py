@@ -235,3 +235,29 @@ def test_a_flood_of_snapshots_neither_holds_the_loop_nor_is_judged_one_by_one(tm
         feeder.join()
     assert ref.phase != "setup"  # the newest board was judged: the start position is set up
     assert 0 < len(judged) < len(put) / 5, (len(judged), len(put))
+
+
+def test_a_hand_that_stays_over_the_board_is_said_once_and_so_is_the_clear_view_after(tmp_path):
+    from vision.observe import Observation
+
+    class Camera:
+        def __init__(self):
+            self.next = []
+
+        def read(self):
+            return self.next.pop(0) if self.next else None
+
+    cam = Camera()
+    said = []
+    ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, "backgammon"))
+    session = TableSession(ref, camera=cam, say=said.append, hand_pause_s=0.2)
+    cam.next = [Observation("occluded", None, (), None, None, messages=("something over the board at 13",))]
+    session.pump(0.05)
+    assert not said  # a hand passing over the board is normal play
+    _pump_until(session, lambda: any("over the board for" in s for s in said), timeout=5)
+    session.pump(0.3)
+    assert sum("over the board for" in s for s in said) == 1
+    cam.next = [Observation("settling", None, (), None, None)]
+    session.pump(0.05)
+    assert said[-1].startswith("the camera sees the board again")
+    assert ref.phase == "setup" and [e["type"] for e in read_journal(tmp_path / "m.jsonl").events] == ["match_start", "game_start"]
