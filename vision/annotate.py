@@ -11,7 +11,6 @@ import numpy as np
 
 from vision.calibrate import Geometry
 from vision.observe import Observation
-from vision.render import FIELD_Y0, FIELD_Y1, GEOMETRY
 
 _WHITE = (255, 255, 255)
 _BLACK = (0, 0, 0)
@@ -36,9 +35,10 @@ def annotate(image: np.ndarray, geometry: Geometry, obs: Observation) -> np.ndar
     for name, poly in regions["points"].items():
         pts = np.round(np.array(poly)).astype(np.int32)
         cv2.polylines(out, [pts], True, (0, 0, 255) if name in occluded else (200, 200, 200), 1, cv2.LINE_AA)
-    mid = (FIELD_Y0 + FIELD_Y1) / 2
+    board = geometry.layout.geometry  # the board's profile, with white's home where the calibration says
+    mid = geometry.layout.mid_y
     c = obs.checkers
-    for p in GEOMETRY.points:
+    for p in board.points:
         # label each point between its tip and the middle of the field
         y = (p.tip_y + mid) / 2
         at = geometry.to_image([(p.centre_x, y)])[0]
@@ -51,9 +51,9 @@ def annotate(image: np.ndarray, geometry: Geometry, obs: Observation) -> np.ndar
         _label(out, text, at, colour, 0.5)
         _label(out, str(p.number), geometry.to_image([(p.centre_x, p.base_y - 10 * p.direction)])[0], (255, 220, 120), 0.4)
     if c is not None:
-        bx = (GEOMETRY.bar[0] + GEOMETRY.bar[2]) / 2
+        bx = (board.bar[0] + board.bar[2]) / 2
         _label(out, f"bar W{c.bar[0]} B{c.bar[1]}", geometry.to_image([(bx, mid + 60)])[0], _WHITE, 0.5)
-        tw, tb = GEOMETRY.tray_white, GEOMETRY.tray_black
+        tw, tb = board.tray_white, board.tray_black
         _label(out, f"off {c.off[0]}", geometry.to_image([((tw[0] + tw[2]) / 2, (tw[1] + tw[3]) / 2)])[0], _WHITE, 0.5)
         _label(out, f"off {c.off[1]}", geometry.to_image([((tb[0] + tb[2]) / 2, (tb[1] + tb[3]) / 2)])[0], (60, 60, 255), 0.5)
     for d in obs.dice:

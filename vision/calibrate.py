@@ -7,7 +7,9 @@ area), the running check that the camera has not been knocked, and the
 printable marker sheet. Markers are ``cv2.aruco.DICT_4X4_50`` ids 0..3 at the
 frame's corners as white sees the board: 0 top-left, 1 top-right,
 2 bottom-right, 3 bottom-left; their board-mm layout is the renderer's
-(:data:`vision.render.GEOMETRY`). Stages are functions ``(image, config) ->
+(:data:`vision.render.GEOMETRY`). A geometry names its board profile and home
+side (:mod:`vision.profile`; default ``rendered``, home right), whose layout
+gives the regions. Stages are functions ``(image, config) ->
 result``; only :meth:`Geometry.save`, :meth:`Geometry.load` and
 :func:`marker_sheet` touch files. May import ``board_rules`` types; must not
 import ``firmware_bridge`` or ``referee``.
@@ -29,24 +31,14 @@ import numpy as np
 
 from board_rules.errors import TavliError
 from vision.config import VisionConfig, default_config
-from vision.render import (
-    BOARD_HEIGHT_MM,
-    BOARD_WIDTH_MM,
-    FIELD_Y0,
-    FIELD_Y1,
-    GEOMETRY,
-    LEFT_X0,
-    MARKER_IDS,
-    MARKER_QUIET_MM,
-    MARKER_SIZE_MM,
-    RIGHT_X1,
-)
+from vision.profile import DEFAULT_PROFILE, Layout, ProfileError, layout
+from vision.render import MARKER_IDS, MARKER_QUIET_MM, MARKER_SIZE_MM
 
 FORMAT = "tavli-geometry/1"
 ARUCO_DICTIONARY = cv2.aruco.DICT_4X4_50
 CORNER_NAMES = ("top-left", "top-right", "bottom-right", "bottom-left")
-BOARD_CORNERS_MM = ((0.0, 0.0), (BOARD_WIDTH_MM, 0.0), (BOARD_WIDTH_MM, BOARD_HEIGHT_MM), (0.0, BOARD_HEIGHT_MM))
-FIELD_CORNERS_MM = ((LEFT_X0, FIELD_Y0), (RIGHT_X1, FIELD_Y0), (RIGHT_X1, FIELD_Y1), (LEFT_X0, FIELD_Y1))
+BOARD_CORNERS_MM = layout().board_corners_mm
+FIELD_CORNERS_MM = layout().field_corners_mm
 SOURCES = ("markers", "corners")
 
 
@@ -64,7 +56,9 @@ class Geometry:
     ``markers`` holds the markers seen at calibration as ``(id, corners)`` pairs,
     corners in image px in ArUco order (empty for a corners calibration);
     ``reprojection_px`` is the RMS distance between those corners and where the
-    homography puts them (0 for a corners calibration).
+    homography puts them (0 for a corners calibration). ``profile`` names the
+    board (:func:`vision.profile.find_profile`) and ``home`` the side of white's
+    home board as white sees it (``right``: white's point 1 bottom right).
     """
 
     homography: tuple[tuple[float, float, float], tuple[float, float, float], tuple[float, float, float]]
@@ -72,8 +66,14 @@ class Geometry:
     source: str  # "markers" or "corners"
     markers: tuple[tuple[int, tuple[Point, Point, Point, Point]], ...] = ()
     reprojection_px: float = 0.0
+    profile: str = DEFAULT_PROFILE
+    home: str = "right"
 
     def __post_init__(self) -> None:
+        try:
+            layout(self.profile, self.home)
+        except ProfileError as exc:
+            raise CalibrationError(str(exc)) from None
         h = np.asarray(self.homography, dtype=np.float64) if _is_matrix(self.homography) else None
         if h is None or not np.all(np.isfinite(h)) or abs(np.linalg.det(h)) < 1e-12:
             raise CalibrationError(f"homography: {self.homography!r}: expected an invertible 3x3 matrix of numbers")
@@ -86,6 +86,11 @@ class Geometry:
                 raise CalibrationError(f"markers: {m!r}: expected (id 0..3, four corners)")
         if not (math.isfinite(self.reprojection_px) and self.reprojection_px >= 0):
             raise CalibrationError(f"reprojection_px: {self.reprojection_px!r}: expected a number >= 0")
+
+    @property
+    def layout(self) -> Layout:
+        """The board's regions in board mm: its profile set up with white's home on ``home``."""
+        return layout(self.profile, self.home)
 
     @property
     def matrix(self) -> np.ndarray:
@@ -108,38 +113,42 @@ class Geometry:
         ``tray_white``, ``tray_black``, ``left_half``, ``right_half``, and
         ``dice_area`` (the whole playing field, bar included) are quadrilaterals.
         """
-        mid = (FIELD_Y0 + FIELD_Y1) / 2
+        lay = self.layout
+        g, mid = lay.geometry, lay.mid_y
 
         def quad(x0, y0, x1, y1):
             return _round_pts(self.to_image([(x0, y0), (x1, y0), (x1, y1), (x0, y1)]))
 
         points = {}
-        for p in GEOMETRY.points:
+        for p in g.points:
             y0, y1 = sorted((p.base_y, mid))
             points[str(p.number)] = quad(p.x0, y0, p.x1, y1)
         return {
             "points": points,
-            "bar": quad(*GEOMETRY.bar),
-            "tray_white": quad(*GEOMETRY.tray_white),
-            "tray_black": quad(*GEOMETRY.tray_black),
-            "left_half": quad(*GEOMETRY.left_half),
-            "right_half": quad(*GEOMETRY.right_half),
-            "dice_area": quad(LEFT_X0, FIELD_Y0, RIGHT_X1, FIELD_Y1),
+            "bar": quad(*g.bar),
+            "tray_white": quad(*g.tray_white),
+            "tray_black": quad(*g.tray_black),
+            "left_half": quad(*g.left_half),
+            "right_half": quad(*g.right_half),
+            "dice_area": quad(*lay.field),
         }
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data: the calibration, plus derived regions for other tools to read."""
-        p1 = GEOMETRY.points[0]
+        p1 = self.layout.geometry.points[0]
+        corner = "bottom-right" if self.home == "right" else "bottom-left"
         return {
             "format": FORMAT,
+            "profile": self.profile,
+            "home": self.home,
             "homography": [list(row) for row in self.homography],
             "image_size": list(self.image_size),
             "source": self.source,
             "markers": {str(i): [list(c) for c in corners] for i, corners in self.markers},
             "reprojection_px": self.reprojection_px,
             "white_point_1": {
-                "corner": "bottom-right",
-                "next_to_marker": MARKER_IDS["bottom-right"],
+                "corner": corner,
+                "next_to_marker": MARKER_IDS[corner],
                 "centre_px": _round_pts(self.to_image([(p1.centre_x, (p1.base_y + p1.tip_y) / 2)]))[0],
             },
             "regions": self.regions(),
@@ -164,7 +173,8 @@ class Geometry:
             markers = tuple(
                 (int(k), tuple((float(c[0]), float(c[1])) for c in v)) for k, v in sorted(data.get("markers", {}).items(), key=lambda kv: int(kv[0]))
             )
-            return cls(hom, size, data["source"], markers, float(data.get("reprojection_px", 0.0)))  # type: ignore[arg-type]
+            profile, home = data.get("profile", DEFAULT_PROFILE), data.get("home", "right")
+            return cls(hom, size, data["source"], markers, float(data.get("reprojection_px", 0.0)), profile, home)  # type: ignore[arg-type]
         except KeyError as exc:
             raise CalibrationError(f"geometry: missing field {exc.args[0]!r}") from None
         except (TypeError, ValueError, IndexError, AttributeError) as exc:
@@ -228,6 +238,8 @@ def calibrate(
     corners: Sequence[Sequence[float]] | None = None,
     *,
     field: bool = False,
+    profile: str = DEFAULT_PROFILE,
+    home: str = "right",
 ) -> Geometry:
     """Locate the board in ``image`` (BGR or grey) and return its :class:`Geometry`.
 
@@ -236,17 +248,24 @@ def calibrate(
     the corners of the playing field instead, both halves and the bar between
     them, without frame or trays, which suits boards of other proportions) the
     homography comes from them; otherwise from the ArUco markers (at least ``config.min_markers``
-    of ids 0..3). Raises :class:`CalibrationError` naming the markers found when
-    too few are seen, when the fit is worse than ``config.max_reprojection_px``,
-    or when the corners are malformed or out of order.
+    of ids 0..3). ``profile`` names the board's proportions (:mod:`vision.profile`;
+    the corners are those of that board) and ``home`` the side of white's home
+    board as white sees it; both are recorded in the geometry. Raises
+    :class:`CalibrationError` naming the markers found when too few are seen,
+    when the fit is worse than ``config.max_reprojection_px``, when the corners
+    are malformed or out of order, or for an unknown profile or home side.
     """
     cfg = config or default_config()
     h, w = image.shape[:2]
+    try:
+        lay = layout(profile, home)
+    except ProfileError as exc:
+        raise CalibrationError(str(exc)) from None
     if corners is not None:
         pts = _check_corners(corners)
-        model = FIELD_CORNERS_MM if field else BOARD_CORNERS_MM
+        model = lay.field_corners_mm if field else lay.board_corners_mm
         hom = cv2.getPerspectiveTransform(np.float32(model), np.float32(pts)).astype(np.float64)
-        return Geometry(_as_tuple(hom), (int(w), int(h)), "corners", (), 0.0)
+        return Geometry(_as_tuple(hom), (int(w), int(h)), "corners", (), 0.0, profile, home)
     found = detect_markers(image)
     if len(found) < cfg.min_markers:
         need = "all four" if cfg.min_markers == 4 else f"at least {cfg.min_markers} of the four"
@@ -254,7 +273,7 @@ def calibrate(
             f"found markers {sorted(found)!r}; need {need} (DICT_4X4_50 ids 0..3 at the board's corners), or give --corners"
         )
     ids = sorted(found)
-    src = np.array([GEOMETRY.markers[i] for i in ids], dtype=np.float64).reshape(-1, 2)
+    src = np.array([lay.geometry.markers[i] for i in ids], dtype=np.float64).reshape(-1, 2)
     dst = np.array([found[i] for i in ids], dtype=np.float64).reshape(-1, 2)
     hom, _ = cv2.findHomography(src, dst, 0)
     if hom is None:
@@ -267,7 +286,7 @@ def calibrate(
             "is the board flat and are the markers where the layout expects them?"
         )
     seen = tuple((i, tuple((float(x), float(y)) for x, y in found[i])) for i in ids)
-    return Geometry(_as_tuple(hom), (int(w), int(h)), "markers", seen, err)  # type: ignore[arg-type]
+    return Geometry(_as_tuple(hom), (int(w), int(h)), "markers", seen, err, profile, home)  # type: ignore[arg-type]
 
 
 def check(geometry: Geometry, image: np.ndarray, config: VisionConfig | None = None) -> float | None:
@@ -280,7 +299,7 @@ def check(geometry: Geometry, image: np.ndarray, config: VisionConfig | None = N
     if not found:
         return None
     ids = sorted(found)
-    expected = geometry.to_image(np.array([GEOMETRY.markers[i] for i in ids]).reshape(-1, 2))
+    expected = geometry.to_image(np.array([geometry.layout.geometry.markers[i] for i in ids]).reshape(-1, 2))
     seen = np.array([found[i] for i in ids]).reshape(-1, 2)
     return float(np.mean(np.linalg.norm(seen - expected, axis=1)))
 
