@@ -28,12 +28,11 @@ import cv2
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from board_rules import Position  # noqa: E402
-from vision import layout_read  # noqa: E402
 from vision.annotate import annotate  # noqa: E402
 from vision.calibrate import Geometry, calibrate  # noqa: E402
-from vision.checkers import Palette  # noqa: E402
+from vision.checkers import Palette, learn_palette, read_checkers  # noqa: E402
 from vision.images import load_image  # noqa: E402
-from vision.observe import Observation  # noqa: E402
+from vision.observe import Observation, read_frame  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "boards" / "backgammoncv"
 
@@ -104,7 +103,7 @@ def palette_of(camera: Camera) -> Palette | None:
     position = Position.from_dict({"variant": "backgammon", "turn": "white", "points": truth["points"],
                                    "bar": {"white": truth["bar"][0], "black": truth["bar"][1]},
                                    "off": {"white": truth["off"][0], "black": truth["off"][1]}})
-    return layout_read.learn_palette(geometry_of(camera, image), image, position)
+    return learn_palette(geometry_of(camera, image), image, position)
 
 
 def read(name: str) -> tuple[Camera, Observation, object]:
@@ -113,8 +112,8 @@ def read(name: str) -> tuple[Camera, Observation, object]:
     image = load_image(DATA / f"{name}.jpg")
     geometry = geometry_of(camera, image)
     palette = _palettes.setdefault(camera.frames, palette_of(camera))
-    obs = layout_read.read_frame(geometry, image, palette)
-    ungated = layout_read.read_checkers(geometry, image, palette)
+    obs = read_frame(geometry, image, palette)
+    ungated = read_checkers(geometry, image, palette)
     return camera, obs, ungated
 
 

@@ -13,9 +13,9 @@ import pytest
 
 from benchmarks import tournament_frames as tf
 from tests.positions import random_backgammon
-from vision import layout_read
 from vision.calibrate import CalibrationError, Geometry, calibrate
 from vision.checkers import read_checkers
+from vision.gate import learned_samples
 from vision.profile import ProfileError, find_profile, layout
 from vision.render import GEOMETRY, checker_slot, render
 
@@ -105,9 +105,19 @@ def test_geometry_json_records_profile_and_home_and_defaults_to_the_rendered_boa
     assert (old.profile, old.home) == ("rendered", "right")
 
 
-@pytest.mark.parametrize("seed, style, checkers", [(1, "walnut", "matte"), (3, "olive", "metal")])
-def test_the_layout_reader_reads_rendered_frames_as_the_checker_reader_does(seed, style, checkers):
-    frame = render(random_backgammon(random.Random(1000 + seed)), seed=1000 + seed, style=style, checkers=checkers)
-    g = calibrate(frame.image)
-    a, b = read_checkers(g, frame.image), layout_read.read_checkers(g, frame.image)
-    assert (a.points, a.bar, a.off, a.confidence) == (b.points, b.bar, b.off, b.confidence)
+def test_the_checker_reader_counts_the_points_of_the_geometrys_layout():
+    # the renderer's board read as if white's home were on the left: the same checkers, mirrored numbering
+    pos = random_backgammon(random.Random(1001))
+    frame = render(pos, seed=1001)
+    g = calibrate(frame.image, home="left")
+    reading = read_checkers(g, frame.image)
+    mirrored = [pos.points[(13 - n if n <= 12 else 37 - n) - 1] for n in range(1, 25)]
+    assert (list(reading.points), reading.bar, reading.off) == (mirrored, tuple(pos.bar), tuple(pos.off))
+
+
+def test_a_learned_board_edge_beside_a_halfs_outer_points_is_left_out_of_the_occlusion_test():
+    lay = layout("tournament", "left")
+    margin = (lay.field[0] + 1.0, 100.0)  # between the field's side and the outermost point
+    on_point = (lay.geometry.points[23].centre_x, 100.0)
+    pts, index = learned_samples((margin, on_point), lay)
+    assert pts.tolist() == [list(on_point)] and index.tolist() == [23]

@@ -2,12 +2,15 @@
 
 Owns reading checkers from a calibrated camera frame. The frame is rectified to
 a top-down view; a checker's top is a circle of known diameter whose rim shows
-as a ring (a ridge or a step in brightness). Players stack checkers in a known
-way (:func:`vision.render.checker_slot`: five along the point from its base,
-then layers of 4, 3, 2 and 1 between them), so each stack height ``n`` predicts
-how much of each slot's ring is visible; the reading is the ``n`` whose
-prediction fits the observed rings best, and the colour is that of the visible
-tops. The margin between the best and the second-best ``n`` is the confidence.
+as a ring (a ridge or a step in brightness). Every place (points, slots, bar,
+trays, the field and the board's own drawing) and the checker's size come from
+the geometry's board layout (:attr:`vision.calibrate.Geometry.layout`; the
+renderer's board by default), and the stack models are built once per layout.
+Players stack checkers in a known way (:meth:`vision.profile.Layout.checker_slot`:
+a row along the point from its base, then shorter layers between them), so
+each stack height ``n`` predicts how much of each slot's ring is visible; the
+reading is the ``n`` whose prediction fits the observed rings best, and the
+colour is that of the visible tops. The margin between the best and the second-best ``n`` is the confidence.
 Bar checkers are rings found along the bar's centre line; borne-off checkers
 stand on edge in the trays and are counted by the length of their row.
 
@@ -22,6 +25,7 @@ types; must not import ``firmware_bridge`` or ``referee``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Sequence
 
 import cv2
@@ -34,17 +38,9 @@ from board_rules import Position
 from board_rules.errors import TavliError
 from vision.calibrate import Geometry
 from vision.config import VisionConfig, default_config
+from vision.profile import DEFAULT_PROFILE, Layout
+from vision.profile import layout as _layout
 from vision.rectify import rectify
-from vision.render import (
-    BAR_X0,
-    BAR_X1,
-    CHECKER_DIAMETER_MM,
-    CHECKER_STEP_MM,
-    FIELD_Y0,
-    FIELD_Y1,
-    GEOMETRY,
-    checker_slot,
-)
 
 MAX_STACK = 15
 _ANGLES = 48
@@ -131,31 +127,33 @@ class CheckerReading:
 # ----------------------------------------------------------------- ring model
 
 
-def _slot_centres(point: int) -> np.ndarray:
-    return np.array([checker_slot(point, k)[:2] for k in range(MAX_STACK)], dtype=np.float64)
-
-
-def _static_labels(pts_mm: np.ndarray) -> np.ndarray:
-    """A label per board-mm point for the board's own drawing: 1..24 inside a point's
-    triangle, 30 field, 31 bar, 32 tray, 0 frame."""
-    x, y = pts_mm[..., 0], pts_mm[..., 1]
+def _static_labels(lay: Layout, w: int, h: int) -> np.ndarray:
+    """A label per px of an ``h`` x ``w`` map of the board at ``_LABEL_PPM`` (px centres) for the
+    layout's own drawing: 1..24 inside a point's triangle, 30 field, 31 bar, 32 tray, 0 frame."""
+    g, (_, fy0, _, fy1) = lay.geometry, lay.field
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
+    x, y = (xs + 0.5) / _LABEL_PPM, (ys + 0.5) / _LABEL_PPM
     lab = np.zeros(x.shape, np.int32)
-    inside_field = (y >= FIELD_Y0) & (y < FIELD_Y1)
-    lab[inside_field & (((x >= GEOMETRY.left_half[0]) & (x < GEOMETRY.left_half[2])) | ((x >= GEOMETRY.right_half[0]) & (x < GEOMETRY.right_half[2])))] = 30
-    lab[inside_field & (x >= BAR_X0) & (x < BAR_X1)] = 31
-    lab[inside_field & (x >= GEOMETRY.tray_white[0]) & (x < GEOMETRY.tray_white[2])] = 32
-    for p in GEOMETRY.points:
+    inside_field = (y >= fy0) & (y < fy1)
+    lab[inside_field & (((x >= g.left_half[0]) & (x < g.left_half[2])) | ((x >= g.right_half[0]) & (x < g.right_half[2])))] = 30
+    lab[inside_field & (x >= g.bar[0]) & (x < g.bar[2])] = 31
+    lab[inside_field & (x >= g.tray_white[0]) & (x < g.tray_white[2])] = 32
+    for p in g.points:
         ax, ay, bx, by, cx, cy = p.x0 + 1, p.base_y, p.x1 - 1, p.base_y, p.centre_x, p.tip_y
-        d1 = (x - bx) * (ay - by) - (ax - bx) * (y - by)
-        d2 = (x - cx) * (by - cy) - (bx - cx) * (y - cy)
-        d3 = (x - ax) * (cy - ay) - (cx - ax) * (y - ay)
+        # only the px of the triangle's bounding box (and two around it) can be in it
+        i0, i1 = (int(np.clip(v * _LABEL_PPM + d, 0, w)) for v, d in ((min(ax, bx, cx), -2), (max(ax, bx, cx), 2)))
+        j0, j1 = (int(np.clip(v * _LABEL_PPM + d, 0, h)) for v, d in ((min(ay, by, cy), -2), (max(ay, by, cy), 2)))
+        px, py = x[j0:j1, i0:i1], y[j0:j1, i0:i1]
+        d1 = (px - bx) * (ay - by) - (ax - bx) * (py - by)
+        d2 = (px - cx) * (by - cy) - (bx - cx) * (py - cy)
+        d3 = (px - ax) * (cy - ay) - (cx - ax) * (py - ay)
         neg = (d1 < 0) | (d2 < 0) | (d3 < 0)
         pos = (d1 > 0) | (d2 > 0) | (d3 > 0)
-        lab[~(neg & pos)] = p.number
+        lab[j0:j1, i0:i1][~(neg & pos)] = p.number
     return lab
 
 
-_RIM_MM = CHECKER_DIAMETER_MM / 2 - 0.6  # the rim's dark or light ring, just inside the edge
+_RIM_INSET_MM = 0.6  # the rim's dark or light ring, just inside the checker's edge
 _RIM_TOLERANCE_MM = 1.0
 _STATIC_CLEARANCE_MM = 2.0
 _ANG = np.linspace(0, 2 * np.pi, _ANGLES, endpoint=False)
@@ -163,18 +161,28 @@ _UNIT = np.c_[np.cos(_ANG), np.sin(_ANG)]
 _LABEL_PPM = 4.0
 
 
-def _static_distance() -> np.ndarray:
-    """Distance (board mm) from each board location (at ``_LABEL_PPM``) to the nearest edge of the board's own drawing."""
-    w, h = int(GEOMETRY.width * _LABEL_PPM), int(GEOMETRY.height * _LABEL_PPM)
-    ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
-    labels = _static_labels(np.stack([(xs + 0.5) / _LABEL_PPM, (ys + 0.5) / _LABEL_PPM], axis=-1))
+def _rim_mm(lay: Layout) -> float:
+    return lay.profile.checker_diameter_mm / 2 - _RIM_INSET_MM
+
+
+@lru_cache(maxsize=8)
+def _clearance(lay: Layout) -> np.ndarray:
+    """Distance (board mm) from each board location (at ``_LABEL_PPM``) to the nearest edge of the layout's own drawing."""
+    w, h = int(lay.geometry.width * _LABEL_PPM), int(lay.geometry.height * _LABEL_PPM)
+    labels = _static_labels(lay, w, h)
     edge = np.zeros((h, w), bool)
     edge[:, 1:] |= labels[:, 1:] != labels[:, :-1]
     edge[1:, :] |= labels[1:, :] != labels[:-1, :]
     return cv2.distanceTransform((~edge).astype(np.uint8), cv2.DIST_L2, 5) / _LABEL_PPM
 
 
-def _stack_model(point: int, clearance: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _at(mask: np.ndarray, pts_mm: np.ndarray) -> np.ndarray:
+    """Values of a ``_LABEL_PPM`` board map (clearance, quiet) at board-mm points."""
+    ix = np.clip((pts_mm * _LABEL_PPM).astype(int), 0, [mask.shape[1] - 1, mask.shape[0] - 1])
+    return mask[ix[..., 1], ix[..., 0]]
+
+
+def _stack_model(lay: Layout, point: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rim samples of a point's slots: positions (N x 2 mm), whether each is clear of the board's
     own edges (N), and ``pred[h]``: whether hypothesis ``h`` shows a rim there (``_HYPOTHESES`` x N).
 
@@ -182,19 +190,19 @@ def _stack_model(point: int, clearance: np.ndarray) -> tuple[np.ndarray, np.ndar
     pinned checker (plakoto): the pinned one in the first slot, the stack shifted ``_PIN_SHIFT_MM``
     along the point on top of it.
     """
-    centres = _slot_centres(point)
-    direction = GEOMETRY.points[point - 1].direction
+    rim, diameter = _rim_mm(lay), lay.profile.checker_diameter_mm
+    centres = np.array([lay.checker_slot(point, k)[:2] for k in range(MAX_STACK)], dtype=np.float64)
+    direction = lay.geometry.points[point - 1].direction
     shifted = centres + np.array([0.0, direction * _PIN_SHIFT_MM])
     rims = np.concatenate([centres, shifted[: MAX_STACK - 1]])
-    samples = (rims[:, None, :] + _RIM_MM * _UNIT[None]).reshape(-1, 2)
-    ix = np.clip((samples * _LABEL_PPM).astype(int), 0, [clearance.shape[1] - 1, clearance.shape[0] - 1])
-    valid = clearance[ix[:, 1], ix[:, 0]] > _STATIC_CLEARANCE_MM
+    samples = (rims[:, None, :] + rim * _UNIT[None]).reshape(-1, 2)
+    valid = _at(_clearance(lay), samples) > _STATIC_CLEARANCE_MM
 
     def shows(stack: np.ndarray) -> np.ndarray:
         """For a stack (bottom first), where its visible rims lie among the samples."""
         dist = np.hypot(*(samples[:, None, :] - stack[None, :, :]).transpose(2, 0, 1))
-        on_rim = np.abs(dist - _RIM_MM) < _RIM_TOLERANCE_MM
-        inside = dist < CHECKER_DIAMETER_MM / 2 - 0.3
+        on_rim = np.abs(dist - rim) < _RIM_TOLERANCE_MM
+        inside = dist < diameter / 2 - 0.3
         covered_above = np.zeros_like(inside)  # covered_above[:, k]: inside some disc above k
         for k in range(len(stack) - 2, -1, -1):
             covered_above[:, k] = covered_above[:, k + 1] | inside[:, k + 1]
@@ -217,8 +225,40 @@ def _hypothesis(h: int) -> tuple[int, bool]:
     return (h, False) if h <= MAX_STACK else (h - MAX_STACK, True)
 
 
-_CLEARANCE = _static_distance()
-_MODELS = [_stack_model(p, _CLEARANCE) for p in range(1, 25)]
+@lru_cache(maxsize=8)
+def _models(lay: Layout) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
+    """:func:`_stack_model` of points 1..24 of a layout, built once."""
+    return tuple(_stack_model(lay, p) for p in range(1, 25))
+
+
+_models(_layout())  # the renderer's board, every geometry's default: built at import, not on the first frame
+
+
+def _as_rendered(lay: Layout) -> bool:
+    """Whether ``lay`` is the renderer's board, whose drawing and stacks stand exactly where the layout puts them.
+
+    On a real board (any other profile) the camera, calibrated on the plane of the checkers' tops,
+    sees the field's drawing a few mm off the layout's and players' stacks stand a few mm off their
+    slots: rims are not looked for where the palette's frame showed the board's drawing
+    (:func:`_quiet`), and board edges are learned further from the checkers (``_LEARN_MARGIN_MM``).
+    Both would change the readings' confidences and the gate on rendered frames, so they apply to real boards only.
+    """
+    return lay.profile.name == DEFAULT_PROFILE
+
+
+_QUIET_MM = 1.5  # a rim sample this close to a learned edge of the board's own drawing is not used
+
+
+@lru_cache(maxsize=8)
+def _quiet(lay: Layout, board_edges: tuple[tuple[float, float], ...]) -> np.ndarray:
+    """A ``_LABEL_PPM`` mask of where the palette's frame showed no edge of the board's own drawing
+    within ``_QUIET_MM`` (a hinge, a seam down the bar, an inlay, the field's drawing a few mm off
+    the layout's): only there can a rim be told on a real board."""
+    h, w = int(lay.geometry.height * _LABEL_PPM), int(lay.geometry.width * _LABEL_PPM)
+    busy = np.zeros((h, w), np.uint8)
+    for x, y in board_edges:
+        cv2.circle(busy, (int(x * _LABEL_PPM), int(y * _LABEL_PPM)), int(round(_QUIET_MM * _LABEL_PPM)), 1, -1)
+    return busy == 0
 
 
 def _sample(img: np.ndarray, pts_px: np.ndarray) -> np.ndarray:
@@ -243,12 +283,6 @@ def _edge_map(lab: np.ndarray, ppm: float) -> np.ndarray:
     return cv2.add(grad[..., 0], chroma, dtype=cv2.CV_32F)
 
 
-def _ring_fraction(v: View, centres_mm: np.ndarray) -> np.ndarray:
-    """For each centre (board mm), the fraction of its rim that shows an edge: N."""
-    pts = (centres_mm[:, None, :] + _RIM_MM * _UNIT[None]).reshape(-1, 2)
-    return v.edges_at(pts).reshape(len(centres_mm), _ANGLES).mean(axis=1)
-
-
 def _lab(image_rect: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(image_rect, cv2.COLOR_BGR2LAB)
 
@@ -271,13 +305,15 @@ def _disc_colour(lab: np.ndarray, centre_mm, ppm: float, radius_mm: float) -> np
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """A frame seen from above: rectified Lab colours and edge strength at ``ppm`` px per board mm."""
+    """A frame seen from above: rectified Lab colours and edge strength at ``ppm`` px per board mm,
+    and the board layout whose mm they are."""
 
     bgr: np.ndarray
     lab: np.ndarray
     edges: np.ndarray
     ppm: float
     threshold: float
+    layout: Layout = field(default_factory=_layout)
 
     def edges_at(self, points_mm) -> np.ndarray:
         """Whether the frame shows an edge at each board-mm point (N x 2 -> N bools)."""
@@ -298,7 +334,7 @@ def view(geometry: Geometry, image: np.ndarray, config: VisionConfig | None = No
     ppm = float(cfg.read_px_per_mm)
     bgr = rectify(geometry, image, px_per_mm=ppm)
     lab = _lab(bgr)
-    return View(bgr, lab, _edge_map(lab, ppm), ppm, float(cfg.edge_threshold))
+    return View(bgr, lab, _edge_map(lab, ppm), ppm, float(cfg.edge_threshold), geometry.layout)
 
 
 def read_checkers(
@@ -309,18 +345,25 @@ def read_checkers(
     not_on_bar: tuple[float, float, float] | None = None,
     ignore: Sequence[tuple[float, float, float]] = (),
 ) -> CheckerReading:
-    """Count the checkers on every point, the bar and the trays of a camera frame (or its :class:`View`).
+    """Count the checkers on every point, the bar and the trays of a camera frame (or its :class:`View`),
+    at the places of the geometry's layout (a view's own layout).
 
     ``not_on_bar`` is a disc (x, y, radius in board mm) where no bar checker is looked for (the cube);
-    ``ignore`` are discs where something else lies (dice): rims are not looked for there.
+    ``ignore`` are discs where something else lies (dice): rims are not looked for there. On a real
+    board (a profile other than the renderer's) with a palette that learned the board's edges, rims
+    are not looked for where its frame showed the board's own drawing either.
 
     Raises ValueError for an image that is not a BGR uint8 array.
     """
     cfg = config or default_config()
     v = image if isinstance(image, View) else view(geometry, image, cfg)
-    lab, ppm = v.lab, v.ppm
+    lay, lab, ppm = v.layout, v.lab, v.ppm
+    board_edges = palette.board_edges if palette is not None else ()
+    quiet = _quiet(lay, board_edges) if board_edges and not _as_rendered(lay) else None
     heights, confs, pinned = [], [], []
-    for samples, valid, pred in _MODELS:
+    for samples, valid, pred in _models(lay):
+        if quiet is not None:
+            valid = valid & _at(quiet, samples)
         for x, y, r in ignore:
             valid = valid & (np.hypot(samples[:, 0] - x, samples[:, 1] - y) > r)
         seen = v.edges_at(samples[valid])
@@ -335,10 +378,10 @@ def read_checkers(
     tops = []
     for p, n in enumerate(heights):
         if n:
-            x, y = checker_slot(p + 1, n - 1)[:2]
+            x, y = lay.checker_slot(p + 1, n - 1)[:2]
             if pinned[p]:
-                y += GEOMETRY.points[p].direction * _PIN_SHIFT_MM
-            tops.append(_top_colour(lab, (x, y), ppm, ignore))
+                y += lay.geometry.points[p].direction * _PIN_SHIFT_MM
+            tops.append(_top_colour(lab, (x, y), ppm, ignore, lay.profile.checker_diameter_mm))
     pal = palette or _auto_palette(tops)
     points = []
     k = 0
@@ -349,8 +392,8 @@ def read_checkers(
         side = _side_of(tops[k], pal)
         k += 1
         points.append(n if side == 0 else -n)
-    bar, bar_conf = _read_bar(v, pal, cfg.bar_min_ring, not_on_bar)
-    off, off_conf = _read_off(lab, ppm, pal)
+    bar, bar_conf = _read_bar(v, pal, cfg.bar_min_ring, not_on_bar, board_edges)
+    off, off_conf = _read_off(v, pal)
     return _with_issues(CheckerReading(tuple(points), bar, off, tuple(confs), bar_conf, off_conf))
 
 
@@ -387,41 +430,61 @@ def _otsu(values: np.ndarray) -> float:
     return best_t
 
 
-def bar_rings(v: View, min_ring: float, exclude: tuple[float, float, float] | None = None) -> list[tuple[tuple[float, float], float]]:
-    """Checkers on the bar: ``(centre_mm, rim fraction)`` of each ring found along its centre line,
-    but none whose centre lies in the disc ``exclude`` (x, y, radius mm: where the cube is)."""
-    x = (BAR_X0 + BAR_X1) / 2
-    ys = np.arange(FIELD_Y0 + CHECKER_DIAMETER_MM / 2, FIELD_Y1 - CHECKER_DIAMETER_MM / 2, 1.0)
+def bar_rings(
+    v: View, min_ring: float, exclude: tuple[float, float, float] | None = None, board_edges: tuple[tuple[float, float], ...] = ()
+) -> list[tuple[tuple[float, float], float]]:
+    """Checkers on the bar of the view's layout: ``(centre_mm, rim fraction)`` of each ring found
+    along its centre line, but none whose centre lies in the disc ``exclude`` (x, y, radius mm:
+    where the cube is).
+
+    Where a checker is about as wide as the bar, a ring is judged on its rim samples clear of the
+    board's own edges (the bar's sides and ends); on a real board with a palette's ``board_edges``,
+    also clear of whatever its frame showed there. A centre with fewer than a third of its rim clear scores 0.
+    """
+    lay = v.layout
+    diameter, step = lay.profile.checker_diameter_mm, lay.profile.checker_step_mm
+    x = (lay.geometry.bar[0] + lay.geometry.bar[2]) / 2
+    ys = np.arange(lay.field[1] + diameter / 2, lay.field[3] - diameter / 2, 1.0)
     centres = np.c_[np.full_like(ys, x), ys]
-    s = _ring_fraction(v, centres)
+    pts = (centres[:, None, :] + _rim_mm(lay) * _UNIT[None]).reshape(-1, 2)
+    valid = np.ones(len(pts), bool)
+    if diameter + 2 * _STATIC_CLEARANCE_MM > lay.geometry.bar[2] - lay.geometry.bar[0]:  # its rim meets the bar's sides
+        valid = _at(_clearance(lay), pts) > _STATIC_CLEARANCE_MM
+    if board_edges and not _as_rendered(lay):
+        valid &= _at(_quiet(lay, board_edges), pts)
+    valid = valid.reshape(len(centres), _ANGLES)
+    shown = v.edges_at(pts).reshape(len(centres), _ANGLES) & valid
+    n_valid = valid.sum(axis=1)
+    s = np.where(n_valid >= _ANGLES // 3, shown.sum(axis=1) / np.maximum(n_valid, 1), 0.0)
     if exclude is not None:
         s[np.hypot(centres[:, 0] - exclude[0], centres[:, 1] - exclude[1]) < exclude[2]] = 0.0
     found: list[int] = []
     for i in np.argsort(-s):
         if s[i] < min_ring:
             break
-        if all(abs(ys[i] - ys[j]) >= CHECKER_STEP_MM * 0.45 for j in found):
+        if all(abs(ys[i] - ys[j]) >= step * 0.45 for j in found):
             found.append(int(i))
     return [((float(x), float(ys[i])), float(s[i])) for i in sorted(found)]
 
 
-def _read_bar(v: View, pal: Palette, min_ring: float, exclude) -> tuple[tuple[int, int], tuple[float, float]]:
+def _read_bar(v: View, pal: Palette, min_ring: float, exclude, board_edges=()) -> tuple[tuple[int, int], tuple[float, float]]:
     counts = [0, 0]
     margins = [1.0, 1.0]
-    for centre, score in bar_rings(v, min_ring, exclude):
-        side = _side_of(_disc_colour(v.lab, centre, v.ppm, CHECKER_DIAMETER_MM * 0.3), pal)
+    for centre, score in bar_rings(v, min_ring, exclude, board_edges):
+        side = _side_of(_disc_colour(v.lab, centre, v.ppm, v.layout.profile.checker_diameter_mm * 0.3), pal)
         counts[side] += 1
         margins[side] = min(margins[side], float((score - min_ring) / (1 - min_ring)))
     return (counts[0], counts[1]), (margins[0], margins[1])
 
 
-
-
-def _read_off(lab: np.ndarray, ppm: float, pal: Palette) -> tuple[tuple[int, int], tuple[float, float]]:
+def _read_off(v: View, pal: Palette) -> tuple[tuple[int, int], tuple[float, float]]:
+    """Borne-off checkers: the length of each side's row in its tray, sampled across the tray's middle half."""
+    lab, ppm, g = v.lab, v.ppm, v.layout.geometry
     counts, confs = [], []
-    for side, tray in ((0, GEOMETRY.tray_white), (1, GEOMETRY.tray_black)):
+    for side, tray in ((0, g.tray_white), (1, g.tray_black)):
         x0, y0, x1, y1 = tray
-        xs = np.linspace(x0 + 12, x1 - 12, 5)
+        inset = min(12.0, (x1 - x0) * 0.24)
+        xs = np.linspace(x0 + inset, x1 - inset, 5)
         along = np.arange(0.0, (y1 - y0) - 2, 0.5)
         ys = (y1 - along) if side == 0 else (y0 + along)
         pts = np.array([(x, y) for y in ys for x in xs]) * ppm - 0.5
@@ -458,60 +521,69 @@ def _with_issues(reading: CheckerReading) -> CheckerReading:
     return CheckerReading(reading.points, reading.bar, reading.off, reading.confidence, reading.bar_confidence, reading.off_confidence, tuple(issues))
 
 
-def _top_colour(lab: np.ndarray, centre, ppm: float, ignore) -> np.ndarray:
+def _top_colour(lab: np.ndarray, centre, ppm: float, ignore, diameter: float) -> np.ndarray:
     """The colour of a checker's top, from the part of it no die lies on."""
-    radius = CHECKER_DIAMETER_MM * 0.3
+    radius = diameter * 0.3
     for x, y, r in ignore:
         d = float(np.hypot(centre[0] - x, centre[1] - y))
         if d < r + radius:  # a die on it: look at the far side of the top
             if d < 1e-6:
                 break
             ux, uy = (centre[0] - x) / d, (centre[1] - y) / d
-            far = CHECKER_DIAMETER_MM / 2 - 5
+            far = diameter / 2 - 5
             return _disc_colour(lab, (centre[0] + ux * far, centre[1] + uy * far), ppm, 4.0)
     return _disc_colour(lab, centre, ppm, radius)
 
 
 def learn_palette(geometry: Geometry, image: np.ndarray, position: Position, config: VisionConfig | None = None) -> Palette:
-    """Learn the checker and tray colours from a frame of a known position (usually the start).
+    """Learn the checker and tray colours, and where the board's own drawing shows, from a frame
+    of a known position (usually the start) on the geometry's layout.
 
     Raises :class:`PaletteError` if the position has no checker of a side on a point.
     """
     v = view(geometry, image, config)
-    lab, ppm = v.lab, v.ppm
+    lay, lab, ppm = v.layout, v.lab, v.ppm
+    diameter = lay.profile.checker_diameter_mm
     cols: dict[int, list[np.ndarray]] = {1: [], -1: []}
     for i, n in enumerate(position.points):
-        if n:
-            for k in range(abs(n)):
-                c = checker_slot(i + 1, k)[:2]
-                cols[1 if n > 0 else -1].append(_disc_colour(lab, c, ppm, CHECKER_DIAMETER_MM * 0.3))
+        for k in range(abs(n)):
+            cols[1 if n > 0 else -1].append(_disc_colour(lab, lay.checker_slot(i + 1, k)[:2], ppm, diameter * 0.3))
     if not cols[1] or not cols[-1]:
         raise PaletteError("position: expected checkers of both sides on the points to learn their colours")
     tray = None
     if position.off == (0, 0):
-        x0, y0, x1, y1 = GEOMETRY.tray_white
-        tray = tuple(map(float, _disc_colour(lab, ((x0 + x1) / 2, (y0 + y1) / 2), ppm, 10.0)))
+        x0, y0, x1, y1 = lay.geometry.tray_white
+        tray = tuple(map(float, _disc_colour(lab, ((x0 + x1) / 2, (y0 + y1) / 2), ppm, min(10.0, (x1 - x0) / 3))))
     white = np.median(np.array(cols[1]), axis=0)
     black = np.median(np.array(cols[-1]), axis=0)
     return Palette(tuple(map(float, white)), tuple(map(float, black)), tray, _learn_board_edges(v, position))
 
 
 _EDGE_GRID_MM = 2.0
+# How far beyond a checker's edge a learned board edge must lie: players' stacks on a real board
+# stand up to 5 mm off their slots, and a rim learned as the board's own edge makes the empty
+# point look covered later; the renderer stacks checkers exactly on their slots (:func:`_as_rendered`).
+_LEARN_MARGIN_MM = 8.0
+_LEARN_MARGIN_RENDERED_MM = 3.0
 
 
 def _learn_board_edges(v: View, position: Position) -> tuple[tuple[float, float], ...]:
     """Grid places (every ``_EDGE_GRID_MM``) on the field and bar that show an edge in ``v``,
-    at least 3 mm from every checker of ``position`` and from the bar's and trays' checkers."""
-    xs = np.arange(GEOMETRY.left_half[0] + 1, GEOMETRY.right_half[2] - 1, _EDGE_GRID_MM)
-    ys = np.arange(FIELD_Y0 + 1, FIELD_Y1 - 1, _EDGE_GRID_MM)
+    clear of every checker of ``position`` (by ``_LEARN_MARGIN_MM``) and of the bar when checkers are on it."""
+    lay = v.layout
+    g, (fx0, fy0, fx1, fy1) = lay.geometry, lay.field
+    xs = np.arange(fx0 + 1, fx1 - 1, _EDGE_GRID_MM)
+    ys = np.arange(fy0 + 1, fy1 - 1, _EDGE_GRID_MM)
     grid = np.stack(np.meshgrid(xs, ys), axis=-1).reshape(-1, 2)
     clear = np.ones(len(grid), bool)
-    centres = [checker_slot(i + 1, k)[:2] for i, n in enumerate(position.points) for k in range(abs(n))]
-    centres += [checker_slot(i + 1, 0)[:2] for i, p in enumerate(position.pinned) if p]
+    centres = [lay.checker_slot(i + 1, k)[:2] for i, n in enumerate(position.points) for k in range(abs(n))]
+    centres += [lay.checker_slot(i + 1, 0)[:2] for i, p in enumerate(position.pinned) if p]
+    margin = _LEARN_MARGIN_RENDERED_MM if _as_rendered(lay) else _LEARN_MARGIN_MM
+    reach = lay.profile.checker_diameter_mm / 2 + margin
     for x, y in centres:
-        clear &= np.hypot(grid[:, 0] - x, grid[:, 1] - y) > CHECKER_DIAMETER_MM / 2 + 3
+        clear &= np.hypot(grid[:, 0] - x, grid[:, 1] - y) > reach
     if any(position.bar):
-        clear &= ~((grid[:, 0] >= BAR_X0 - 3) & (grid[:, 0] <= BAR_X1 + 3))
+        clear &= ~((grid[:, 0] >= g.bar[0] - 3) & (grid[:, 0] <= g.bar[2] + 3))
     pts = grid[clear]
     shown = v.edges_at(pts)
     return tuple((float(x), float(y)) for x, y in pts[shown])

@@ -29,6 +29,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "bottom-right, bottom-left as white sees it) for boards without markers")
     c.add_argument("--field", action="store_true", help="the --corners are those of the playing field (both halves "
                    "and the bar, without frame or trays): for boards of other proportions")
+    c.add_argument("--profile", default="rendered", help="the board's proportions: 'rendered' (the renderer's board, "
+                   "the default) or a [board_profile.<name>] of vision.toml, e.g. 'tournament'")
+    c.add_argument("--home", choices=("right", "left"), default="right", help="the side of white's home board as "
+                   "white sees it (right: white's point 1 bottom right, the default)")
     c.add_argument("-o", "--output", required=True, help="where to write geometry.json")
     r = vsub.add_parser("read", help="read checkers, dice and cube from a camera image: prints the observation JSON")
     r.add_argument("image", help="a camera image of the calibrated board")
@@ -103,7 +107,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
 
 
 def _calibrate(args: argparse.Namespace, stdout: TextIO) -> int:
-    """``tavli vision calibrate``: raises :class:`CalibrationError` when the board is not found."""
+    """``tavli vision calibrate``: raises :class:`CalibrationError` when the board is not found or the profile is unknown."""
     from vision.calibrate import CalibrationError, calibrate
     from vision.images import load_image
 
@@ -119,10 +123,11 @@ def _calibrate(args: argparse.Namespace, stdout: TextIO) -> int:
         corners = [(values[i], values[i + 1]) for i in range(0, 8, 2)]
     if args.field and corners is None:
         raise CalibrationError("--field: give the field's corners with --corners")
-    geometry = calibrate(image, corners=corners, field=args.field)
+    geometry = calibrate(image, corners=corners, field=args.field, profile=args.profile, home=args.home)
     geometry.save(args.output)
     print(
-        f"board found from {geometry.source} (reprojection {geometry.reprojection_px:.2f} px); wrote {args.output}",
+        f"board found from {geometry.source} (reprojection {geometry.reprojection_px:.2f} px; "
+        f"profile {geometry.profile}, home {geometry.home}); wrote {args.output}",
         file=stdout,
     )
     return 0

@@ -2,7 +2,7 @@
 
 Owns the occlusion test and the stability gate. The board's own drawing (the
 sides of the 24 triangles, the borders of the field and the bar) is known from
-the calibration, so its edges must show wherever no checker, die or cube lies
+the calibration's board layout (:mod:`vision.profile`), so its edges must show wherever no checker, die or cube lies
 on them. A hand, an arm or a sleeve hides them: a region where too many of
 them are missing is occluded, and a frame with an occluded region is never
 read. :class:`Gate` turns per-frame readings into a status: ``occluded``,
@@ -21,7 +21,9 @@ from typing import Any, Sequence
 import cv2
 import numpy as np
 
-from vision.render import BAR_X0, BAR_X1, CHECKER_DIAMETER_MM, FIELD_Y0, FIELD_Y1, GEOMETRY
+from vision.profile import Layout
+from vision.profile import layout as _layout
+from vision.render import CHECKER_DIAMETER_MM
 
 STATUSES = ("stable", "settling", "occluded", "board-not-found")
 _STEP_MM = 2.0
@@ -34,41 +36,45 @@ def _segment(a, b, step: float = _STEP_MM) -> np.ndarray:
     return a + t * (b - a)
 
 
-def _region_of(x: float, y: float) -> str:
-    p = GEOMETRY.point_at(x, y)
-    if p is not None:
-        return str(p)
-    if BAR_X0 <= x < BAR_X1:
-        return "bar"
-    return "border"
+_REGION_NAMES = tuple(str(n) for n in range(1, 25)) + ("bar",)
+_BAR = _REGION_NAMES.index("bar")
 
 
-def _static_samples() -> tuple[np.ndarray, tuple[str, ...]]:
-    """Board-mm points on the board's own edges, and the region each belongs to."""
+def _region_index(lay: Layout, pts: np.ndarray) -> np.ndarray:
+    """Index into ``_REGION_NAMES`` of each board-mm point's region: the point whose column holds it or
+    the bar, a point on the field's border counting for the region just inside; -1 for none (off the
+    field's sides, or a margin beside a half's outer points)."""
+    g, (fx0, fy0, fx1, fy1) = lay.geometry, lay.field
+    out = np.full(len(pts), -1, np.int64)
+    for i, (x, y) in enumerate(pts):
+        cx, cy = min(max(x, fx0 + 0.5), fx1 - 0.5), min(max(y, fy0 + 0.5), fy1 - 0.5)
+        p = lay.point_at(cx, cy)
+        if p is not None:
+            out[i] = p - 1
+        elif g.bar[0] <= cx < g.bar[2]:
+            out[i] = _BAR
+    return out
+
+
+@lru_cache(maxsize=8)
+def static_samples(lay: Layout | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Board-mm points on a layout's own edges (triangle sides, the halves' borders; the renderer's
+    board by default) and their region indices: the ``samples`` :func:`occlusion` takes."""
+    g = (lay or _layout()).geometry
     pts = []
-    for p in GEOMETRY.points:
+    for p in g.points:
         base_l, base_r, tip = (p.x0 + 1, p.base_y), (p.x1 - 1, p.base_y), (p.centre_x, p.tip_y)
         inward = 1.5 * p.direction  # keep clear of the field's border, sampled on its own
         pts.append(_segment((base_l[0], base_l[1] + inward), tip)[:-2])
         pts.append(_segment((base_r[0], base_r[1] + inward), tip)[:-2])
-    for x0, y0, x1, y1 in (GEOMETRY.left_half, GEOMETRY.right_half):
+    for x0, y0, x1, y1 in (g.left_half, g.right_half):
         pts.append(_segment((x0 + 1, y0), (x1 - 1, y0)))
         pts.append(_segment((x0 + 1, y1), (x1 - 1, y1)))
         pts.append(_segment((x0, y0 + 1), (x0, y1 - 1)))
         pts.append(_segment((x1, y0 + 1), (x1, y1 - 1)))
     samples = np.concatenate(pts)
-    regions = []
-    for x, y in samples:
-        # a border sample belongs to the region just inside the field
-        cx = min(max(x, GEOMETRY.left_half[0] + 0.5), GEOMETRY.right_half[2] - 0.5)
-        cy = min(max(y, FIELD_Y0 + 0.5), FIELD_Y1 - 0.5)
-        regions.append(_region_of(cx, cy))
-    return samples, tuple(regions)
-
-
-STATIC_SAMPLES, STATIC_REGIONS = _static_samples()
-_REGION_NAMES = tuple(sorted(set(STATIC_REGIONS), key=lambda r: (not r.isdigit(), int(r) if r.isdigit() else 0, r)))
-_REGION_INDEX = np.array([_REGION_NAMES.index(r) for r in STATIC_REGIONS])
+    index = _region_index(lay or _layout(), samples)
+    return samples[index >= 0], index[index >= 0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,12 +91,13 @@ class Occlusion:
 
 
 @lru_cache(maxsize=8)
-def learned_samples(board_edges: tuple[tuple[float, float], ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Board edges learned from a reference frame as samples and their region indices."""
+def learned_samples(board_edges: tuple[tuple[float, float], ...], lay: Layout | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Board edges learned from a reference frame (:attr:`vision.checkers.Palette.board_edges`) as
+    samples and their region indices on a layout (the renderer's board by default); an edge in no
+    point's column and off the bar (a margin beside a half's outer points) is left out."""
     pts = np.asarray(board_edges, dtype=np.float64).reshape(-1, 2)
-    index = np.array([_REGION_NAMES.index(_region_of(x, y)) if _region_of(x, y) in _REGION_NAMES else _REGION_NAMES.index("border")
-                      for x, y in pts], dtype=np.int64)
-    return pts, index
+    index = _region_index(lay or _layout(), pts)
+    return pts[index >= 0], index[index >= 0]
 
 
 def occlusion(
@@ -108,10 +115,10 @@ def occlusion(
     cube was read (its own rim explains what lies under it). A region is occluded
     when more than ``max_missing`` of at least ``min_samples`` expected edge
     samples are missing. ``samples`` are the board's edges learned from a
-    reference frame (:func:`learned_samples`); without them, the edges of the
-    standard layout (triangle sides, field borders) are used.
+    reference frame (:func:`learned_samples`) or a layout's (:func:`static_samples`); without
+    them, the edges of the renderer's board (triangle sides, field borders) are used.
     """
-    pts, index = samples if samples is not None and len(samples[0]) else (STATIC_SAMPLES, _REGION_INDEX)
+    pts, index = samples if samples is not None and len(samples[0]) else static_samples()
     expected = np.ones(len(pts), bool)
     for x, y, r in covers:
         expected &= np.hypot(pts[:, 0] - x, pts[:, 1] - y) > r
@@ -123,7 +130,7 @@ def occlusion(
     missing = {}
     occluded = []
     for i, name in enumerate(_REGION_NAMES):
-        if name == "border" or n_exp[i] < min_samples:
+        if n_exp[i] < min_samples:
             continue
         frac = float(n_miss[i] / n_exp[i])
         missing[name] = frac
@@ -133,9 +140,9 @@ def occlusion(
     return Occlusion(missing, tuple(occluded), float(seen[expected].sum() / total) if total else 1.0)
 
 
-def checker_covers(points: Sequence[int], slot_centre, bar_centres=()) -> list[tuple[float, float, float]]:
-    """Discs (board mm) covered by the checkers of a reading: every slot of every stack, and the bar's."""
-    r = CHECKER_DIAMETER_MM / 2 + 1.5
+def checker_covers(points: Sequence[int], slot_centre, bar_centres=(), diameter: float = CHECKER_DIAMETER_MM) -> list[tuple[float, float, float]]:
+    """Discs (board mm) covered by the checkers (of ``diameter`` mm) of a reading: every slot of every stack, and the bar's."""
+    r = diameter / 2 + 1.5
     out = []
     for i, v in enumerate(points):
         for k in range(min(abs(v), 15)):

@@ -14,7 +14,7 @@ May import ``board_rules`` types; must not import ``firmware_bridge`` or ``refer
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import cv2
@@ -25,7 +25,8 @@ from vision import cube as _cube
 from vision import gate as _gate
 from vision.calibrate import Geometry, check
 from vision.config import VisionConfig, default_config
-from vision.render import CUBE_SIZE_MM, DIE_SIZE_MM, FIELD_Y0, FIELD_Y1, GEOMETRY, LEFT_X0, RIGHT_X1, checker_slot
+from vision.profile import DEFAULT_PROFILE
+from vision.render import DIE_SIZE_MM, GEOMETRY
 
 FORMAT = "tavli-observation/1"
 
@@ -121,7 +122,7 @@ class Observation:
 
 
 def _field_mask(geometry: Geometry, shape: tuple[int, int]) -> np.ndarray:
-    corners = geometry.to_image([(LEFT_X0, FIELD_Y0), (RIGHT_X1, FIELD_Y0), (RIGHT_X1, FIELD_Y1), (LEFT_X0, FIELD_Y1)])
+    corners = geometry.to_image(geometry.layout.field_corners_mm)
     mask = np.zeros(shape, np.uint8)
     cv2.fillConvexPoly(mask, np.round(corners).astype(np.int32), 255)
     return mask
@@ -159,35 +160,45 @@ def read_frame(
     palette: _checkers.Palette | None = None,
     config: VisionConfig | None = None,
 ) -> Observation:
-    """Read one camera frame. Its status is ``board-not-found``, ``occluded`` or, for a
-    readable frame, ``settling`` (one frame alone is never ``stable``: see :class:`Pipeline`).
+    """Read one camera frame on the geometry's board layout. Its status is ``board-not-found``,
+    ``occluded`` or, for a readable frame, ``settling`` (one frame alone is never ``stable``: see
+    :class:`Pipeline`). A reading with more than 15 checkers of a side is ``occluded`` too: no
+    position has 16, so a hand or a sleeve was read as checkers. The cube is looked for on the
+    renderer's board only (:mod:`vision.cube` knows its bar).
 
     Raises ValueError for an image that is not a BGR uint8 array.
     """
     cfg = config or default_config()
     v = _checkers.view(geometry, image, cfg)
-    found = _cube.find_cube(v.edges_at, min_score=cfg.cube_min_outline)
-    not_on_bar = None if found is None else (found[0][0], found[0][1], CUBE_SIZE_MM * 0.8)
-    dice = _read_dice(cfg, geometry, image)
-    on_board = [(d.centre_mm[0], d.centre_mm[1], DIE_SIZE_MM * (1.1 if d.cocked else 0.9)) for d in dice]
+    lay, prof = v.layout, v.layout.profile
+    found = _cube.find_cube(v.edges_at, min_score=cfg.cube_min_outline) if prof.name == DEFAULT_PROFILE else None
+    not_on_bar = None if found is None else (found[0][0], found[0][1], prof.cube_size_mm * 0.8)
+    dice = [replace(d, half=lay.half_at(*d.centre_mm)) for d in _read_dice(cfg, geometry, image)]  # the layout's halves
+    on_board = [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * (1.1 if d.cocked else 0.9)) for d in dice]
     reading = _checkers.read_checkers(geometry, v, palette, cfg, not_on_bar, on_board)
-    rings = _checkers.bar_rings(v, cfg.bar_min_ring, not_on_bar)
+    board_edges = palette.board_edges if palette is not None else ()
+    rings = _checkers.bar_rings(v, cfg.bar_min_ring, not_on_bar, board_edges)
     cube = None
-    covers = _gate.checker_covers(reading.points, lambda p, k: checker_slot(p, k)[:2], [c for c, _ in rings])
-    covers += [(d.centre_mm[0], d.centre_mm[1], DIE_SIZE_MM * 0.9) for d in dice]
+    covers = _gate.checker_covers(reading.points, lambda p, k: lay.checker_slot(p, k)[:2], [c for c, _ in rings], prof.checker_diameter_mm)
+    covers += [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * 0.9) for d in dice]
     if found is not None:
         centre, angle, score = found
         face, face_conf = _cube.read_face(_cube.face_image(v.bgr, v.ppm, centre, angle))
         cube = _cube.CubeReading(_cube.place_of(centre), centre, face, float(min(1.0, score)), face_conf)
-        covers.append((centre[0], centre[1], CUBE_SIZE_MM * 0.75))
-    learned = _gate.learned_samples(palette.board_edges) if palette is not None and palette.board_edges else None
-    occ = _gate.occlusion(v.edges_at, covers, max_missing=cfg.max_missing_edges, samples=learned)
+        covers.append((centre[0], centre[1], prof.cube_size_mm * 0.75))
+    samples = _gate.learned_samples(board_edges, lay) if board_edges else ()
+    if not len(samples) or not len(samples[0]):
+        samples = _gate.static_samples(lay)
+    occ = _gate.occlusion(v.edges_at, covers, max_missing=cfg.max_missing_edges, samples=samples)
     if occ.seen_fraction < cfg.min_seen_edges:
         drift = check(geometry, image, cfg) if geometry.source == "markers" else None
         msg = "the board is not where the calibration put it: camera knocked? recalibrate" if drift is not None else "the board is not in view"
         return Observation("board-not-found", None, (), None, occ, drift_px=drift, messages=(msg,))
     if occ.occluded:
         return Observation("occluded", None, (), None, occ, messages=(f"something over the board at {', '.join(occ.occluded)}",))
+    over = [name for name, total in zip(("white", "black"), reading.totals()) if total > 15]
+    if over:
+        return Observation("occluded", None, (), None, occ, messages=(f"more than 15 {' and '.join(over)} checkers seen: something over the board?",))
     return Observation("settling", reading, tuple(dice), cube, occ, frames_held=1)
 
 

@@ -3,14 +3,11 @@
 Owns :class:`BoardProfile` (a board's proportions in board mm, named; the
 ``rendered`` profile is the renderer's board, :data:`vision.render.GEOMETRY`,
 and the default everywhere; others are ``[board_profile.<name>]`` tables of
-``vision/vision.toml``), :class:`Layout` (a profile set up for play: which side
-of the field holds the home boards, so which point is white's 1) and a checker
-reader for any layout (:func:`read_checkers`, :func:`learn_palette`,
-:func:`read_frame`), which for the ``rendered`` profile reads as
-:mod:`vision.checkers` and :mod:`vision.observe` do. The reader reuses the ring
-model of :mod:`vision.checkers` (stack heights predicted rim by rim, colours
-from a :class:`~vision.checkers.Palette`); only the places come from the
-layout. The cube is not looked for on a profile other than ``rendered``.
+``vision/vision.toml``) and :class:`Layout` (a profile set up for play: which
+side of the field holds the home boards, so which point is white's 1). A
+calibrated geometry names its layout (:attr:`vision.calibrate.Geometry.layout`),
+and :mod:`vision.checkers`, :mod:`vision.gate` and :mod:`vision.observe` take
+every place from it. The cube is not looked for on a profile other than ``rendered``.
 
 Board mm are as in :mod:`vision.render`: origin at the board's top-left outer
 corner as white sees it, x to white's right, y towards white. A profile
