@@ -45,6 +45,56 @@ def test_rendered_dice_of_every_colour_are_read_and_nothing_else_is(seed, style,
     assert len(readings) == len(frame.dice)  # no checker, no cube taken for a die
 
 
+def _die_px(image):
+    from vision.calibrate import calibrate
+    from vision.observe import _die_px
+
+    return _die_px(calibrate(image), 16.0)
+
+
+@pytest.mark.parametrize("seed,style,checkers,size", [(211, "walnut", "matte", (1280, 960)), (212, "olive", "metal", (2560, 1920))])
+def test_with_a_dies_size_known_rendered_dice_are_read_and_nothing_else_is(seed, style, checkers, size):
+    # the calibrated board's path: a die's size in px known, large frames read on a shrunk copy
+    dice = [
+        DieSpec(1, at=(420.0, 180.0), colour="white"),
+        DieSpec(2, at=(560.0, 380.0), colour="red", angle=35.0),
+        DieSpec(3, at=(470.0, 330.0), colour="black"),
+        DieSpec(6, at=(150.0, 270.0), colour="green", angle=10.0),
+        DieSpec(5, at=(370.0, 270.0), colour="white"),
+    ]
+    frame = render(START, dice=dice, cube=(2, "centre"), seed=seed, style=style, checkers=checkers, size=size)
+    die_px = _die_px(frame.image)
+    assert (die_px > default_config().dice_die_max_px) == (size[0] > 1280)
+    readings = read_dice(default_config(), frame.image, die_px=die_px)
+    for truth in frame.dice:
+        near = _near(readings, truth.centre, tol=0.5 * die_px)
+        assert len(near) == 1, (truth, readings)
+        assert near[0].value == truth.value and not near[0].cocked
+        assert 0.8 * die_px <= near[0].box[2] <= 1.6 * die_px  # in the image's px (a turned die's box is wider), not the shrunk copy's
+    assert len(readings) == len(frame.dice)
+
+
+def test_with_a_dies_size_known_a_cocked_die_is_flagged_and_only_the_masks_box_is_read():
+    frame = render(START, dice=[DieSpec(5, at=(470.0, 330.0), angle=20.0, cocked=True), DieSpec(4, at=(560.0, 200.0), angle=10.0)], seed=213)
+    die_px = _die_px(frame.image)
+    readings = read_dice(default_config(), frame.image, die_px=die_px)
+    cocked, flat = frame.dice
+    assert [r.cocked for r in _near(readings, cocked.centre, 0.5 * die_px)] == [True]
+    assert [(r.value, r.cocked) for r in _near(readings, flat.centre, 0.5 * die_px)] == [(4, False)]
+    mask = np.zeros(frame.image.shape[:2], np.uint8)
+    x, y = (int(v) for v in flat.centre)
+    mask[y - 40 : y + 40, x - 40 : x + 40] = 255
+    (r,) = read_dice(default_config(), frame.image, mask=mask, die_px=die_px)
+    assert r.value == 4 and np.hypot(r.centre[0] - x, r.centre[1] - y) < 0.3 * die_px
+    assert read_dice(default_config(), frame.image, mask=np.zeros_like(mask), die_px=die_px) == []
+
+
+@pytest.mark.parametrize("bad", [0, -3.0, float("nan"), float("inf"), True, "20"])
+def test_a_die_size_that_is_not_a_positive_number_is_refused(bad):
+    with pytest.raises(ValueError, match="die_px"):
+        read_dice(default_config(), np.zeros((40, 40, 3), np.uint8), die_px=bad)
+
+
 def test_the_cube_and_stacked_glossy_checkers_are_not_dice():
     points = [0] * 24
     points[5], points[18] = 15, -15

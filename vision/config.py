@@ -67,6 +67,18 @@ _KEYS = {
     "dice_side_max_shade": ("dice", "side_max_shade"),
     "dice_side_max_tint": ("dice", "side_max_tint"),
     "dice_side_min_directions": ("dice", "side_min_directions"),
+    "dice_die_target_px": ("dice", "die_target_px"),
+    "dice_die_max_px": ("dice", "die_max_px"),
+    "dice_kernel_per_die": ("dice", "kernel_per_die"),
+    "dice_pip_max_per_die": ("dice", "pip_max_per_die"),
+    "dice_side_run_near": ("dice", "side_run_near"),
+    "dice_side_run_far": ("dice", "side_run_far"),
+    "dice_side_min_run": ("dice", "side_min_run"),
+    "dice_side_run_max_shade": ("dice", "side_run_max_shade"),
+    "dice_blob_max_area_per_die2": ("dice", "blob_max_area_per_die2"),
+    "dice_blob_max_per_die": ("dice", "blob_max_per_die"),
+    "dice_blob_cut_max_area_per_die2": ("dice", "blob_cut_max_area_per_die2"),
+    "dice_pip_min_peak": ("dice", "pip_min_peak"),
 }
 
 
@@ -128,6 +140,18 @@ class VisionConfig:
     dice_side_max_shade: float = 0.7
     dice_side_max_tint: float = 0.1
     dice_side_min_directions: int = 3
+    dice_die_target_px: float = 24.0
+    dice_die_max_px: float = 36.0
+    dice_kernel_per_die: float = 0.45
+    dice_pip_max_per_die: float = 0.35
+    dice_side_run_near: float = 0.42
+    dice_side_run_far: float = 0.58
+    dice_side_min_run: int = 3
+    dice_side_run_max_shade: float = 0.78
+    dice_blob_max_area_per_die2: float = 0.35
+    dice_blob_max_per_die: float = 1.2
+    dice_blob_cut_max_area_per_die2: float = 0.35
+    dice_pip_min_peak: float = 80.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.min_markers, int) or not 3 <= self.min_markers <= 4:

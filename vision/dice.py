@@ -91,10 +91,16 @@ class _Pip:
     ring: float = 0.0  # spread of grey levels just around the pip (a pip sits on a uniform face)
 
 
-def read_dice(config: VisionConfig | None, image: np.ndarray, mask: np.ndarray | None = None) -> list[DieReading]:
+def read_dice(config: VisionConfig | None, image: np.ndarray, mask: np.ndarray | None = None, *, die_px: float | None = None) -> list[DieReading]:
     """All dice in a BGR image (only where ``mask`` is nonzero, if given), sorted left to right.
 
-    Raises :class:`DiceImageError` for an empty or non-BGR image or a mask of another size.
+    ``die_px`` is the side of a die in image px where it is known (a calibrated board):
+    the pips are then measured on that scale (a copy shrunk to ``die_target_px`` a die when
+    dice are larger, only the mask's box of it), and a die must be about that size. Without
+    it the scale comes from the image's size (``kernel_frac``, ``pip_max_frac``).
+
+    Raises :class:`DiceImageError` for an empty or non-BGR image or a mask of another size,
+    ValueError for a ``die_px`` that is not a positive number.
     """
     cfg = config or default_config()
     if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
@@ -107,6 +113,10 @@ def read_dice(config: VisionConfig | None, image: np.ndarray, mask: np.ndarray |
         raise DiceImageError(f"mask: shape {getattr(mask, 'shape', None)!r}: expected {(h, w)!r}")
     if mask is not None:
         mask = (mask.reshape(h, w, -1)[..., 0] != 0).astype(np.uint8)
+    if die_px is not None:
+        if isinstance(die_px, bool) or not isinstance(die_px, (int, float)) or not math.isfinite(die_px) or die_px <= 0:
+            raise ValueError(f"die_px: {die_px!r}: expected a positive number of px")
+        return _read_scaled(cfg, image, mask, float(die_px))
     scale = 1.0
     work = image
     if max(h, w) > cfg.dice_max_side_px:
@@ -120,21 +130,59 @@ def read_dice(config: VisionConfig | None, image: np.ndarray, mask: np.ndarray |
     return sorted(readings, key=lambda r: (r.centre[0], r.centre[1]))
 
 
+def _read_scaled(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die_px: float) -> list[DieReading]:
+    """:func:`read_dice` where a die's size is known: on the mask's box only, shrunk so that a die
+    is ``die_target_px`` across if it is larger than ``die_max_px``; readings in the image's px."""
+    h, w = image.shape[:2]
+    x0, y0, x1, y1 = 0, 0, w, h
+    if mask is not None:
+        pts = cv2.findNonZero(mask)
+        if pts is None:
+            return []
+        bx, by, bw, bh = cv2.boundingRect(pts)
+        m = int(math.ceil(die_px))
+        x0, y0, x1, y1 = max(0, bx - m), max(0, by - m), min(w, bx + bw + m), min(h, by + bh + m)
+        mask = mask[y0:y1, x0:x1]
+    work = image[y0:y1, x0:x1]
+    scale = 1.0
+    if die_px > cfg.dice_die_max_px:
+        scale = cfg.dice_die_target_px / die_px
+        size = (max(1, round(work.shape[1] * scale)), max(1, round(work.shape[0] * scale)))
+        work = cv2.resize(work, size, interpolation=cv2.INTER_AREA)
+        if mask is not None:
+            mask = cv2.resize(mask, size, interpolation=cv2.INTER_NEAREST)
+    readings = _read(cfg, work, mask, die_px * scale)
+    out = []
+    for r in readings:
+        if scale != 1.0:
+            r = _rescale(r, 1 / scale)
+        x, y, bw, bh = r.box
+        out.append(DieReading(r.value, (x + x0, y + y0, bw, bh), (r.centre[0] + x0, r.centre[1] + y0), r.cocked, r.confidence))
+    return sorted(out, key=lambda r: (r.centre[0], r.centre[1]))
+
+
 def _rescale(r: DieReading, k: float) -> DieReading:
     x, y, bw, bh = r.box
     return DieReading(r.value, (round(x * k), round(y * k), round(bw * k), round(bh * k)), (r.centre[0] * k, r.centre[1] * k), r.cocked, r.confidence)
 
 
-def _read(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None) -> list[DieReading]:
+def _read(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die: float | None = None) -> list[DieReading]:
+    """The dice of an image; ``die`` is a die's side in its px where known (None: sizes from the image's)."""
     h, w = image.shape[:2]
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
-    k = max(5, int(round(cfg.dice_kernel_frac * min(h, w))) | 1)
-    se = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+    if die is None:
+        k = max(5, int(round(cfg.dice_kernel_frac * min(h, w))) | 1)
+        se = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+        max_d = cfg.dice_pip_max_frac * min(h, w)
+    else:  # a square window a little wider than a pip is enough, and far cheaper
+        k = max(5, int(round(cfg.dice_kernel_per_die * die)) | 1)
+        se = cv2.getStructuringElement(cv2.MORPH_RECT, (k, k))
+        max_d = cfg.dice_pip_max_per_die * die
     contrast = (cv2.morphologyEx(gray, cv2.MORPH_BLACKHAT, se), cv2.morphologyEx(gray, cv2.MORPH_TOPHAT, se))
     pips: list[_Pip] = []
     labels_all = []
     for polarity, c in enumerate(contrast):
-        found, labels = _find_pips(cfg, c, polarity, mask, min(h, w))
+        found, labels = _find_pips(cfg, c, polarity, mask, max_d, die)
         pips.extend(found)
         labels_all.append(labels)
     marks = labels_all[0] | labels_all[1]
@@ -143,8 +191,8 @@ def _read(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None) -> list
     groups = _group(cfg, pips, gray, labels_all)
     scored = []
     for g in groups:
-        scored.extend(_readings(cfg, image, gray, marks, contrast, [pips[i] for i in g]))
-    scored = _merge_halves(cfg, image, gray, marks, contrast, scored)
+        scored.extend(_readings(cfg, image, gray, marks, contrast, [pips[i] for i in g], die))
+    scored = _merge_halves(cfg, image, gray, marks, contrast, scored, die)
     # one die, one reading: where two overlap (e.g. the light gaps between dark pips), keep the stronger
     scored.sort(key=lambda t: -t[1])
     readings: list[DieReading] = []
@@ -154,7 +202,7 @@ def _read(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None) -> list
     return readings
 
 
-def _merge_halves(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, scored: list) -> list:
+def _merge_halves(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, scored: list, die: float | None = None) -> list:
     """Two overlapping readings of one kind of pip may be the halves of one die (a six's two
     rows, not linked across its face): where their pips together show one die, keep that."""
     scored = list(scored)
@@ -165,7 +213,7 @@ def _merge_halves(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks:
             (ra, _, pa), (rb, _, pb) = scored[i], scored[j]
             if pa[0].polarity != pb[0].polarity or len(pa) + len(pb) > 6 or _overlap(ra, rb) < 0.3:
                 continue
-            r, _ = _reading_of(cfg, image, gray, marks, contrast, pa + pb)
+            r, _ = _reading_of(cfg, image, gray, marks, contrast, pa + pb, die)
             if r is not None and r[0].value == len(pa) + len(pb):
                 scored[i] = r
                 del scored[j]
@@ -183,17 +231,20 @@ def _overlap(a: DieReading, b: DieReading) -> float:
     return iw * ih / max(1, min(aw * ah, bw * bh))
 
 
-def _find_pips(cfg: VisionConfig, c: np.ndarray, polarity: int, mask: np.ndarray | None, side: int) -> tuple[list[_Pip], np.ndarray]:
-    """Round blobs of the contrast image ``c``: the pips, and a label image marking their pixels."""
-    binary = (c >= cfg.dice_pip_min_contrast).astype(np.uint8)
+def _find_pips(
+    cfg: VisionConfig, c: np.ndarray, polarity: int, mask: np.ndarray | None, max_d: float, die: float | None = None
+) -> tuple[list[_Pip], np.ndarray]:
+    """Round blobs of the contrast image ``c`` at most ``max_d`` px across: the pips, and a label image marking their pixels."""
+    binary = cv2.threshold(c, cfg.dice_pip_min_contrast - 1, 1, cv2.THRESH_BINARY)[1] if c.dtype == np.uint8 else (c >= cfg.dice_pip_min_contrast).astype(np.uint8)
     if mask is not None:
-        binary[mask == 0] = 0
+        binary = cv2.bitwise_and(binary, mask)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
-    max_d = cfg.dice_pip_max_frac * side
     area = stats[:, cv2.CC_STAT_AREA]
     bw, bh = stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT]
     ok = (area >= cfg.dice_pip_min_area_px) & (np.maximum(bw, bh) <= 6 * max_d)
     ok[0] = False
+    if die is not None:
+        ok &= _pip_like(cfg, c, binary, labels, stats, ok, die)
     marks = np.zeros(c.shape, np.uint8)
     pips: list[_Pip] = []
     # (blob mask, x0, y0, cuts so far): a blob that is not round may be pips run together
@@ -229,6 +280,35 @@ def _find_pips(cfg: VisionConfig, c: np.ndarray, polarity: int, mask: np.ndarray
             x, y, w2, h2 = (int(v) for v in sst[j, :4])
             queue.append((sl[y : y + h2, x : x + w2] == j, x0 + x, y0 + y, depth + 1))
     return pips, marks
+
+
+def _pip_like(cfg: VisionConfig, c: np.ndarray, binary: np.ndarray, labels: np.ndarray, stats: np.ndarray, ok: np.ndarray, die: float) -> np.ndarray:
+    """Where a die's size is known, the blobs worth a closer look, all measured at once: blobs
+    that stand out by pip_min_peak somewhere, no larger than a few pips, and round and solid
+    or small enough to be a few pips run together."""
+    area = stats[:, cv2.CC_STAT_AREA].astype(np.float64)
+    big = np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT])
+    ok = ok & (area <= cfg.dice_blob_max_area_per_die2 * die * die) & (big <= cfg.dice_blob_max_per_die * die)
+    strong = cv2.findNonZero(cv2.threshold(c, cfg.dice_pip_min_peak - 1, 1, cv2.THRESH_BINARY)[1] & binary)
+    if strong is None:
+        return ok & False
+    n = len(area)
+    ok &= np.bincount(labels[strong[:, 0, 1], strong[:, 0, 0]], minlength=n) > 0
+    pts = cv2.findNonZero(binary)
+    xs, ys = pts[:, 0, 0].astype(np.float64), pts[:, 0, 1].astype(np.float64)
+    lab = labels[pts[:, 0, 1], pts[:, 0, 0]]
+    a = np.maximum(np.bincount(lab, minlength=n), 1)
+    mx, my = np.bincount(lab, xs, n) / a, np.bincount(lab, ys, n) / a
+    cxx = np.bincount(lab, xs * xs, n) / a - mx * mx
+    cyy = np.bincount(lab, ys * ys, n) / a - my * my
+    cxy = np.bincount(lab, xs * ys, n) / a - mx * my
+    half, det = (cxx + cyy) / 2, cxx * cyy - cxy * cxy
+    root = np.sqrt(np.maximum(half * half - det, 0))
+    l1, l2 = np.maximum(half + root, 1e-6), np.maximum(half - root, 1e-6)
+    aspect = np.sqrt(l2 / l1)
+    fill = np.maximum(a / (4 * np.pi * np.sqrt(l1 * l2)), a / (4 * np.pi * np.sqrt((l1 + 1 / 12) * (l2 + 1 / 12))))
+    round_ = (aspect >= cfg.dice_pip_min_aspect) & (fill >= cfg.dice_pip_min_fill)
+    return ok & (round_ | (area <= cfg.dice_blob_cut_max_area_per_die2 * die * die))
 
 
 def _ring_spread(gray: np.ndarray, marks: np.ndarray, p: _Pip) -> float:
@@ -431,25 +511,25 @@ def _split(group: list[_Pip], ratio: float) -> tuple[list[_Pip], list[_Pip]] | N
     return [group[i] for i in sorted(seen)], [group[i] for i in range(n) if i not in seen]
 
 
-def _readings(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip]) -> list:
+def _readings(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip], die: float | None = None) -> list:
     """The dice a group of linked pips shows (touching dice, side faces), each with a score to rank overlaps.
 
     Two readings are weighed: the group as it is (see :func:`_readings_whole`) and,
     if it shows no layout as a whole, the group cut in two at its longest link
     (two touching dice); the one that explains more pips wins.
     """
-    whole = _readings_whole(cfg, image, gray, marks, contrast, group)
+    whole = _readings_whole(cfg, image, gray, marks, contrast, group, die)
     if len(group) >= 3 and _valid(cfg, group) is None:
         parts = _split(group, cfg.dice_split_ratio)
         if parts is not None:
-            split = _readings(cfg, image, gray, marks, contrast, parts[0]) + _readings(cfg, image, gray, marks, contrast, parts[1])
+            split = _readings(cfg, image, gray, marks, contrast, parts[0], die) + _readings(cfg, image, gray, marks, contrast, parts[1], die)
             # keep whichever explains more pips (then: fewer dice)
             if (sum(len(r[2]) for r in split), -len(split)) > (sum(len(r[2]) for r in whole), -len(whole)):
                 return split
     return whole
 
 
-def _readings_whole(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip]) -> list:
+def _readings_whole(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip], die: float | None = None) -> list:
     """The best layout in the group first, then what is left of it (a side face's pips,
     another die); a group that shows no die is tried again without the one pip that is
     not on a uniform face (a shadow's corner, a gap between checkers)."""
@@ -458,7 +538,7 @@ def _readings_whole(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, mark
     for _ in range(4):
         if not rest:
             break
-        r, used = _reading_of(cfg, image, gray, marks, contrast, rest)
+        r, used = _reading_of(cfg, image, gray, marks, contrast, rest, die)
         if not used:
             break
         if r is not None:
@@ -467,13 +547,13 @@ def _readings_whole(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, mark
     if not out:
         clean = [p for p in group if p.ring <= cfg.dice_pip_ring_max_spread]
         if clean and len(clean) == len(group) - 1:
-            r, _ = _reading_of(cfg, image, gray, marks, contrast, clean)
+            r, _ = _reading_of(cfg, image, gray, marks, contrast, clean, die)
             if r is not None:
                 out.append(r)
     return out
 
 
-def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip]):
+def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip], die: float | None = None):
     """(reading and score, or None; the pips it used, empty if no layout was found)."""
     found = _best_subset(cfg, group)
     if found is None:
@@ -513,7 +593,10 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
     if against < cfg.dice_face_min_contrast_frac * float(np.median([p.contrast for p in group])):
         return None, group  # the pips do not stand out from this face (they stand out from something else)
     if not cocked:
-        cocked = _side_face_shows(cfg, image, marks, cx, cy, side, d)
+        if die is None:
+            cocked = _side_face_shows(cfg, image, marks, cx, cy, side, d)
+        else:
+            cocked = _side_run(cfg, image, marks, cx, cy, die, d) >= cfg.dice_side_min_run
     box = (int(round(cx - side / 2)), int(round(cy - side / 2)), int(round(side)), int(round(side)))
     conf = max(0.05, min(1.0, 1.0 - err))
     score = float(np.mean([p.contrast * p.fill for p in group])) * (1 + 0.1 * n)
@@ -564,6 +647,35 @@ def _side_face_shows(cfg: VisionConfig, image: np.ndarray, marks: np.ndarray, x:
         run = run + 1 if v else 0
         best = max(best, run)
     return min(best, 16) >= cfg.dice_side_min_directions
+
+
+def _side_run(cfg: VisionConfig, image: np.ndarray, marks: np.ndarray, x: float, y: float, die: float, d: float) -> int:
+    """Where a die's size is known: the longest run of the 32 directions round the top face's
+    centre in which the side of a leaning die shows, the face's own colour, darker, all the
+    way from side_run_near to side_run_far of a die's side (a flat die's face is there)."""
+    h, w = image.shape[:2]
+    r = max(2, int(round(0.3 * die)))
+    x0, y0, x1, y1 = max(0, int(x) - r), max(0, int(y) - r), min(w, int(x) + r + 1), min(h, int(y) + r + 1)
+    halo = 2 * max(1, int(round(0.25 * d))) + 1
+    free = cv2.dilate(marks[y0:y1, x0:x1], np.ones((halo, halo), np.uint8)) == 0
+    if free.sum() < 8:
+        return 0
+    face = np.median(image[y0:y1, x0:x1][free].astype(np.float32), axis=0) + 1.0
+    ang = np.linspace(0, 2 * np.pi, 32, endpoint=False)
+    shaded = np.ones(32, bool)
+    for k in np.linspace(cfg.dice_side_run_near, cfg.dice_side_run_far, 3):
+        xs = np.round(x + k * die * np.cos(ang)).astype(int)
+        ys = np.round(y + k * die * np.sin(ang)).astype(int)
+        ok = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
+        seen = image[ys.clip(0, h - 1), xs.clip(0, w - 1)].astype(np.float32) + 1.0
+        shade = seen @ face / float(face @ face)
+        tint = np.linalg.norm(seen - shade[:, None] * face, axis=1) / float(np.linalg.norm(face))
+        shaded &= ok & (shade >= cfg.dice_side_min_shade) & (shade <= cfg.dice_side_run_max_shade) & (tint <= cfg.dice_side_max_tint)
+    run = best = 0
+    for v in np.concatenate([shaded, shaded]):
+        run = run + 1 if v else 0
+        best = max(best, run)
+    return min(best, 32)
 
 
 def _ring_clear(limit: float, c: np.ndarray, x: float, y: float, d: float) -> bool:

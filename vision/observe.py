@@ -14,7 +14,7 @@ May import ``board_rules`` types; must not import ``firmware_bridge`` or ``refer
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import cv2
@@ -26,7 +26,6 @@ from vision import gate as _gate
 from vision.calibrate import Geometry, check
 from vision.config import VisionConfig, default_config
 from vision.profile import DEFAULT_PROFILE
-from vision.render import DIE_SIZE_MM, GEOMETRY
 
 FORMAT = "tavli-observation/1"
 
@@ -128,24 +127,34 @@ def _field_mask(geometry: Geometry, shape: tuple[int, int]) -> np.ndarray:
     return mask
 
 
+def _die_px(geometry: Geometry, die_mm: float) -> float:
+    """A die's side in image px on this camera: the field's area in px over its area in mm, squared off."""
+    lay = geometry.layout
+    mm = np.float32(lay.field_corners_mm)
+    px = geometry.to_image(lay.field_corners_mm).astype(np.float32)
+    return die_mm * float(np.sqrt(abs(cv2.contourArea(px)) / abs(cv2.contourArea(mm))))
+
+
 def _read_dice(config: VisionConfig, geometry: Geometry, image: np.ndarray) -> list[DieObservation]:
     from vision.dice import read_dice
 
+    lay = geometry.layout
+    die_mm = lay.profile.die_size_mm
     out = []
-    for d in read_dice(config, image, mask=_field_mask(geometry, image.shape[:2])):
+    for d in read_dice(config, image, mask=_field_mask(geometry, image.shape[:2]), die_px=_die_px(geometry, die_mm)):
         mm = geometry.to_board([d.centre])[0]
         # on a calibrated board a die's size is known: a "die" the size of a checker is not one
         x, y, w, h = d.box
         corners = geometry.to_board([(x, y), (x + w, y), (x + w, y + h), (x, y + h)])
         side_mm = float(np.sqrt(abs(cv2.contourArea(corners.astype(np.float32)))))
-        if not DIE_SIZE_MM * 0.6 <= side_mm <= DIE_SIZE_MM * 1.8:
+        if not die_mm * 0.6 <= side_mm <= die_mm * 1.8:
             continue
         out.append(
             DieObservation(
                 None if d.cocked else d.value,
                 (float(d.centre[0]), float(d.centre[1])),
                 (float(mm[0]), float(mm[1])),
-                GEOMETRY.half_at(float(mm[0]), float(mm[1])),
+                lay.half_at(float(mm[0]), float(mm[1])),
                 bool(d.cocked),
                 float(d.confidence),
                 tuple(int(v) for v in d.box),
@@ -173,7 +182,7 @@ def read_frame(
     lay, prof = v.layout, v.layout.profile
     found = _cube.find_cube(v.edges_at, min_score=cfg.cube_min_outline) if prof.name == DEFAULT_PROFILE else None
     not_on_bar = None if found is None else (found[0][0], found[0][1], prof.cube_size_mm * 0.8)
-    dice = [replace(d, half=lay.half_at(*d.centre_mm)) for d in _read_dice(cfg, geometry, image)]  # the layout's halves
+    dice = _read_dice(cfg, geometry, image)
     on_board = [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * (1.1 if d.cocked else 0.9)) for d in dice]
     reading = _checkers.read_checkers(geometry, v, palette, cfg, not_on_bar, on_board)
     board_edges = palette.board_edges if palette is not None else ()
