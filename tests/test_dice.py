@@ -52,9 +52,12 @@ def _die_px(image):
     return _die_px(calibrate(image), 16.0)
 
 
-@pytest.mark.parametrize("seed,style,checkers,size", [(211, "walnut", "matte", (1280, 960)), (212, "olive", "metal", (2560, 1920))])
-def test_with_a_dies_size_known_rendered_dice_are_read_and_nothing_else_is(seed, style, checkers, size):
-    # the calibrated board's path: a die's size in px known, large frames read on a shrunk copy
+@pytest.mark.parametrize(
+    "seed,style,checkers,size,scaled",
+    [(211, "walnut", "matte", (1280, 960), 0), (212, "olive", "metal", (2560, 1920), -1), (214, "felt", "glossy", (1280, 720), 1)],
+)
+def test_with_a_dies_size_known_rendered_dice_are_read_and_nothing_else_is(seed, style, checkers, size, scaled):
+    # the calibrated board's path: a die's size in px known; large dice read on a shrunk copy, small ones on an enlarged one
     dice = [
         DieSpec(1, at=(420.0, 180.0), colour="white"),
         DieSpec(2, at=(560.0, 380.0), colour="red", angle=35.0),
@@ -64,7 +67,8 @@ def test_with_a_dies_size_known_rendered_dice_are_read_and_nothing_else_is(seed,
     ]
     frame = render(START, dice=dice, cube=(2, "centre"), seed=seed, style=style, checkers=checkers, size=size)
     die_px = _die_px(frame.image)
-    assert (die_px > default_config().dice_die_max_px) == (size[0] > 1280)
+    cfg = default_config()
+    assert (die_px > cfg.dice_die_max_px) - (die_px < cfg.dice_die_min_px) == -scaled
     readings = read_dice(default_config(), frame.image, die_px=die_px)
     for truth in frame.dice:
         near = _near(readings, truth.centre, tol=0.5 * die_px)

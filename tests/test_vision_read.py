@@ -162,6 +162,40 @@ def test_pipeline_reads_a_still_frame_once_and_a_changed_die_afresh():
         pipe.feed(np.zeros((4, 4), np.uint8))
 
 
+def test_a_noisy_720p_camera_reads_the_position_and_the_dice_and_becomes_stable():
+    """A real sensor adds a few grey levels of noise to every frame: it must not be read as
+    checkers' rims (it was: 14 black on two points, 10 on the bar), and 16 px dice must be read."""
+    pos = random_backgammon(random.Random(4242))
+    cam = camera_pose(4242, size=(1280, 720))
+    frame = render(pos, camera=cam, seed=4243, dice=[DieSpec(4, at=(450.0, 200.0)), DieSpec(1, at=(520.0, 330.0))], noise=0)
+    rng = np.random.default_rng(7)
+    pipe = Pipeline(calibrate(frame.image), config=VisionConfig(stable_frames=3, reread_every_frames=1))
+    seen = []
+    for _ in range(4):
+        noisy = np.clip(frame.image.astype(np.int16) + rng.normal(0, 4, frame.image.shape).astype(np.int16), 0, 255).astype(np.uint8)
+        seen.append(pipe.feed(noisy))
+    assert [o.status for o in seen] == ["settling", "settling", "stable", "stable"], [o.messages for o in seen]
+    assert pipe.frames_read == 4  # every frame read in full: the noise alone changes it
+    _assert_reads(frame, seen[-1].checkers)
+    assert sorted((d.value, d.cocked) for d in seen[-1].dice) == [(1, False), (4, False)]
+
+
+def test_the_cameras_noise_is_estimated_through_edges_and_bad_blur_settings_are_refused():
+    from vision.checkers import noise_grey
+
+    rng = np.random.default_rng(3)
+    flat = np.full((720, 1280, 3), 120, np.int16)
+    flat[:, 640:] = 40  # an edge, and a slope: neither is noise
+    flat += np.linspace(0, 60, 1280).astype(np.int16)[None, :, None]
+    assert noise_grey(flat.astype(np.uint8)) < 0.5
+    for sigma in (2.0, 4.0):
+        grey_noise = rng.normal(0, sigma, (720, 1280, 1)).repeat(3, axis=2)
+        assert abs(noise_grey(np.clip(flat + grey_noise, 0, 255).astype(np.uint8)) - sigma) < 0.25 * sigma
+    for bad in (-1.0, 6.0, True, "0.5"):
+        with pytest.raises(ConfigError, match="edge_blur_mm"):
+            VisionConfig(edge_blur_mm=bad)
+
+
 def test_observation_json_has_every_field():
     frame = render(START, seed=90, dice=[(3, None), (5, None)], cube=(2, "black"))
     d = read_frame(calibrate(frame.image), frame.image).to_dict()

@@ -273,14 +273,33 @@ def _sample(img: np.ndarray, pts_px: np.ndarray) -> np.ndarray:
     return out.reshape(rows * cols, -1)[:n]
 
 
-def _edge_map(lab: np.ndarray, ppm: float) -> np.ndarray:
+def _edge_map(lab: np.ndarray, ppm: float, blur_mm: float = 0.0) -> np.ndarray:
     """Orientation-free edge strength of the rectified view: the local range (dilate minus
-    erode over about 2 mm) of lightness, plus half that of the colour channels."""
+    erode over about 2 mm) of lightness, plus half that of the colour channels, after a
+    Gaussian blur of ``blur_mm`` (a range over some 20 px grows with the camera's noise: a
+    sensor's few grey levels of noise alone would pass the edge threshold)."""
     k = max(3, int(round(2 * ppm)) | 1)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+    if blur_mm > 0:
+        lab = cv2.GaussianBlur(lab, (0, 0), blur_mm * ppm)
     grad = cv2.morphologyEx(lab, cv2.MORPH_GRADIENT, kernel)
     chroma = cv2.addWeighted(grad[..., 1], 0.5, grad[..., 2], 0.5, 0, dtype=cv2.CV_32F)
     return cv2.add(grad[..., 0], chroma, dtype=cv2.CV_32F)
+
+
+_NOISE_KERNEL = np.array([[1, -2, 1], [-2, 4, -2], [1, -2, 1]], np.float32)
+
+
+def noise_grey(image: np.ndarray, side: int = 512) -> float:
+    """The camera's noise, in grey levels (sigma), estimated on the middle ``side`` px square of a
+    BGR frame from the mean absolute response to a kernel that cancels edges and slopes (Immerkaer)."""
+    h, w = image.shape[:2]
+    y0, x0 = max(0, (h - side) // 2), max(0, (w - side) // 2)
+    grey = cv2.cvtColor(image[y0 : y0 + side, x0 : x0 + side], cv2.COLOR_BGR2GRAY).astype(np.float32)
+    if min(grey.shape) < 3:
+        return 0.0
+    response = cv2.filter2D(grey, -1, _NOISE_KERNEL)[1:-1, 1:-1]
+    return float(np.sqrt(np.pi / 2) * np.abs(response).mean() / 6)
 
 
 def _lab(image_rect: np.ndarray) -> np.ndarray:
@@ -334,7 +353,8 @@ def view(geometry: Geometry, image: np.ndarray, config: VisionConfig | None = No
     ppm = float(cfg.read_px_per_mm)
     bgr = rectify(geometry, image, px_per_mm=ppm)
     lab = _lab(bgr)
-    return View(bgr, lab, _edge_map(lab, ppm), ppm, float(cfg.edge_threshold), geometry.layout)
+    blur = cfg.edge_blur_mm if noise_grey(image) > cfg.edge_blur_above_noise else 0.0
+    return View(bgr, lab, _edge_map(lab, ppm, blur), ppm, float(cfg.edge_threshold), geometry.layout)
 
 
 def read_checkers(

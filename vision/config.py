@@ -19,6 +19,8 @@ DEFAULT_PATH = Path(__file__).with_name("vision.toml")
 _KEYS = {
     "read_px_per_mm": ("checkers", "px_per_mm"),
     "edge_threshold": ("checkers", "edge_threshold"),
+    "edge_blur_mm": ("checkers", "edge_blur_mm"),
+    "edge_blur_above_noise": ("checkers", "edge_blur_above_noise"),
     "bar_min_ring": ("checkers", "bar_min_ring"),
     "max_missing_edges": ("gate", "max_missing_edges"),
     "min_seen_edges": ("gate", "min_seen_edges"),
@@ -69,6 +71,7 @@ _KEYS = {
     "dice_side_min_directions": ("dice", "side_min_directions"),
     "dice_die_target_px": ("dice", "die_target_px"),
     "dice_die_max_px": ("dice", "die_max_px"),
+    "dice_die_min_px": ("dice", "die_min_px"),
     "dice_kernel_per_die": ("dice", "kernel_per_die"),
     "dice_pip_max_per_die": ("dice", "pip_max_per_die"),
     "dice_side_run_near": ("dice", "side_run_near"),
@@ -79,6 +82,7 @@ _KEYS = {
     "dice_blob_max_per_die": ("dice", "blob_max_per_die"),
     "dice_blob_cut_max_area_per_die2": ("dice", "blob_cut_max_area_per_die2"),
     "dice_pip_min_peak": ("dice", "pip_min_peak"),
+    "dice_single_face_per_die": ("dice", "single_face_per_die"),
 }
 
 
@@ -93,6 +97,8 @@ class VisionConfig:
     min_markers: int = 4
     read_px_per_mm: float = 2.0
     edge_threshold: float = 11.0
+    edge_blur_mm: float = 0.5
+    edge_blur_above_noise: float = 0.8
     bar_min_ring: float = 0.55
     max_missing_edges: float = 0.25
     min_seen_edges: float = 0.5
@@ -142,6 +148,7 @@ class VisionConfig:
     dice_side_min_directions: int = 3
     dice_die_target_px: float = 24.0
     dice_die_max_px: float = 36.0
+    dice_die_min_px: float = 20.0
     dice_kernel_per_die: float = 0.45
     dice_pip_max_per_die: float = 0.35
     dice_side_run_near: float = 0.42
@@ -152,6 +159,7 @@ class VisionConfig:
     dice_blob_max_per_die: float = 1.2
     dice_blob_cut_max_area_per_die2: float = 0.35
     dice_pip_min_peak: float = 80.0
+    dice_single_face_per_die: float = 0.42
 
     def __post_init__(self) -> None:
         if not isinstance(self.min_markers, int) or not 3 <= self.min_markers <= 4:
@@ -160,10 +168,12 @@ class VisionConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ConfigError(f"{name}: {v!r}: expected an integer >= 1")
-        for name in ("max_reprojection_px", "drift_px_knocked", "px_per_mm", "read_px_per_mm", "edge_threshold", "motion_grey_levels"):
+        for name in ("max_reprojection_px", "drift_px_knocked", "px_per_mm", "read_px_per_mm", "edge_threshold", "motion_grey_levels", "edge_blur_above_noise"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
                 raise ConfigError(f"{name}: {v!r}: expected a positive number")
+        if isinstance(self.edge_blur_mm, bool) or not isinstance(self.edge_blur_mm, (int, float)) or not 0 <= self.edge_blur_mm <= 5:
+            raise ConfigError(f"edge_blur_mm: {self.edge_blur_mm!r}: expected a number of mm from 0 to 5")
         for name in ("bar_min_ring", "max_missing_edges", "min_seen_edges", "max_motion_fraction", "cube_min_outline"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:

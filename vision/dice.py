@@ -95,8 +95,8 @@ def read_dice(config: VisionConfig | None, image: np.ndarray, mask: np.ndarray |
     """All dice in a BGR image (only where ``mask`` is nonzero, if given), sorted left to right.
 
     ``die_px`` is the side of a die in image px where it is known (a calibrated board):
-    the pips are then measured on that scale (a copy shrunk to ``die_target_px`` a die when
-    dice are larger, only the mask's box of it), and a die must be about that size. Without
+    the pips are then measured on that scale (a copy scaled to ``die_target_px`` a die when
+    dice are much larger or smaller, only the mask's box of it), and a die must be about that size. Without
     it the scale comes from the image's size (``kernel_frac``, ``pip_max_frac``).
 
     Raises :class:`DiceImageError` for an empty or non-BGR image or a mask of another size,
@@ -131,8 +131,9 @@ def read_dice(config: VisionConfig | None, image: np.ndarray, mask: np.ndarray |
 
 
 def _read_scaled(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die_px: float) -> list[DieReading]:
-    """:func:`read_dice` where a die's size is known: on the mask's box only, shrunk so that a die
-    is ``die_target_px`` across if it is larger than ``die_max_px``; readings in the image's px."""
+    """:func:`read_dice` where a die's size is known: on the mask's box only, scaled so that a die
+    is ``die_target_px`` across if it is larger than ``die_max_px`` or smaller than ``die_min_px``
+    (a small die's pips are a few px: too few to tell a pip from noise); readings in the image's px."""
     h, w = image.shape[:2]
     x0, y0, x1, y1 = 0, 0, w, h
     if mask is not None:
@@ -145,10 +146,10 @@ def _read_scaled(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, 
         mask = mask[y0:y1, x0:x1]
     work = image[y0:y1, x0:x1]
     scale = 1.0
-    if die_px > cfg.dice_die_max_px:
+    if not cfg.dice_die_min_px <= die_px <= cfg.dice_die_max_px:
         scale = cfg.dice_die_target_px / die_px
         size = (max(1, round(work.shape[1] * scale)), max(1, round(work.shape[0] * scale)))
-        work = cv2.resize(work, size, interpolation=cv2.INTER_AREA)
+        work = cv2.resize(work, size, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_CUBIC)
         if mask is not None:
             mask = cv2.resize(mask, size, interpolation=cv2.INTER_NEAREST)
     readings = _read(cfg, work, mask, die_px * scale)
@@ -578,11 +579,12 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
         offset = float(math.sqrt(sv[0] * sv[1])) if n >= 4 else float(sv[0])
         if n >= 4 and sv[1] / sv[0] < cfg.dice_cocked_max_aspect:
             cocked = True
-    side = offset / _PIP_OFFSET if offset else d * cfg.dice_face_per_pip
+    side = offset / _PIP_OFFSET if offset else (d * cfg.dice_face_per_pip if die is None else die)
     side = max(side, d * 2.5)
     narrow = side if n < 4 else side * float(sv[1] / sv[0])  # a cocked die's face is foreshortened
-    if n == 1:  # a ring of face around a lone pip
-        spread, level = _face_spread(gray, marks, cx, cy, 1.7 * d, d, 1.1 * d)
+    if n == 1:  # a ring of face around a lone pip, inside the face of a die of known size however it is turned
+        outer = 1.7 * d if die is None else max(1.3 * d, min(1.7 * d, cfg.dice_single_face_per_die * die))
+        spread, level = _face_spread(gray, marks, cx, cy, outer, d, 1.1 * d)
     else:
         spread, level = _face_spread(gray, marks, cx, cy, cfg.dice_face_radius * narrow, d)
     if spread > cfg.dice_face_max_spread:
@@ -609,7 +611,7 @@ def _face_spread(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: flo
     ri = int(math.ceil(r))
     x0, y0, x1, y1 = max(0, int(x) - ri), max(0, int(y) - ri), min(w, int(x) + ri + 1), min(h, int(y) + ri + 1)
     if x1 - x0 < 2 or y1 - y0 < 2:
-        return 255.0
+        return 255.0, 0.0
     yy, xx = np.mgrid[y0:y1, x0:x1]
     rr = (xx - x) ** 2 + (yy - y) ** 2
     disc = (rr <= r * r) & (rr >= r_in * r_in)
