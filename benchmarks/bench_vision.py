@@ -10,7 +10,7 @@ from the frame's markers. Prints: per-point count error rate, whole-position
 exact rate over unoccluded frames, dice value accuracy, cocked-die detection,
 cube accuracy, occluded frames wrongly passed as readable (which the gate would
 call stable once they held), clear frames wrongly called occluded, and the time
-per frame with its ratio to a reference (rectifying the frame) in the same run.
+per frame with its ratio to a reference (warping the frame to the top-down view, no maps kept) in the same run.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from board_rules import find_variant  # noqa: E402
 from tests.positions import random_backgammon, random_plakoto, random_same_direction  # noqa: E402
 from vision.calibrate import calibrate  # noqa: E402
 from vision.observe import read_frame  # noqa: E402
-from vision.rectify import rectify  # noqa: E402
+from vision.rectify import warp  # noqa: E402
 from vision.render import BOARD_STYLES, CHECKER_STYLES, DIE_COLOURS, DieSpec, render  # noqa: E402
 
 
@@ -88,7 +88,7 @@ def main() -> int:
         t0 = time.perf_counter()
         obs = read_frame(geometry, frame.image)
         t1 = time.perf_counter()
-        rectify(geometry, frame.image, px_per_mm=2.0)
+        warp(geometry, frame.image, 2.0)
         t2 = time.perf_counter()
         t_read += t1 - t0
         t_ref += t2 - t1
@@ -152,7 +152,7 @@ def main() -> int:
     print(f"cube place and value: {cube_ok}/{cubes} = {cube_ok / max(1, cubes):.1%}; cube seen where there is none: {cube_false}")
     print(f"occluded frames passed as readable (would become stable): {hand_passed}/{n_hand} (target 0)")
     print(f"clear frames called occluded or board-not-found: {clear_occluded}/{n_clear}")
-    print(f"read_frame: {1000 * t_read / max(1, frames):.0f} ms a frame; ratio to rectifying the frame: {t_read / max(t_ref, 1e-9):.1f}")
+    print(f"read_frame: {1000 * t_read / max(1, frames):.0f} ms a frame; ratio to the reference: {t_read / max(t_ref, 1e-9):.1f}")
     if failures:
         print(f"first failures ({len(failures)} in all):")
         for f in failures[:25]:

@@ -11,10 +11,12 @@ from board_rules import Position, Roll
 from referee.cli import main
 from tests.positions import random_backgammon, random_same_direction
 from vision.calibrate import calibrate
-from vision.checkers import Palette, PaletteError, learn_palette, read_checkers
+from vision.checkers import Palette, PaletteError, learn_palette, read_checkers, view
 from vision.config import ConfigError, VisionConfig
+from vision.cube import find_cube
 from vision.gate import Gate
 from vision.observe import Pipeline, read_frame
+from vision.rectify import rectify, warp
 from vision.render import DieSpec, camera_pose, frames_of_game, render
 
 START = Position.start("backgammon")
@@ -87,6 +89,30 @@ def test_the_cube_is_found_on_the_bar_and_read(value, where):
     obs = read_frame(calibrate(frame.image), frame.image)
     assert obs.cube is not None and obs.cube.where == where and obs.cube.value == value
     assert obs.checkers.bar == (0, 0)
+
+
+@pytest.mark.parametrize("seed", [71, 72, 73, 74])
+def test_the_quick_search_along_the_bar_finds_the_cube_where_the_exact_one_does(seed):
+    """The coarse search on the thresholded map (nearest px) leads to the same cube as sampling every outline exactly."""
+    rng = random.Random(seed)
+    where = rng.choice(["centre", "white", "black"])
+    frame = render(random_backgammon(rng), seed=seed, cube=(1 if where == "centre" else 2 ** rng.randint(1, 6), where), size=(1280, 720))
+    v = view(calibrate(frame.image), frame.image)
+    exact = find_cube(v.edges_at, min_score=0.3)
+    quick = find_cube(v.edges_at, min_score=0.3, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold)
+    assert exact is not None and quick == exact
+    # a grid step that is not a whole number of px falls back to the exact search
+    assert find_cube(v.edges_at, min_score=0.3, edge_map=v.edges, ppm=1.7, threshold=v.threshold) == exact
+
+
+def test_a_fixed_camera_is_rectified_through_kept_maps_to_the_same_view():
+    frame = render(START, seed=75, size=(1280, 720))
+    geometry = calibrate(frame.image)
+    fresh = warp(geometry, frame.image, 2.0)
+    first, second = rectify(geometry, frame.image, px_per_mm=2.0), rectify(geometry, frame.image, px_per_mm=2.0)
+    assert np.array_equal(first, fresh)
+    diff = np.abs(second.astype(int) - fresh.astype(int))  # the maps round a source px to 1/32 as the warp does, nearly always alike
+    assert (diff > 1).mean() < 1e-3 and diff.max() <= 8
 
 
 def test_no_cube_is_no_cube():

@@ -68,16 +68,18 @@ _INSIDE = [_outline(CUBE_SIZE_MM / 2 - 4.0, a) for a in _ANGLES]
 _OUTSIDE = [_outline(CUBE_SIZE_MM / 2 + 3.4, a, 6, 0.5) for a in _ANGLES]
 
 
-def find_cube(edges_at, *, min_score: float) -> tuple[tuple[float, float], float, float] | None:
+def find_cube(
+    edges_at, *, min_score: float, edge_map: np.ndarray | None = None, ppm: float = 0.0, threshold: float = 0.0
+) -> tuple[tuple[float, float], float, float] | None:
     """The best square outline of the cube's size along the bar: ``(centre_mm, angle, score)`` or None.
 
     ``edges_at(points_mm)`` tells where the frame shows an edge. The score is the
     fraction of the outline that shows an edge less the fractions of the face just inside it and of
     the bar just outside the middle of its sides (where a checker would show its rim).
+    With ``edge_map`` (the rectified view's edge strength at ``ppm`` px per mm, an edge where it is
+    above ``threshold``), the coarse search over the whole bar samples that map at the nearest px (:func:`_coarse_scores`,
+    several times cheaper); the fine search around the best places always uses ``edges_at``.
     """
-    xs = np.arange(BAR_X0 + CUBE_SIZE_MM / 2 - 4, BAR_X1 - CUBE_SIZE_MM / 2 + 4.01, 2.0)
-    ys = np.arange(FIELD_Y0 + CUBE_SIZE_MM / 2, FIELD_Y1 - CUBE_SIZE_MM / 2 + 0.01, 2.0)
-    centres = np.array([(x, y) for y in ys for x in xs])
 
     def scores(centres: np.ndarray, ks) -> np.ndarray:
         """Score of a cube at every centre for every angle index in ``ks``: len(ks) x N, all sampled at once."""
@@ -90,10 +92,18 @@ def find_cube(edges_at, *, min_score: float) -> tuple[tuple[float, float], float
         return on - ins - out  # a face is plain inside its outline, and so is the bar just beside it
 
     # coarse: square and diagonal over the whole bar; fine: every angle around the best few places
-    coarse = scores(centres, (0, len(_ANGLES) // 2)).max(axis=0)
+    coarse_ks = (0, len(_ANGLES) // 2)
+    fast = _coarse_scores(edge_map, float(ppm), float(threshold), coarse_ks) if edge_map is not None and ppm > 0 else None
+    if fast is not None:
+        centres, coarse = fast
+        keep = _COARSE_KEEP_MAP
+    else:
+        centres = _bar_centres()
+        coarse = scores(centres, coarse_ks).max(axis=0)
+        keep = _COARSE_KEEP
     best = None
     steps = np.array([(dx, dy) for dx in (-1.0, 0.0, 1.0) for dy in (-1.0, 0.0, 1.0)])
-    near = np.concatenate([centres[i] + steps for i in np.argsort(-coarse, kind="stable")[:4]])
+    near = np.concatenate([centres[i] + steps for i in np.argsort(-coarse, kind="stable")[:keep]])
     fine = scores(near, tuple(range(len(_ANGLES))))  # angles x centres
     # the first best in the order candidate, angle, place (as one at a time would find it)
     for c in range(len(near) // len(steps)):
@@ -105,6 +115,52 @@ def find_cube(edges_at, *, min_score: float) -> tuple[tuple[float, float], float
     if best is None or best[2] < min_score:
         return None
     return best
+
+
+_COARSE_STEP_MM = 2.0
+_COARSE_KEEP = 4  # places the fine search looks around, from the exact coarse scores
+_COARSE_KEEP_MAP = 6  # ... from the nearest-px ones (a few more: they are rougher)
+
+
+def _bar_centres() -> np.ndarray:
+    """The coarse grid of cube centres along the bar (board mm, N x 2)."""
+    xs = np.arange(BAR_X0 + CUBE_SIZE_MM / 2 - 4, BAR_X1 - CUBE_SIZE_MM / 2 + 4.01, _COARSE_STEP_MM)
+    ys = np.arange(FIELD_Y0 + CUBE_SIZE_MM / 2, FIELD_Y1 - CUBE_SIZE_MM / 2 + 0.01, _COARSE_STEP_MM)
+    return np.array([(x, y) for y in ys for x in xs])
+
+
+def _coarse_scores(edge_map: np.ndarray, ppm: float, threshold: float, ks) -> tuple[np.ndarray, np.ndarray] | None:
+    """The coarse score (best over the angles ``ks``) of a cube at every centre of
+    :func:`_bar_centres`, sampling ``edge_map > threshold`` at the nearest px: the grid is
+    regular, so each sample of the outline is one strided slice of the map, summed over the
+    whole grid at once. Returns the centres (board mm, N x 2) and their scores (N), or None
+    where the grid's step is not a whole number of px."""
+    step_f = _COARSE_STEP_MM * ppm
+    step = int(round(step_f))
+    if step < 1 or abs(step_f - step) > 1e-6:
+        return None
+    centres = _bar_centres()
+    xs, ys = np.unique(centres[:, 0]), np.unique(centres[:, 1])
+    nx, ny = len(xs), len(ys)
+    rings = [(ring, sign) for k in ks for ring, sign in ((_OUTLINES[k], 1.0), (_INSIDE[k], -1.0), (_OUTSIDE[k], -1.0))]
+    # px of the first centre's samples: nearest px of (centre + offset) mm
+    first = [np.floor(np.array([xs[0], ys[0]]) * ppm - 0.5 + ring * ppm + 0.5).astype(int) for ring, _ in rings]
+    lo = np.min([f.min(axis=0) for f in first], axis=0)
+    hi = np.max([f.max(axis=0) for f in first], axis=0) + (np.array([nx, ny]) - 1) * step + 1
+    h, w = edge_map.shape[:2]
+    crop = np.zeros((hi[1] - lo[1], hi[0] - lo[0]), np.uint8)  # the map around the grid, zero off it
+    sy, sx = slice(max(0, lo[1]), min(h, hi[1])), slice(max(0, lo[0]), min(w, hi[0]))
+    crop[sy.start - lo[1] : sy.stop - lo[1], sx.start - lo[0] : sx.stop - lo[0]] = edge_map[sy, sx] > threshold
+    best = np.full((ny, nx), -np.inf, np.float32)
+    for i in range(0, len(rings), 3):
+        score = np.zeros((ny, nx), np.float32)
+        for (ring, sign), px in zip(rings[i : i + 3], first[i : i + 3]):
+            hits = np.zeros((ny, nx), np.int16)
+            for c, r in px - lo:
+                hits += crop[r : r + (ny - 1) * step + 1 : step, c : c + (nx - 1) * step + 1 : step]
+            score += sign * hits / len(ring)
+        np.maximum(best, score, out=best)
+    return centres, best.ravel()
 
 
 def place_of(centre_mm: tuple[float, float]) -> str:

@@ -180,7 +180,7 @@ def read_frame(
     cfg = config or default_config()
     v = _checkers.view(geometry, image, cfg)
     lay, prof = v.layout, v.layout.profile
-    found = _cube.find_cube(v.edges_at, min_score=cfg.cube_min_outline) if prof.name == DEFAULT_PROFILE else None
+    found = _cube.find_cube(v.edges_at, min_score=cfg.cube_min_outline, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold) if prof.name == DEFAULT_PROFILE else None
     not_on_bar = None if found is None else (found[0][0], found[0][1], prof.cube_size_mm * 0.8)
     dice = _read_dice(cfg, geometry, image)
     on_board = [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * (1.1 if d.cocked else 0.9)) for d in dice]

@@ -9,6 +9,9 @@ May import ``board_rules`` types; must not import ``firmware_bridge`` or ``refer
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from functools import lru_cache
+
 import cv2
 import numpy as np
 
@@ -71,6 +74,46 @@ def rectify(geometry: Geometry, image: np.ndarray, px_per_mm: float | None = Non
     """
     s = _ppm(px_per_mm, config)
     dst_to_src = geometry.matrix @ rectified_to_board_matrix(s)  # rectified px -> board mm -> image px
+    key = (dst_to_src.tobytes(), rectified_size(s))
+    if _seen_before(key):  # a fixed camera: its maps pay for themselves from the second frame on
+        maps = _maps(*key)
+        return cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
+    return warp(geometry, image, s)
+
+
+def warp(geometry: Geometry, image: np.ndarray, px_per_mm: float) -> np.ndarray:
+    """:func:`rectify` worked out afresh, with no maps kept (the benchmarks' fixed reference workload)."""
+    s = _ppm(px_per_mm, None)
+    dst_to_src = geometry.matrix @ rectified_to_board_matrix(s)
     return cv2.warpPerspective(
         image, dst_to_src, rectified_size(s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_CONSTANT
     )
+
+
+_SEEN: OrderedDict[tuple[bytes, tuple[int, int]], None] = OrderedDict()
+
+
+def _seen_before(key: tuple[bytes, tuple[int, int]]) -> bool:
+    """Whether a frame was rectified through this transform before (the last 16 transforms kept)."""
+    seen = key in _SEEN
+    _SEEN[key] = None
+    _SEEN.move_to_end(key)
+    while len(_SEEN) > 16:
+        _SEEN.popitem(last=False)
+    return seen
+
+
+@lru_cache(maxsize=4)
+def _maps(dst_to_src: bytes, size: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Where each rectified px comes from in the camera frame, as fixed-point maps for
+    ``cv2.remap`` (the same px as ``cv2.warpPerspective``, which works them out on every frame)."""
+    m = np.frombuffer(dst_to_src, np.float64).reshape(3, 3)
+    xs, ys = np.meshgrid(np.arange(size[0], dtype=np.float64), np.arange(size[1], dtype=np.float64))
+    den = m[2, 0] * xs + m[2, 1] * ys + m[2, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mx = (m[0, 0] * xs + m[0, 1] * ys + m[0, 2]) / den
+        my = (m[1, 0] * xs + m[1, 1] * ys + m[1, 2]) / den
+    # behind the camera, or too far off the frame for the fixed-point maps: outside, black
+    off = ~(np.isfinite(mx) & np.isfinite(my) & (den > 0) & (np.abs(mx) < 30000) & (np.abs(my) < 30000))
+    mx[off], my[off] = -1000.0, -1000.0
+    return cv2.convertMaps(mx.astype(np.float32), my.astype(np.float32), cv2.CV_16SC2)
