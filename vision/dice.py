@@ -137,10 +137,9 @@ def _read_scaled(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, 
     h, w = image.shape[:2]
     x0, y0, x1, y1 = 0, 0, w, h
     if mask is not None:
-        pts = cv2.findNonZero(mask)
-        if pts is None:
+        bx, by, bw, bh = cv2.boundingRect(mask)  # of its nonzero px
+        if bw == 0 or bh == 0:
             return []
-        bx, by, bw, bh = cv2.boundingRect(pts)
         m = int(math.ceil(die_px))
         x0, y0, x1, y1 = max(0, bx - m), max(0, by - m), min(w, bx + bw + m), min(h, by + bh + m)
         mask = mask[y0:y1, x0:x1]
