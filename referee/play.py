@@ -145,11 +145,17 @@ class TableSession:
         c = obs.checkers
         self.camera_seen = (c.points, c.bar, c.off)
         ref = self.referee
-        if ref.phase == "roll":
-            dice = [d for d in obs.dice]
+        dice = list(obs.dice)
+        if ref.phase == "roll" and dice:
             if len(dice) == 2:
                 self.show(ref.dice(tuple(d.value or 0 for d in dice), halves=tuple(d.half for d in dice),
                                    cocked=any(d.cocked for d in dice)))
+            else:  # both dice were thrown and have come to rest: one is off the playing field, or a third lies there
+                self.show(Calls(says=(f"{len(dice)} dice at rest on the playing field: a die off it is thrown again; "
+                                      "throw both dice again",), buzzer=True))
+        elif ref.phase == "opening_roll" and len(dice) == 2:  # one die alone: the other player has yet to throw
+            self.show(ref.opening_dice((dice[0].value or 0, dice[1].value or 0), (dice[0].half, dice[1].half),
+                                       cocked=any(d.cocked for d in dice)))
         elif ref.phase == "play" and not obs.dice:
             self.show(ref.dice(None))  # the dice were picked up: the turn ends
         if obs.cube is not None:

@@ -257,6 +257,20 @@ class Referee:
             return self._start_turn(says + [f"{self.on_roll.value} plays {self.replay.roll}"])
         return self._calls(says + [f"{self.on_roll.value} to roll"])
 
+    def opening_dice(self, values: tuple[int, int], halves: tuple[str | None, str | None], *, cocked: bool = False) -> Calls:
+        """The opening roll as the camera sees it: each player's one die, which must come to rest in
+        that player's own right-hand board (white's die in ``"right"``, black's in ``"left"``, as white
+        sees it). A cocked die, or two dice in one half, are thrown again."""
+        if self.phase != "opening_roll":
+            return self._calls()
+        if cocked:
+            return self._refuse("a cocked die: throw again")
+        by_half = dict(zip(halves, values))
+        white, black = by_half.get(RIGHT_HAND_HALF[Side.WHITE]), by_half.get(RIGHT_HAND_HALF[Side.BLACK])
+        if len(by_half) != 2 or white is None or black is None:
+            return self._refuse("opening roll: each player throws one die into their own right-hand board: throw again")
+        return self.opening(white, black)
+
     def dice(self, values: tuple[int, int] | None, *, halves: tuple[str | None, ...] = (), cocked: bool = False) -> Calls:
         """The dice at rest (``values``), or picked up (None: that ends the turn, as the end-of-turn button).
 
@@ -333,7 +347,18 @@ class Referee:
         if action in ("undo_checker_move", "undo_play"):
             return self._calls(["the board is the record: put the checkers back by hand"])
         name = {"end_turn": "end-turn", "show_hint": "hint"}.get(action, action)
-        return self.button(name, side)
+        return self.button(self._in_context(name), side)
+
+    def _in_context(self, name: str) -> str:
+        """What a panel button means now: the panel has no accept, refuse or raccoon buttons. A
+        resignation is answered with take (accept) or pass (refuse); after a beaver, the doubler's
+        take-and-redouble (a long press of take) is the raccoon."""
+        if self.phase == "resign_answer":
+            return {"take": "accept", "pass": "refuse"}.get(name, name)
+        cube = self.replay.cube
+        if name == "beaver" and cube is not None and getattr(cube, "offer", None) is not None and cube.offer.value == "beaver":
+            return "raccoon"
+        return name
 
     def button(self, name: str, side: Side | None = None) -> Calls:
         """A panel button: ``end-turn``, the cube's (``double`` ... ``raccoon``), ``resign-1..3``,
@@ -352,9 +377,7 @@ class Referee:
                 who = side
             elif name == "double":
                 who = self.on_roll
-            elif name == "raccoon":  # the doubler answers a beaver
-                who = cube.offered_by
-            else:  # take, pass, beaver: the side the double was offered to
+            else:  # take, pass, beaver, raccoon: the side the last offer was made to (a beaver's: the doubler)
                 who = cube.offered_by.other if cube.offered_by is not None else self.on_roll
             event = J.cube(name, who, None)
             reason = self._try(event)

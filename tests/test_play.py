@@ -261,3 +261,41 @@ def test_a_hand_that_stays_over_the_board_is_said_once_and_so_is_the_clear_view_
     session.pump(0.05)
     assert said[-1].startswith("the camera sees the board again")
     assert ref.phase == "setup" and [e["type"] for e in read_journal(tmp_path / "m.jsonl").events] == ["match_start", "game_start"]
+
+
+def test_a_camera_only_table_reads_the_opening_roll_calls_a_die_off_the_field_and_ends_the_turn_when_the_dice_are_lifted(tmp_path):
+    from vision.checkers import CheckerReading
+    from vision.observe import DieObservation, Observation
+
+    def seen(pos, *dice):
+        reading = CheckerReading(tuple(pos.points), tuple(pos.bar), tuple(pos.off), (1.0,) * 24, (1.0, 1.0), (1.0, 1.0))
+        dies = tuple(DieObservation(v, (0.0, 0.0), (0.0, 0.0), half, False, 1.0, (0, 0, 10, 10)) for v, half in dice)
+        return Observation("stable", reading, dies, None, None, frames_held=3)
+
+    class Camera:
+        def __init__(self):
+            self.next = []
+
+        def read(self):
+            return self.next.pop(0) if self.next else None
+
+    cam, said = Camera(), []
+    ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, "backgammon"))
+    session = TableSession(ref, camera=cam, say=said.append)
+    cam.next = [seen(START), seen(START, (5, "left"))]  # set up; black's die is down, white's not yet
+    session.pump(0.1)
+    assert ref.phase == "opening_roll" and not any("throw again" in s for s in said)
+    cam.next = [seen(START, (5, "left"), (3, "right"))]  # white's 3 in white's right-hand board
+    session.pump(0.1)
+    assert ref.phase == "play" and ref.on_roll is Side.BLACK and (ref.replay.roll.high, ref.replay.roll.low) == (5, 3)
+    black_played = ref.position.play("13/8 13/10", ref.replay.roll)
+    cam.next = [seen(black_played, (5, "left"), (3, "right")), seen(black_played)]  # the play, then the dice lifted
+    session.pump(0.1)
+    assert ref.phase == "roll" and ref.on_roll is Side.WHITE
+    cam.next = [seen(black_played, (6, "right"))]  # white threw both; one came to rest off the playing field
+    session.pump(0.1)
+    assert ref.phase == "roll" and "throw both dice again" in said[-1]
+    cam.next = [seen(black_played, (6, "right"), (4, "right"))]
+    session.pump(0.1)
+    assert ref.phase == "play" and (ref.replay.roll.high, ref.replay.roll.low) == (6, 4)
+    assert [e["type"] for e in read_journal(tmp_path / "m.jsonl").events][-3:] == ["opening_roll", "play", "roll"]

@@ -100,6 +100,39 @@ def test_a_cocked_die_or_dice_outside_the_right_hand_board_are_thrown_again(tmp_
     assert ref.phase == "play" and ref.replay.roll == Roll(5, 2)
 
 
+def test_the_opening_roll_seen_by_the_camera_takes_each_players_die_from_their_own_right_hand_board(tmp_path):
+    ref = _new(tmp_path)
+    ref.board(START)
+    calls = ref.opening_dice((2, 6), ("right", "right"))  # both dice in white's right-hand board
+    assert calls.buzzer and "own right-hand board" in calls.says[0] and ref.phase == "opening_roll"
+    assert "cocked" in ref.opening_dice((2, 6), ("right", "left"), cocked=True).says[0]
+    assert "own right-hand board" in ref.opening_dice((2, 6), ("right", None)).says[0]  # a die on the bar
+    assert ref.phase == "opening_roll" and not [e for e in read_journal(tmp_path / "match.jsonl").events if e["type"] == "opening_roll"]
+    calls = ref.opening_dice((2, 6), ("left", "right"))  # black's 2 on the left, white's 6 on the right
+    assert "white 6, black 2: white starts" in calls.says[0]
+    assert ref.phase == "play" and ref.replay.roll == Roll(6, 2) and ref.on_roll is Side.WHITE
+
+
+def test_the_panel_answers_a_resignation_with_take_and_pass_and_raccoons_with_a_long_take(tmp_path):
+    ref = _ready(_new(tmp_path, MatchSpec("money", 0, "backgammon", cube={"beavers": True, "raccoons": True})), 3, 1)
+    ref.board(START.play("8/5 6/5", Roll(3, 1)))
+    ref.button("end-turn")
+    assert ref.on_roll is Side.BLACK
+    ref.panel("double")
+    ref.panel("beaver")  # white's long press of take: beaver
+    assert ref.replay.cube.offer.value == "beaver"
+    calls = ref.panel("beaver")  # black, the doubler, answers with a long press of take: raccoon
+    assert ref.replay.cube.offer.value == "raccoon", calls.says
+    ref.panel("take")
+    assert ref.replay.cube.value == 8 and ref.phase == "roll"
+    ref.button("resign-1", Side.BLACK)
+    assert ref.phase == "resign_answer"
+    assert "refuses" in ref.panel("pass").says[0] and ref.phase == "roll"
+    ref.button("resign-1", Side.BLACK)
+    calls = ref.panel("take")
+    assert any("accepts" in s for s in calls.says) and ref.score() == {"white": 8, "black": 0}
+
+
 def test_a_roll_with_no_legal_play_is_passed_and_said(tmp_path):
     from referee.journal import Journal, game_start, match_start
 
