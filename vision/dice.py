@@ -187,7 +187,7 @@ def _read(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die: fl
         labels_all.append(labels)
     marks = labels_all[0] | labels_all[1]
     for p in pips:
-        p.ring = _ring_spread(gray, marks, p)
+        p.ring = _ring_spread(gray, marks, p, die)
     groups = _group(cfg, pips, gray, labels_all)
     scored = []
     for g in groups:
@@ -311,10 +311,15 @@ def _pip_like(cfg: VisionConfig, c: np.ndarray, binary: np.ndarray, labels: np.n
     return ok & (round_ | (area <= cfg.dice_blob_cut_max_area_per_die2 * die * die))
 
 
-def _ring_spread(gray: np.ndarray, marks: np.ndarray, p: _Pip) -> float:
-    """Spread (90th - 10th percentile) of the grey levels on a circle just outside a pip, other pips left out."""
+def _ring_spread(gray: np.ndarray, marks: np.ndarray, p: _Pip, die: float | None = None) -> float:
+    """Spread (90th - 10th percentile) of the grey levels on a circle just outside a pip, other pips left out.
+
+    Where a die's size is known, the circle stays on the face for a corner pip too: no further
+    out than halfway from the pip's edge to the face's (a dark rim or shadow there is not the face)."""
     h, w = gray.shape
     r = p.d / 2 + max(2.0, 0.3 * p.d)
+    if die is not None:
+        r = min(r, max(p.d / 2 + 1.0, (p.d / 2 + die * (0.5 - _PIP_OFFSET)) / 2))
     ang = np.linspace(0, 2 * np.pi, 24, endpoint=False)
     xs = np.round(p.x + r * np.cos(ang)).astype(int)
     ys = np.round(p.y + r * np.sin(ang)).astype(int)
@@ -559,8 +564,10 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
     if found is None:
         return None, []
     group, (value, err, A) = found
-    if float(np.median([p.ring for p in group])) > cfg.dice_pip_ring_max_spread:
-        return None, group  # pips that do not sit on a uniform face
+    if float(np.median([p.ring for p in group])) > cfg.dice_pip_ring_max_spread and (die is None or len(group) < 4):
+        # pips that do not sit on a uniform face; four or more in a die's layout at a die's known size
+        # vouch for each other (packed small pips' halos reach the ring), and the face is checked below
+        return None, group
     n = len(group)
     pts = np.array([(p.x, p.y) for p in group])
     d = float(np.median([p.d for p in group]))
