@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -11,8 +12,10 @@ import pytest
 
 from board_rules import Position
 from tests.test_cli import run
+from vision.calibrate import calibrate
 from vision.config import default_config
 from vision.dice import DiceImageError, DieReading, read_dice
+from vision.observe import read_frame
 from vision.render import DieSpec, render
 
 START = Position.start("backgammon")
@@ -210,3 +213,19 @@ def test_real_photos_of_dice_are_found_and_read():
         false_pos += len(readings) - len(used)
     assert good / total >= VALID_FOUND_AND_READ_FLOOR
     assert false_pos / len(images) <= 0.1
+
+
+@pytest.mark.parametrize("seed, value", [(620185, 3), (620324, 6), (630176, 6)])
+def test_on_a_calibrated_board_a_white_die_by_a_dark_point_and_a_black_die_among_metal_rims_are_read(seed, value):
+    """Development frames of the accuracy benchmark: a corner pip's ring reached the die's dark edge
+    (a white die on a light board by a point), and packed light pips' halos reached the ring (a black die among metal rims)."""
+    spec = importlib.util.spec_from_file_location("bench_vision", Path(__file__).resolve().parents[1] / "benchmarks" / "bench_vision.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    s = bench.scene(seed, 0.2)
+    pos = s.pop("position")
+    frame = render(pos, seed=seed, **s)
+    obs = read_frame(calibrate(frame.image), frame.image)
+    for truth in [d for d in frame.dice if d.value == value and not d.cocked]:
+        near = [d for d in obs.dice if np.hypot(d.centre[0] - truth.centre[0], d.centre[1] - truth.centre[1]) < 10]
+        assert [(d.value, d.cocked) for d in near] == [(value, False)]
