@@ -217,9 +217,9 @@ def test_the_cameras_noise_is_estimated_through_edges_and_bad_blur_settings_are_
     for sigma in (2.0, 4.0):
         grey_noise = rng.normal(0, sigma, (720, 1280, 1)).repeat(3, axis=2)
         assert abs(noise_grey(np.clip(flat + grey_noise, 0, 255).astype(np.uint8)) - sigma) < 0.25 * sigma
-    for bad in (-1.0, 6.0, True, "0.5"):
-        with pytest.raises(ConfigError, match="edge_blur_mm"):
-            VisionConfig(edge_blur_mm=bad)
+    for bad in (-1.0, 1.5, True, "0.5"):
+        with pytest.raises(ConfigError, match="edge_blur_mm_per_grey"):
+            VisionConfig(edge_blur_mm_per_grey=bad)
 
 
 def test_observation_json_has_every_field():

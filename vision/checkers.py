@@ -354,7 +354,8 @@ def view(geometry: Geometry, image: np.ndarray, config: VisionConfig | None = No
     ppm = float(cfg.read_px_per_mm)
     bgr = rectify(geometry, image, px_per_mm=ppm)
     lab = _lab(bgr)
-    blur = cfg.edge_blur_mm if noise_grey(image) > cfg.edge_blur_above_noise else 0.0
+    noise = noise_grey(image)
+    blur = cfg.edge_blur_mm_per_grey * noise if noise > cfg.edge_blur_above_noise else 0.0
     return View(bgr, lab, _edge_map(lab, ppm, blur), ppm, float(cfg.edge_threshold), geometry.layout)
 
 

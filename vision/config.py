@@ -19,7 +19,7 @@ DEFAULT_PATH = Path(__file__).with_name("vision.toml")
 _KEYS = {
     "read_px_per_mm": ("checkers", "px_per_mm"),
     "edge_threshold": ("checkers", "edge_threshold"),
-    "edge_blur_mm": ("checkers", "edge_blur_mm"),
+    "edge_blur_mm_per_grey": ("checkers", "edge_blur_mm_per_grey"),
     "edge_blur_above_noise": ("checkers", "edge_blur_above_noise"),
     "bar_min_ring": ("checkers", "bar_min_ring"),
     "max_missing_edges": ("gate", "max_missing_edges"),
@@ -97,7 +97,7 @@ class VisionConfig:
     min_markers: int = 4
     read_px_per_mm: float = 2.0
     edge_threshold: float = 11.0
-    edge_blur_mm: float = 0.5
+    edge_blur_mm_per_grey: float = 0.19
     edge_blur_above_noise: float = 0.8
     bar_min_ring: float = 0.55
     max_missing_edges: float = 0.25
@@ -172,8 +172,9 @@ class VisionConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
                 raise ConfigError(f"{name}: {v!r}: expected a positive number")
-        if isinstance(self.edge_blur_mm, bool) or not isinstance(self.edge_blur_mm, (int, float)) or not 0 <= self.edge_blur_mm <= 5:
-            raise ConfigError(f"edge_blur_mm: {self.edge_blur_mm!r}: expected a number of mm from 0 to 5")
+        blur = self.edge_blur_mm_per_grey
+        if isinstance(blur, bool) or not isinstance(blur, (int, float)) or not 0 <= blur <= 1:
+            raise ConfigError(f"edge_blur_mm_per_grey: {blur!r}: expected a number of mm (per grey level of noise) from 0 to 1")
         for name in ("bar_min_ring", "max_missing_edges", "min_seen_edges", "max_motion_fraction", "cube_min_outline"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
