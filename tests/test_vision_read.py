@@ -43,6 +43,18 @@ def test_every_point_bar_and_tray_is_counted_with_its_colour(seed, style, checke
     assert min(reading.confidence) > 0.5
 
 
+@pytest.mark.parametrize("off", [(11, 2), (15, 9)])
+def test_a_row_of_metal_rimmed_checkers_on_edge_in_the_tray_is_counted_whole(off):
+    """Seen on edge, metal-rimmed checkers show a 4 mm rim between them: the row goes on past it."""
+    white_left, black_left = 15 - off[0], 15 - off[1]
+    points = [0] * 24
+    points[0], points[23] = white_left, -black_left
+    pos = Position.from_dict({**START.to_dict(), "points": points, "off": {"white": off[0], "black": off[1]}})
+    for seed in (7, 8):
+        frame = render(pos, seed=seed, style="olive", checkers="metal")
+        _assert_reads(frame, read_checkers(calibrate(frame.image), frame.image))
+
+
 @pytest.mark.parametrize("variant", ["fevga", "long-nardy"])
 def test_stacks_up_to_fifteen_in_layers_are_counted(variant):
     for seed in (11, 12):

@@ -46,6 +46,7 @@ MAX_STACK = 15
 _ANGLES = 48
 _OFF_STEP_MM = 13.5  # a borne-off checker on edge: its thickness plus a gap
 _OFF_FIRST_MM = 6.0  # from the tray's end to the first one's centre
+_OFF_GAP_MM = 0.4 * _OFF_STEP_MM  # the longest break in a row of checkers on edge (metal rims show 4 mm)
 
 
 class PaletteError(TavliError, ValueError):
@@ -517,7 +518,8 @@ def _read_off(v: View, pal: Palette) -> tuple[tuple[int, int], tuple[float, floa
         d_other = np.linalg.norm(col - other, axis=1)
         is_checker = d_own < d_other
         run = 0
-        while run < len(is_checker) and (is_checker[run] or is_checker[run : run + 6].any()):
+        gap = int(_OFF_GAP_MM / 0.5)  # a rim or a seam between two checkers on edge is not the row's end
+        while run < len(is_checker) and (is_checker[run] or is_checker[run : run + gap].any()):
             run += 1
         length = along[run - 1] if run else 0.0
         n = int(round((length - 2 * _OFF_FIRST_MM + _OFF_STEP_MM) / _OFF_STEP_MM)) if length > _OFF_FIRST_MM else 0
