@@ -26,6 +26,7 @@ from vision import gate as _gate
 from vision.calibrate import Geometry, check
 from vision.config import VisionConfig, default_config
 from vision.profile import DEFAULT_PROFILE
+from vision.rectify import prepare
 
 FORMAT = "tavli-observation/1"
 
@@ -221,6 +222,7 @@ class Pipeline:
         self.palette = palette
         self.config = config or default_config()
         self.gate = _gate.Gate(self.config.stable_frames)
+        prepare(geometry, self.config.read_px_per_mm)  # a fixed camera: its rectifying maps, before its first frame
         self._previous: np.ndarray | None = None  # quarter-size grey of the frame before
         self._read: tuple[np.ndarray, Observation] | None = None  # ... of the frame last read, and its reading
         self._since_read = 0
