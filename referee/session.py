@@ -345,9 +345,29 @@ class Referee:
             self._leds = {}
             return self._calls()
         if action in ("undo_checker_move", "undo_play"):
-            return self._calls(["the board is the record: put the checkers back by hand"])
+            return self._undo()
         name = {"end_turn": "end-turn", "show_hint": "hint"}.get(action, action)
         return self.button(self._in_context(name), side)
+
+    def _undo(self) -> Calls:
+        """The undo button: the board is the record, so the referee shows how to put it back as the
+        turn began (blue: lift from here, green: put back here, amber: a hit to take back); the tracker
+        follows it back. A play
+        once ended is in the journal and stays."""
+        if self.phase != "play" or self._tracker is None:
+            return self._calls(["nothing to undo now: a play once ended is in the record"])
+        start, board = self.replay.position, self.seen or self._last_good or self.replay.position
+        places = board_diff(start, board)
+        if not places:
+            return self._calls(["nothing to undo: the board is as the turn began"])
+        sides = (start.turn, start.turn.other)
+        leds = {}
+        for w in places:
+            gained, lost = any(_more(board, start, s, w) for s in sides), any(_more(start, board, s, w) for s in sides)
+            leds[w] = AMBER if gained and lost else (BLUE if gained else GREEN)
+        self._leds = leds
+        return self._calls(["to take the play back, lift from the blue places, put back on the green"
+                            + (", and where amber put the hit checker back in place of the hitter" if AMBER in leds.values() else "")])
 
     def _in_context(self, name: str) -> str:
         """What a panel button means now: the panel has no accept, refuse or raccoon buttons. A
@@ -472,3 +492,14 @@ class Referee:
         if isinstance(board, MoneySession):
             return {"white": board.points(Side.WHITE), "black": board.points(Side.BLACK)}
         return {"white": board.points(Side.WHITE), "black": board.points(Side.BLACK)}
+
+
+def _held(position: Position, side: Side, where: int | str) -> int:
+    """How many of ``side``'s checkers ``where`` holds (a point, ``"bar"`` or ``"off"``)."""
+    if where in ("bar", "off"):
+        return (position.bar if where == "bar" else position.off)[0 if side is Side.WHITE else 1]
+    return position.count(side, int(where))
+
+
+def _more(now: Position, before: Position, side: Side, where: int | str) -> bool:
+    return _held(now, side, where) > _held(before, side, where)

@@ -6,9 +6,10 @@ import random
 import pytest
 
 from board_rules import Position, Roll, Side
+from board_rules.legality import board_diff
 from referee.journal import JournalError, MatchSpec, read_journal, resume
 from referee.players import choose
-from referee.session import GREEN, RED, Referee
+from referee.session import AMBER, BLUE, GREEN, RED, Referee
 
 START = Position.start("backgammon")
 
@@ -246,3 +247,33 @@ def test_a_new_referee_refuses_to_overwrite_a_journal(tmp_path):
     with pytest.raises(JournalError):
         Referee.resume(tmp_path / "bad.jsonl")
     json.dumps(read_journal(tmp_path / "match.jsonl").events)
+
+
+def test_undo_lights_how_to_put_the_board_back_as_the_turn_began_and_the_tracker_follows(tmp_path):
+    ref = _ready(_new(tmp_path), 3, 1)  # white plays 3-1
+    points = list(START.points)
+    points[7] -= 1  # one checker moved 8/5, the 1 not yet played
+    points[4] += 1
+    ref.board(Position.from_dict({**START.to_dict(), "points": points}))
+    calls = ref.panel("undo_checker_move")
+    assert calls.leds == {5: BLUE, 8: GREEN} and "blue" in calls.says[0]
+    assert ref.phase == "play" and ref.panel("undo_play").leds == {5: BLUE, 8: GREEN}
+    ref.board(START)  # put back
+    assert "as the turn began" in ref.panel("undo_play").says[0]
+    ref.board(START.play("8/5 6/5", Roll(3, 1)))
+    ref.button("end-turn")
+    assert "in the record" in ref.panel("undo_play").says[0]
+    assert [e["type"] for e in read_journal(tmp_path / "match.jsonl").events][-1] == "play"
+
+
+def test_undo_of_a_hit_lights_the_bar_to_lift_from_and_the_hit_point_amber(tmp_path):
+    ref = _ready(_new(tmp_path), 6, 4)  # white plays 6-4 and leaves blots
+    ref.board(START.play("24/18 13/9", Roll(6, 4)))
+    ref.button("end-turn")
+    ref.dice((5, 3))
+    before = ref.position
+    hit = next(after for _, after in ((p, before.play(p, ref.replay.roll)) for p in before.legal_plays(ref.replay.roll)) if after.bar[0])
+    ref.board(hit)
+    calls = ref.panel("undo_play")
+    assert calls.leds["bar"] == BLUE and AMBER in calls.leds.values() and "hit checker" in calls.says[0]
+    assert all(board_diff(before, hit)) and set(calls.leds) == set(board_diff(before, hit))
