@@ -46,7 +46,6 @@ MAX_STACK = 15
 _ANGLES = 48
 _OFF_STEP_MM = 13.5  # a borne-off checker on edge: its thickness plus a gap
 _OFF_FIRST_MM = 6.0  # from the tray's end to the first one's centre
-_OFF_GAP_MM = 0.4 * _OFF_STEP_MM  # the longest break in a row of checkers on edge (metal rims show 4 mm)
 
 
 class PaletteError(TavliError, ValueError):
@@ -416,7 +415,7 @@ def read_checkers(
         k += 1
         points.append(n if side == 0 else -n)
     bar, bar_conf = _read_bar(v, pal, cfg.bar_min_ring, not_on_bar, board_edges)
-    off, off_conf = _read_off(v, pal)
+    off, off_conf = _read_off(v, pal, cfg.tray_max_gap_per_step)
     return _with_issues(CheckerReading(tuple(points), bar, off, tuple(confs), bar_conf, off_conf))
 
 
@@ -500,8 +499,9 @@ def _read_bar(v: View, pal: Palette, min_ring: float, exclude, board_edges=()) -
     return (counts[0], counts[1]), (margins[0], margins[1])
 
 
-def _read_off(v: View, pal: Palette) -> tuple[tuple[int, int], tuple[float, float]]:
-    """Borne-off checkers: the length of each side's row in its tray, sampled across the tray's middle half."""
+def _read_off(v: View, pal: Palette, max_gap_per_step: float) -> tuple[tuple[int, int], tuple[float, float]]:
+    """Borne-off checkers: the length of each side's row in its tray, sampled across the tray's middle half.
+    The row goes on past a break of up to ``max_gap_per_step`` of a checker's step on edge (a rim, a seam)."""
     lab, ppm, g = v.lab, v.ppm, v.layout.geometry
     counts, confs = [], []
     for side, tray in ((0, g.tray_white), (1, g.tray_black)):
@@ -518,7 +518,7 @@ def _read_off(v: View, pal: Palette) -> tuple[tuple[int, int], tuple[float, floa
         d_other = np.linalg.norm(col - other, axis=1)
         is_checker = d_own < d_other
         run = 0
-        gap = int(_OFF_GAP_MM / 0.5)  # a rim or a seam between two checkers on edge is not the row's end
+        gap = int(max_gap_per_step * _OFF_STEP_MM / 0.5)  # samples are 0.5 mm apart
         while run < len(is_checker) and (is_checker[run] or is_checker[run : run + gap].any()):
             run += 1
         length = along[run - 1] if run else 0.0
