@@ -54,6 +54,7 @@ class TableSession:
         self.hand_pause_s = hand_pause_s
         self._hidden_since: float | None = None  # when the camera last lost its view of the board
         self._hidden_said = False
+        self._turn_dice = None  # the dice of the turn in play as the camera saw them (see _dice_lying)
         if lines is not None:
             threading.Thread(target=self._read_lines, args=(lines,), daemon=True).start()
 
@@ -146,6 +147,13 @@ class TableSession:
         self.camera_seen = (c.points, c.bar, c.off)
         ref = self.referee
         dice = list(obs.dice)
+        lying = _dice_lying(dice)
+        if ref.phase == "play" and dice:
+            self._turn_dice = lying  # the dice of the turn being played, as they lie
+        elif not dice:
+            self._turn_dice = None
+        elif ref.phase == "roll" and lying == self._turn_dice:
+            dice = []  # the last turn's dice, still lying where they fell after the end-turn button: no new throw
         if ref.phase == "roll" and dice:
             if len(dice) == 2:
                 self.show(ref.dice(tuple(d.value or 0 for d in dice), halves=tuple(d.half for d in dice),
@@ -256,6 +264,11 @@ class TableSession:
         while not self.stopped and self.referee.phase != "over":
             self.pump(0.1)
         return 0
+
+
+def _dice_lying(dice) -> tuple:
+    """Dice as they lie: values, halves and board places to 10 mm (a new throw lands elsewhere)."""
+    return tuple(sorted((d.value, d.half, round(d.centre_mm[0] / 10), round(d.centre_mm[1] / 10)) for d in dice))
 
 
 class CameraSource:

@@ -299,3 +299,18 @@ def test_a_camera_only_table_reads_the_opening_roll_calls_a_die_off_the_field_an
     session.pump(0.1)
     assert ref.phase == "play" and (ref.replay.roll.high, ref.replay.roll.low) == (6, 4)
     assert [e["type"] for e in read_journal(tmp_path / "m.jsonl").events][-3:] == ["opening_roll", "play", "roll"]
+
+    # white plays and ends the turn with the button; the dice stay where they fell; the board is seen again
+    white_played = ref.position.play("24/18 13/9", ref.replay.roll)
+    cam.next = [seen(white_played, (6, "right"), (4, "right"))]
+    session.pump(0.1)
+    session.command("end")
+    session.pump(0.1)
+    assert ref.phase == "roll" and ref.on_roll is Side.BLACK
+    said.clear()
+    cam.next = [seen(white_played, (6, "right"), (4, "right"))]  # the same dice, still lying: not black's throw
+    session.pump(0.1)
+    assert ref.phase == "roll" and not any("throw" in s or "rolls" in s for s in said), said
+    cam.next = [seen(white_played), seen(white_played, (2, "left"), (1, "left"))]  # picked up, then black throws
+    session.pump(0.1)
+    assert ref.phase == "play" and (ref.replay.roll.high, ref.replay.roll.low) == (2, 1)
