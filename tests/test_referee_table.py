@@ -10,7 +10,7 @@ from board_rules import Position, Roll, Side
 from board_rules.legality import board_diff
 from firmware_bridge.emulator import BoardEmulator
 from firmware_bridge.link import BoardLink
-from referee.journal import Journal, MatchSpec, game_start, match_start, resume, roll
+from referee.journal import Journal, MatchSpec, game_start, match_start, read_journal, resume, roll
 from referee.players import choose
 from referee.play import TableSession
 from referee.session import RED, Referee
@@ -28,17 +28,17 @@ def _pump_until(session, cond, timeout=10.0):
     raise AssertionError("the table session did not get there in time")
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_a_game_of_every_variant_plays_to_the_end_on_the_emulated_board(tmp_path, variant):
-    rng = random.Random(VARIANTS.index(variant))
+def _play_out(path, spec: MatchSpec, rng: random.Random, games: int | None = None, max_steps: int = 1500) -> None:
+    """Play a match at the emulated table to its end: the board emulator shows each play, the
+    keyboard gives the dice and ends each turn; stand-in players choose legal plays."""
     with BoardEmulator(seed=5, noise=0) as emu:
         link = BoardLink(emu.path).start()
-        ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, variant), games=1)
+        ref = Referee.new(path, spec, games=games)
         heard: list[str] = []
         session = TableSession(ref, link=link, say=heard.append)
         try:
             stuck = 0
-            for _ in range(1500):
+            for _ in range(max_steps):
                 if ref.phase == "over":
                     break
                 before = (ref.phase, ref.replay.count)
@@ -63,9 +63,28 @@ def test_a_game_of_every_variant_plays_to_the_end_on_the_emulated_board(tmp_path
         finally:
             link.stop()
             ref.close()
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_game_of_every_variant_plays_to_the_end_on_the_emulated_board(tmp_path, variant):
+    _play_out(tmp_path / "m.jsonl", MatchSpec("money", 0, variant), random.Random(VARIANTS.index(variant)), games=1)
     state = resume(tmp_path / "m.jsonl")
     assert state.phase == "over" and state.scoreboard.games_played == 1
     assert max(state.scoreboard.points(Side.WHITE), state.scoreboard.points(Side.BLACK)) >= 1 or variant in ("plakoto",)
+
+
+def test_a_backgammon_match_to_3_completes_on_the_emulated_board_with_the_score_of_its_games(tmp_path):
+    _play_out(tmp_path / "m.jsonl", MatchSpec("match", 3, "backgammon"), random.Random(33), max_steps=5000)
+    events = read_journal(tmp_path / "m.jsonl").events
+    ends = [e["outcome"] for e in events if e["type"] == "game_end"]
+    score = {"white": 0, "black": 0}
+    for outcome in ends:
+        score[outcome["winner"]] += outcome["points"]
+    (match_end,) = [e for e in events if e["type"] == "match_end"]
+    assert match_end["score"] == score and max(score.values()) >= 3
+    assert match_end["winner"] == max(score, key=score.get)
+    state = resume(tmp_path / "m.jsonl")
+    assert state.phase == "over" and {"white": state.scoreboard.points(Side.WHITE), "black": state.scoreboard.points(Side.BLACK)} == score
 
 
 def _at(tmp_path, before: Position, dice: Roll) -> Referee:
