@@ -372,13 +372,16 @@ class Referee:
     def _in_context(self, name: str) -> str:
         """What a panel button means now: the panel has no accept, refuse or raccoon buttons. A
         resignation is answered with take (accept) or pass (refuse); after a beaver, the doubler's
-        take-and-redouble (a long press of take) is the raccoon."""
+        take-and-redouble (a long press of take) is the raccoon; where beavers are not played, a long
+        press of take is a take."""
         if self.phase == "resign_answer":
             return {"take": "accept", "pass": "refuse"}.get(name, name)
         cube = self.replay.cube
-        if name == "beaver" and cube is not None and getattr(cube, "offer", None) is not None and cube.offer.value == "beaver":
+        if name != "beaver" or cube is None or getattr(cube, "offer", None) is None:
+            return name
+        if cube.offer.value == "beaver":
             return "raccoon"
-        return name
+        return name if cube.options.beavers else "take"  # without beavers a long press of take is a take
 
     def button(self, name: str, side: Side | None = None) -> Calls:
         """A panel button: ``end-turn``, the cube's (``double`` ... ``raccoon``), ``resign-1..3``,

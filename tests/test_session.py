@@ -277,3 +277,12 @@ def test_undo_of_a_hit_lights_the_bar_to_lift_from_and_the_hit_point_amber(tmp_p
     calls = ref.panel("undo_play")
     assert calls.leds["bar"] == BLUE and AMBER in calls.leds.values() and "hit checker" in calls.says[0]
     assert all(board_diff(before, hit)) and set(calls.leds) == set(board_diff(before, hit))
+
+
+def test_a_long_press_of_take_is_a_take_where_beavers_are_not_played(tmp_path):
+    ref = _ready(_new(tmp_path, MatchSpec("match", 5, "backgammon")), 3, 1)
+    ref.board(START.play("8/5 6/5", Roll(3, 1)))
+    ref.button("end-turn")
+    ref.panel("double")
+    calls = ref.panel("beaver")
+    assert not calls.buzzer and ref.replay.cube.value == 2 and ref.replay.cube.owner is Side.WHITE
