@@ -510,7 +510,7 @@ def _read_off(v: View, pal: Palette, max_gap_per_step: float) -> tuple[tuple[int
         xs = np.linspace(x0 + inset, x1 - inset, 5)
         along = np.arange(0.0, (y1 - y0) - 2, 0.5)
         ys = (y1 - along) if side == 0 else (y0 + along)
-        pts = np.array([(x, y) for y in ys for x in xs]) * ppm - 0.5
+        pts = np.stack(np.broadcast_arrays(xs[None, :], ys[:, None]), axis=-1).reshape(-1, 2) * ppm - 0.5  # row by row
         col = _sample(lab, pts).reshape(len(ys), len(xs), 3).astype(np.float32).mean(axis=1)
         own = np.array(pal.white if side == 0 else pal.black)
         other = np.array(pal.tray) if pal.tray is not None else _tray_guess(col)

@@ -98,7 +98,7 @@ def find_cube(
         centres, coarse = fast
         keep = _COARSE_KEEP_MAP
     else:
-        centres = _bar_centres()
+        centres = _BAR_CENTRES
         coarse = scores(centres, coarse_ks).max(axis=0)
         keep = _COARSE_KEEP
     best = None
@@ -126,7 +126,10 @@ def _bar_centres() -> np.ndarray:
     """The coarse grid of cube centres along the bar (board mm, N x 2)."""
     xs = np.arange(BAR_X0 + CUBE_SIZE_MM / 2 - 4, BAR_X1 - CUBE_SIZE_MM / 2 + 4.01, _COARSE_STEP_MM)
     ys = np.arange(FIELD_Y0 + CUBE_SIZE_MM / 2, FIELD_Y1 - CUBE_SIZE_MM / 2 + 0.01, _COARSE_STEP_MM)
-    return np.array([(x, y) for y in ys for x in xs])
+    return np.stack(np.broadcast_arrays(xs[None, :], ys[:, None]), axis=-1).reshape(-1, 2)  # row by row
+
+
+_BAR_CENTRES = _bar_centres()
 
 
 def _coarse_scores(edge_map: np.ndarray, ppm: float, threshold: float, ks) -> tuple[np.ndarray, np.ndarray] | None:
@@ -139,7 +142,7 @@ def _coarse_scores(edge_map: np.ndarray, ppm: float, threshold: float, ks) -> tu
     step = int(round(step_f))
     if step < 1 or abs(step_f - step) > 1e-6:
         return None
-    centres = _bar_centres()
+    centres = _BAR_CENTRES
     xs, ys = np.unique(centres[:, 0]), np.unique(centres[:, 1])
     nx, ny = len(xs), len(ys)
     rings = [(ring, sign) for k in ks for ring, sign in ((_OUTLINES[k], 1.0), (_INSIDE[k], -1.0), (_OUTSIDE[k], -1.0))]
