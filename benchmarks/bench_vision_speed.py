@@ -34,7 +34,7 @@ from board_rules import Position, Roll  # noqa: E402
 from vision.calibrate import calibrate  # noqa: E402
 from vision.config import default_config  # noqa: E402
 from vision.observe import Pipeline, read_frame  # noqa: E402
-from vision.rectify import warp  # noqa: E402
+from vision.rectify import prepare, warp  # noqa: E402
 from vision.render import DieSpec, camera_pose, render  # noqa: E402
 
 SIZE = (1280, 720)
@@ -88,8 +88,7 @@ def main() -> int:
     def noisy(img: np.ndarray) -> np.ndarray:
         return np.clip(img.astype(np.int16) + rng.normal(0, 4, img.shape).astype(np.int16), 0, 255).astype(np.uint8)
 
-    read_frame(geometry, scenes[0][1], None, cfg)  # untimed: a fixed camera's rectifying maps are worked out once, on its second frame
-    read_frame(geometry, scenes[0][1], None, cfg)
+    prepare(geometry, cfg.read_px_per_mm)  # untimed: a fixed camera's rectifying maps are worked out once
     full, ref_full = [], []
     for hands, still in scenes:
         for img in (hands[0], noisy(still)):

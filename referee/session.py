@@ -352,8 +352,7 @@ class Referee:
     def _undo(self) -> Calls:
         """The undo button: the board is the record, so the referee shows how to put it back as the
         turn began (blue: lift from here, green: put back here, amber: a hit to take back); the tracker
-        follows it back. A play
-        once ended is in the journal and stays."""
+        follows it back. A play once ended is in the journal and stays."""
         if self.phase != "play" or self._tracker is None:
             return self._calls(["nothing to undo now: a play once ended is in the record"])
         start, board = self.replay.position, self.seen or self._last_good or self.replay.position
@@ -465,17 +464,8 @@ class Referee:
         if best is None:
             return self._calls(["no legal play"])
         after = position.play(best, roll)
-        me = position.turn
-        leds: dict[int | str, str] = {}
-        for where in board_diff(position, after):
-            if where == "off":
-                leds[where] = GREEN
-            elif where == "bar":
-                leds[where] = BLUE if position.bar[0 if me is Side.WHITE else 1] > after.bar[0 if me is Side.WHITE else 1] else GREEN
-            else:
-                fewer = after.count(me, where) < position.count(me, where)
-                leds[where] = BLUE if fewer else GREEN
-        self._leds = leds
+        # blue where the player's checkers leave from (a point, the bar), green where they arrive
+        self._leds = {w: BLUE if _more(position, after, position.turn, w) else GREEN for w in board_diff(position, after)}
         return self._calls([f"best play: {best}"])
 
     def cube_seen(self, where: str | None, value: int | None) -> Calls:

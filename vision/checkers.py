@@ -504,6 +504,7 @@ def _read_off(v: View, pal: Palette, max_gap_per_step: float) -> tuple[tuple[int
     The row goes on past a break of up to ``max_gap_per_step`` of a checker's step on edge (a rim, a seam)."""
     lab, ppm, g = v.lab, v.ppm, v.layout.geometry
     counts, confs = [], []
+    gap = int(max_gap_per_step * _OFF_STEP_MM / 0.5)  # samples are 0.5 mm apart
     for side, tray in ((0, g.tray_white), (1, g.tray_black)):
         x0, y0, x1, y1 = tray
         inset = min(12.0, (x1 - x0) * 0.24)
@@ -518,7 +519,6 @@ def _read_off(v: View, pal: Palette, max_gap_per_step: float) -> tuple[tuple[int
         d_other = np.linalg.norm(col - other, axis=1)
         is_checker = d_own < d_other
         run = 0
-        gap = int(max_gap_per_step * _OFF_STEP_MM / 0.5)  # samples are 0.5 mm apart
         while run < len(is_checker) and (is_checker[run] or is_checker[run : run + gap].any()):
             run += 1
         length = along[run - 1] if run else 0.0

@@ -122,19 +122,15 @@ _COARSE_KEEP = 4  # places the fine search looks around, from the exact coarse s
 _COARSE_KEEP_MAP = 6  # ... from the nearest-px ones (a few more: they are rougher)
 
 
-def _bar_centres() -> np.ndarray:
-    """The coarse grid of cube centres along the bar (board mm, N x 2)."""
-    xs = np.arange(BAR_X0 + CUBE_SIZE_MM / 2 - 4, BAR_X1 - CUBE_SIZE_MM / 2 + 4.01, _COARSE_STEP_MM)
-    ys = np.arange(FIELD_Y0 + CUBE_SIZE_MM / 2, FIELD_Y1 - CUBE_SIZE_MM / 2 + 0.01, _COARSE_STEP_MM)
-    return np.stack(np.broadcast_arrays(xs[None, :], ys[:, None]), axis=-1).reshape(-1, 2)  # row by row
-
-
-_BAR_CENTRES = _bar_centres()
+# the coarse grid of cube centres along the bar (board mm): its columns, its rows, and every centre row by row (N x 2)
+_BAR_XS = np.arange(BAR_X0 + CUBE_SIZE_MM / 2 - 4, BAR_X1 - CUBE_SIZE_MM / 2 + 4.01, _COARSE_STEP_MM)
+_BAR_YS = np.arange(FIELD_Y0 + CUBE_SIZE_MM / 2, FIELD_Y1 - CUBE_SIZE_MM / 2 + 0.01, _COARSE_STEP_MM)
+_BAR_CENTRES = np.stack(np.broadcast_arrays(_BAR_XS[None, :], _BAR_YS[:, None]), axis=-1).reshape(-1, 2)
 
 
 def _coarse_scores(edge_map: np.ndarray, ppm: float, threshold: float, ks) -> tuple[np.ndarray, np.ndarray] | None:
     """The coarse score (best over the angles ``ks``) of a cube at every centre of
-    :func:`_bar_centres`, sampling ``edge_map > threshold`` at the nearest px: the grid is
+    :data:`_BAR_CENTRES`, sampling ``edge_map > threshold`` at the nearest px: the grid is
     regular, so each sample of the outline is one strided slice of the map, summed over the
     whole grid at once. Returns the centres (board mm, N x 2) and their scores (N), or None
     where the grid's step is not a whole number of px."""
@@ -142,8 +138,7 @@ def _coarse_scores(edge_map: np.ndarray, ppm: float, threshold: float, ks) -> tu
     step = int(round(step_f))
     if step < 1 or abs(step_f - step) > 1e-6:
         return None
-    centres = _BAR_CENTRES
-    xs, ys = np.unique(centres[:, 0]), np.unique(centres[:, 1])
+    xs, ys = _BAR_XS, _BAR_YS
     nx, ny = len(xs), len(ys)
     rings = [(ring, sign) for k in ks for ring, sign in ((_OUTLINES[k], 1.0), (_INSIDE[k], -1.0), (_OUTSIDE[k], -1.0))]
     # px of the first centre's samples: nearest px of (centre + offset) mm
@@ -163,7 +158,7 @@ def _coarse_scores(edge_map: np.ndarray, ppm: float, threshold: float, ks) -> tu
                 hits += crop[r : r + (ny - 1) * step + 1 : step, c : c + (nx - 1) * step + 1 : step]
             score += sign * hits / len(ring)
         np.maximum(best, score, out=best)
-    return centres, best.ravel()
+    return _BAR_CENTRES, best.ravel()
 
 
 def place_of(centre_mm: tuple[float, float]) -> str:

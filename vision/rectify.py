@@ -73,8 +73,7 @@ def rectify(geometry: Geometry, image: np.ndarray, px_per_mm: float | None = Non
     frame come out black. Raises ValueError for a non-positive ``px_per_mm``.
     """
     s = _ppm(px_per_mm, config)
-    dst_to_src = geometry.matrix @ rectified_to_board_matrix(s)  # rectified px -> board mm -> image px
-    key = (dst_to_src.tobytes(), rectified_size(s))
+    key = _key(geometry, s)
     if _seen_before(key):  # a fixed camera: its maps pay for themselves from the second frame on
         maps = _maps(*key)
         return cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
@@ -83,8 +82,7 @@ def rectify(geometry: Geometry, image: np.ndarray, px_per_mm: float | None = Non
 
 def prepare(geometry: Geometry, px_per_mm: float) -> None:
     """Work out a fixed camera's maps now (tens of ms), so that its frames are rectified through them from the first."""
-    s = _ppm(px_per_mm, None)
-    key = ((geometry.matrix @ rectified_to_board_matrix(s)).tobytes(), rectified_size(s))
+    key = _key(geometry, _ppm(px_per_mm, None))
     _maps(*key)
     _seen_before(key)
 
@@ -96,6 +94,11 @@ def warp(geometry: Geometry, image: np.ndarray, px_per_mm: float) -> np.ndarray:
     return cv2.warpPerspective(
         image, dst_to_src, rectified_size(s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_CONSTANT
     )
+
+
+def _key(geometry: Geometry, s: float) -> tuple[bytes, tuple[int, int]]:
+    """The transform from rectified px to image px (rectified px -> board mm -> image px) and the view's size: what the maps depend on."""
+    return (geometry.matrix @ rectified_to_board_matrix(s)).tobytes(), rectified_size(s)
 
 
 _SEEN: OrderedDict[tuple[bytes, tuple[int, int]], None] = OrderedDict()
