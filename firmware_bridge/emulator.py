@@ -150,6 +150,7 @@ class BoardEmulator:
         self._pinned = [0] * POINTS
         self._bar = [0, 0]
         self._off = [0, 0]
+        self._layouts: dict = {}  # places whose checkers a player piled against the fill order (see lay)
         slots = POINTS * slots_per_point + bar_slots + 2 * tray_slots
         self._offsets = [0] * slots  # recorded by CALIBRATE ZERO_EMPTY; kept across a reset, as in EEPROM
         self.calibrated = False
@@ -236,7 +237,38 @@ class BoardEmulator:
             self._pinned = list(position.pinned)
             self._bar = list(position.bar)
             self._off = list(position.off)
+            self._layouts.clear()
             self._changed(events=False, force=True)
+
+        self._call(act)
+
+    def lay(self, point, heights, side=None) -> None:
+        """Lay the checkers on ``point`` (1..24, or "bar" / "off" with ``side``) as ``heights`` per slot.
+
+        A player who piles checkers instead of laying them in the fill order: e.g.
+        ``lay(6, [6, 0, 0, 0, 0])`` for six checkers in one pile. The slots read what
+        such a pile reads (saturation included). The layout holds until a checker is
+        lifted from or placed on that place. Raises ValueError if ``heights`` does not
+        fit the place's slots or add up to its checkers.
+        """
+
+        def act() -> None:
+            area, number = self._area(point)
+            if area is Area.POINT:
+                key, count, slots = number, abs(self._points[number - 1]), self.slots_per_point
+                if self._pinned[number - 1]:
+                    raise ValueError(f"point {number!r} holds a pinned checker: its checkers lie as the pin puts them")
+            else:
+                j = 0 if _sign(side) > 0 else 1
+                key = ("bar" if area is Area.BAR else "off", j)
+                count = (self._bar if area is Area.BAR else self._off)[j]
+                white_half = (self.bar_slots + 1) // 2
+                slots = self.tray_slots if area is None else (white_half if j == 0 else self.bar_slots - white_half)
+            hs = [int(h) for h in heights]
+            if len(hs) != slots or min(hs, default=0) < 0 or sum(hs) != count:
+                raise ValueError(f"{point!r}: heights {list(heights)!r} must be {slots} slots adding up to its {count} checkers")
+            self._layouts[key] = hs
+            self._changed()
 
         self._call(act)
 
@@ -464,6 +496,7 @@ class BoardEmulator:
             self.slots_per_point,
             bar_slots=self.bar_slots,
             tray_slots=self.tray_slots,
+            layouts=self._layouts,
         )
 
     def _class_of(self, reading: SlotReading) -> tuple[int, int]:
@@ -663,8 +696,14 @@ class BoardEmulator:
             return Area.POINT, point
         raise ValueError(f"point must be 1..24, 'bar' or 'off', not {point!r}")
 
+    def _forget_layout(self, area, number: int, sign: int) -> None:
+        """A checker lifted from or placed on a place: its checkers are laid anew in the fill order."""
+        key = number if area is Area.POINT else ("bar" if area is Area.BAR else "off", 0 if sign > 0 else 1)
+        self._layouts.pop(key, None)
+
     def _lift(self, point, side) -> int:
         area, number = self._area(point)
+        self._forget_layout(area, number, 0 if area is Area.POINT else _sign(side))
         if area is Area.POINT:
             i = number - 1
             n = self._points[i]
@@ -687,6 +726,7 @@ class BoardEmulator:
 
     def _place(self, point, sign: int) -> None:
         area, number = self._area(point)
+        self._forget_layout(area, number, sign)
         if area is Area.POINT:
             i = number - 1
             n = self._points[i]

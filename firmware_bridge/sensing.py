@@ -19,7 +19,7 @@ Pure: stdlib only, randomness only through an injected ``random.Random``. May im
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -186,21 +186,34 @@ def slot_stacks(
     *,
     bar_slots: int = BAR_SLOTS,
     tray_slots: int = TRAY_SLOTS,
+    layouts: Mapping[int | tuple[str, int], Sequence[int]] | None = None,
 ) -> list[list[int]]:
     """The stack on every slot (bottom first, +1 white, -1 black), in the protocol's slot order.
 
     A point's checkers fill its slots layer by layer from slot 0. A pinned point has
     the pinned checker and the first pinning checker on slot 0; the other checkers of
     the top colour fill slots 1.. . The bar's first half holds white, the second
-    black; each tray holds its own side's checkers. Raises ``ValueError`` for counts
-    the slots cannot hold (a bar or tray with no slots but checkers).
+    black; each tray holds its own side's checkers. ``layouts`` lays a place's checkers
+    otherwise, as a player who piles them does: the height on each of its slots, for a
+    point number (not pinned) or ``("bar", side)`` / ``("off", side)`` (side 0 white,
+    1 black); a layout whose heights do not add up to the place's count is not used.
+    Raises ``ValueError`` for counts the slots cannot hold (a bar or tray with no slots
+    but checkers).
     """
     if len(points) != POINTS or len(pinned) != POINTS:
         raise ValueError(f"need {POINTS} points and pins, not {points!r}, {pinned!r}")
     if slots_per_point < 1:
         raise ValueError(f"slots_per_point must be at least 1, not {slots_per_point!r}")
+    layouts = layouts or {}
+
+    def fill(place, sign: int, count: int, slots: int) -> list[list[int]]:
+        heights = layouts.get(place)
+        if heights is not None and len(heights) == slots and sum(heights) == count and min(heights) >= 0:
+            return [[sign] * h for h in heights]
+        return _fill(sign, count, slots)
+
     stacks: list[list[int]] = []
-    for n, pin in zip(points, pinned):
+    for number, (n, pin) in enumerate(zip(points, pinned), 1):
         sign = 1 if n > 0 else -1
         if pin:
             if n * pin >= 0:
@@ -210,17 +223,17 @@ def slot_stacks(
             stacks.append([pin, sign])
             stacks.extend(_fill(sign, abs(n) - 1, slots_per_point - 1))
         else:
-            stacks.extend(_fill(sign, abs(n), slots_per_point))
+            stacks.extend(fill(number, sign, abs(n), slots_per_point))
     white_half = (bar_slots + 1) // 2
-    for count, slots, sign, name in (
-        (bar[0], white_half, 1, "bar.white"),
-        (bar[1], bar_slots - white_half, -1, "bar.black"),
-        (off[0], tray_slots, 1, "off.white"),
-        (off[1], tray_slots, -1, "off.black"),
+    for count, slots, sign, place in (
+        (bar[0], white_half, 1, ("bar", 0)),
+        (bar[1], bar_slots - white_half, -1, ("bar", 1)),
+        (off[0], tray_slots, 1, ("off", 0)),
+        (off[1], tray_slots, -1, ("off", 1)),
     ):
         if count and not slots:
-            raise ValueError(f"{name}: {count!r} checkers but no slots to hold them")
-        stacks.extend(_fill(sign, count, slots))
+            raise ValueError(f"{place[0]}.{('white', 'black')[place[1]]}: {count!r} checkers but no slots to hold them")
+        stacks.extend(fill(place, sign, count, slots))
     return stacks
 
 
@@ -236,13 +249,14 @@ def slots_for_counts(
     bar_slots: int = BAR_SLOTS,
     tray_slots: int = TRAY_SLOTS,
     config: SensorConfig = DEFAULT_CONFIG,
+    layouts: Mapping[int | tuple[str, int], Sequence[int]] | None = None,
 ) -> tuple[SlotReading, ...]:
-    """What the board reads for these checkers; see :func:`slots_for_position`."""
+    """What the board reads for these checkers; see :func:`slots_for_position` and, for ``layouts``, :func:`slot_stacks`."""
     if noise and rng is None:
         rng = random.Random(0)
     out = []
     for stack in slot_stacks(
-        points, pinned, bar, off, slots_per_point, bar_slots=bar_slots, tray_slots=tray_slots
+        points, pinned, bar, off, slots_per_point, bar_slots=bar_slots, tray_slots=tray_slots, layouts=layouts
     ):
         value = stack_field(stack)
         if noise:
@@ -260,12 +274,14 @@ def slots_for_position(
     bar_slots: int = BAR_SLOTS,
     tray_slots: int = TRAY_SLOTS,
     config: SensorConfig = DEFAULT_CONFIG,
+    layouts: Mapping[int | tuple[str, int], Sequence[int]] | None = None,
 ) -> tuple[SlotReading, ...]:
     """The board's slot readings for a ``board_rules.Position``, in the protocol's slot order.
 
     ``noise`` is the peak of a uniform error (0.01 mT) added to each slot's field,
-    drawn from ``rng`` (``random.Random(0)`` when not given). Raises ``ValueError``
-    if the slots cannot hold the position.
+    drawn from ``rng`` (``random.Random(0)`` when not given); ``layouts`` lays some
+    places' checkers against the fill order (see :func:`slot_stacks`). Raises
+    ``ValueError`` if the slots cannot hold the position.
     """
     return slots_for_counts(
         position.points,
@@ -278,6 +294,7 @@ def slots_for_position(
         bar_slots=bar_slots,
         tray_slots=tray_slots,
         config=config,
+        layouts=layouts,
     )
 
 
@@ -287,23 +304,30 @@ class SensedCounts(NamedTuple):
     ``points``: 24 signed counts of the checkers read with certainty (white positive).
     ``uncertain``: point numbers holding a pinned pair on slot 0 (one white and one
     black checker, the top one pinning the other) not included in ``points``, and
-    points whose count is only a lower bound (every slot saturated, or both colours).
+    points whose count is only a lower bound (saturated slots, or both colours).
+    ``at_least``: the places whose count is only a lower bound because their slots
+    saturate (a point number, or ``("bar", side)`` / ``("off", side)`` with side 0 for
+    white, 1 for black). Another source (the camera) or the count of 15 must finish them.
     """
 
     points: tuple[int, ...]
     bar: tuple[int, int]
     off: tuple[int, int]
     uncertain: tuple[int, ...]
+    at_least: tuple[int | tuple[str, int], ...] = ()
 
     def resolved_points(self, pinned: Sequence[int]) -> tuple[int, ...]:
         """``points`` with each pinned pair added, given who is pinned (+1 white, -1 black per point).
 
-        Raises ``ValueError`` if an uncertain point has no pin in ``pinned``.
+        A point in ``at_least`` with no pin keeps its lower bound. Raises ``ValueError``
+        if any other uncertain point has no pin in ``pinned``.
         """
         out = list(self.points)
         for number in self.uncertain:
             pin = pinned[number - 1]
             if not pin:
+                if number in self.at_least:
+                    continue
                 raise ValueError(f"point {number!r} reads a pinned pair but pinned[{number - 1}] is {pin!r}")
             out[number - 1] -= pin
         return tuple(out)
@@ -312,14 +336,18 @@ class SensedCounts(NamedTuple):
 def _area_count(readings: Sequence[SlotReading], state: SlotState, config: SensorConfig) -> tuple[int, bool]:
     """Checkers of one colour on these slots, and whether the count is exact.
 
-    A saturated slot counts ``saturation_height``: by the fill order no slot is more
-    than one higher than the last slot, so that is exact unless the last occupied
-    slot of the area is saturated too.
+    A saturated slot counts ``saturation_height``. Laid in the fill order, no slot is
+    more than one higher than the last slot, so that is exact unless the last slot of
+    the area is saturated too. Checkers piled against the fill order (a saturated slot
+    beside one two or more lower) make the count a lower bound: the pile's height is
+    unknown.
     """
     heights = [config.height(r.strength) if r.state is state else 0 for r in readings]
     sat = config.saturation_height
-    exact = not heights or heights[-1] < sat
-    return sum(heights), exact
+    if not heights or sat not in heights:
+        return sum(heights), True
+    in_fill_order = all(a >= b for a, b in zip(heights, heights[1:])) and heights[0] - heights[-1] <= 1
+    return sum(heights), in_fill_order and heights[-1] < sat
 
 
 def counts_from_slots(
@@ -346,30 +374,39 @@ def counts_from_slots(
         )
     points = []
     uncertain = []
+    at_least: list[int | tuple[str, int]] = []
     for i in range(POINTS):
         slots = readings[i * slots_per_point : (i + 1) * slots_per_point]
-        white, white_exact = _area_count(slots, SlotState.WHITE, config)
-        black, black_exact = _area_count(slots, SlotState.BLACK, config)
-        pair = any(r.state is SlotState.UNCERTAIN for r in slots)
-        if pair or (white and black):
+        pair = slots[0].state is SlotState.UNCERTAIN
+        stacked = slots[1:] if pair else slots  # a pinned pair on slot 0; the top colour fills slots 1..
+        white, white_exact = _area_count(stacked, SlotState.WHITE, config)
+        black, black_exact = _area_count(stacked, SlotState.BLACK, config)
+        if pair or (white and black) or any(r.state is SlotState.UNCERTAIN for r in slots):
             uncertain.append(i + 1)
-        elif not (white_exact and black_exact):
-            uncertain.append(i + 1)
+        if not (white_exact and black_exact):
+            if i + 1 not in uncertain:
+                uncertain.append(i + 1)
+            if not (white and black):
+                at_least.append(i + 1)
         points.append(white - black)
     start = POINTS * slots_per_point
     bar_readings = readings[start : start + bar_slots]
     trays = readings[start + bar_slots :]
     half = (bar_slots + 1) // 2
-    bar = (
-        _area_count(bar_readings[:half], SlotState.WHITE, config)[0]
-        + _area_count(bar_readings[half:], SlotState.WHITE, config)[0],
-        _area_count(bar_readings[:half], SlotState.BLACK, config)[0]
-        + _area_count(bar_readings[half:], SlotState.BLACK, config)[0],
-    )
-    off = (
-        _area_count(trays[:tray_slots], SlotState.WHITE, config)[0]
-        + _area_count(trays[tray_slots:], SlotState.WHITE, config)[0],
-        _area_count(trays[:tray_slots], SlotState.BLACK, config)[0]
-        + _area_count(trays[tray_slots:], SlotState.BLACK, config)[0],
-    )
-    return SensedCounts(tuple(points), bar, off, tuple(uncertain))
+    # each colour's own half of the bar and its own tray (a checker in the other's counts too)
+    areas = {
+        "bar": ((bar_readings[:half], bar_readings[half:]), (bar_readings[half:], bar_readings[:half])),
+        "off": ((trays[:tray_slots], trays[tray_slots:]), (trays[tray_slots:], trays[:tray_slots])),
+    }
+    totals: dict[str, list[int]] = {}
+    for name, by_side in areas.items():
+        totals[name] = []
+        for side, (own, other) in enumerate(by_side):
+            state = SlotState.WHITE if side == 0 else SlotState.BLACK
+            n, exact = _area_count(own, state, config)
+            n_other, exact_other = _area_count(other, state, config)
+            totals[name].append(n + n_other)
+            if not (exact and exact_other):
+                at_least.append((name, side))
+    bar, off = tuple(totals["bar"]), tuple(totals["off"])
+    return SensedCounts(tuple(points), bar, off, tuple(uncertain), tuple(at_least))

@@ -29,7 +29,7 @@ import time
 from typing import Any, Callable, Iterable, TextIO
 
 from board_rules import Position
-from referee.fusion import fuse
+from referee.fusion import BoardSeen, fuse
 from referee.session import AMBER, Calls, Referee
 
 COMMANDS = ("roll", "opening", "end", "double", "take", "pass", "beaver", "raccoon", "resign", "accept", "refuse",
@@ -48,8 +48,10 @@ class TableSession:
         self.say = say
         self.commands: queue.Queue[str] = queue.Queue()
         self.stopped = False
-        self.board_seen: Position | None = None
+        self.board_seen: Position | BoardSeen | None = None
         self.camera_seen = None
+        self.camera_confidence: tuple[float, ...] | None = None  # the camera's per point, with camera_seen
+        self._unusable_said: tuple[str, ...] | None = None  # what was last said of a board reading that is no position
         self._board_present = link is not None
         self.hand_pause_s = hand_pause_s
         self._hidden_since: float | None = None  # when the camera last lost its view of the board
@@ -77,27 +79,42 @@ class TableSession:
 
     # ------------------------------------------------------------------ input
 
-    def _board(self, seen: Position | None) -> None:
+    def _board(self, seen: Position | BoardSeen | None) -> None:
         if seen is not None:
             self.board_seen = seen
         like = self.referee.position
-        if like is None:
+        if like is None or (self.board_seen is None and self.camera_seen is None):
             return
-        cam = self.camera_seen
         try:
-            fused = fuse(like, self.board_seen, cam)
-        except ValueError:
+            fused = fuse(like, self.board_seen, self.camera_seen, camera_confidence=self.camera_confidence)
+        except ValueError as exc:
+            if seen is not None:  # the board's own reading is not a position yet
+                board = self.board_seen
+                heaps = [p if isinstance(p, int) else p[0] for p in (board.uncountable() if isinstance(board, BoardSeen) else ())]
+                if heaps and self.camera_seen is None:  # two heaps of a colour: the count of 15 cannot finish both
+                    where = ", ".join(map(str, dict.fromkeys(heaps)))
+                    self._say_once(Calls({h: AMBER for h in heaps},
+                                         says=(f"the board cannot count the heaped checkers on {where}: lay them along the point",)))
+                elif not (str(getattr(exc, "field", "")).startswith("checkers.") and getattr(exc, "value", 15) < 15):
+                    self._say_once(Calls(says=(f"board reading not usable yet ({exc})",)))  # not just a checker in a hand
             return
+        self._unusable_said = None
         calls = self.referee.board(fused.position)
         if fused.disagree:
             leds = {**calls.leds, **{w: AMBER for w in fused.disagree}}
             calls = Calls(leds, calls.buzzer, calls.says + (f"board and camera disagree at {', '.join(map(str, fused.disagree))}",))
         self.show(calls)
 
+    def _say_once(self, calls: Calls) -> None:
+        """Show ``calls`` about an unusable board reading, but not again while the board stays so (snapshots repeat)."""
+        if calls.says != self._unusable_said:
+            self._unusable_said = calls.says
+            self.show(calls)
+
     def _link_event(self, event: Any) -> None:
         from firmware_bridge.link import LinkEvent
         from firmware_bridge.protocol import Area, Lift, Snapshot
-        from referee.table import observed_position
+        from referee.table import read_board
 
         if isinstance(event, LinkEvent):
             if event.kind == "disconnected":
@@ -113,17 +130,15 @@ class TableSession:
         like = self.referee.position
         if isinstance(event, Snapshot) and like is not None:
             try:
-                self._board(observed_position(event, like))
-            except ValueError as exc:
+                seen = read_board(event, like)
+            except ValueError:  # both colours on a point no pin explains
                 from firmware_bridge.sensing import counts_from_slots
 
                 sensed = counts_from_slots(event.readings, event.slots_per_point, bar_slots=event.bar_slots,
                                            tray_slots=event.tray_slots)
-                mixed = [p for p in sensed.uncertain if not like.pinned[p - 1]]
-                if mixed:
-                    self.show(self.referee.conflict(mixed))
-                else:
-                    self.say(f"board reading not usable yet ({exc})")
+                self.show(self.referee.conflict([p for p in sensed.uncertain if not like.pinned[p - 1]]))
+                return
+            self._board(seen)
         elif isinstance(event, Lift) and like is not None:
             if event.area is Area.POINT:
                 self.show(self.referee.lifted(event.number))
@@ -145,6 +160,7 @@ class TableSession:
             return
         c = obs.checkers
         self.camera_seen = (c.points, c.bar, c.off)
+        self.camera_confidence = c.confidence
         ref = self.referee
         dice = list(obs.dice)
         lying = _dice_lying(dice)

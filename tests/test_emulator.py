@@ -412,3 +412,17 @@ def test_calibrate_accepts_a_pinned_pair_as_the_firmware_does_and_factory_defaul
     assert not board.calibrated
     snap = host.wait_for(lambda m: isinstance(m, Snapshot))
     assert snap.point(5)[0].state == SlotState.UNCERTAIN
+
+
+def test_checkers_laid_in_a_heap_read_as_the_heap_reads_until_the_place_changes(board, host):
+    host.handshake()
+    start = Position.start("backgammon")
+    board.set_position(start)
+    board.lay(6, [5, 0, 0, 0, 0])  # a player heaps the five on 6 on one slot: it saturates at 4
+    snap = host.wait_for(lambda m: isinstance(m, Snapshot) and counts(m).at_least == (6,))
+    assert counts(snap).points[5] == 4
+    board.move(6, 5)  # the heap is touched: its checkers lie in the fill order again
+    snap = host.wait_for(lambda m: isinstance(m, Snapshot) and counts(m).points[4] == 1)
+    assert counts(snap).points[5] == 4 and counts(snap).at_least == ()
+    with pytest.raises(ValueError, match="adding up"):
+        board.lay(13, [6, 0, 0, 0, 0])  # 13 holds five

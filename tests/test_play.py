@@ -3,14 +3,17 @@ mid-turn), a killed referee resumed; fusion of board and camera."""
 
 import time
 
+import pytest
+
 from board_rules import Position, Roll, Side
 from board_rules.legality import board_diff
 from firmware_bridge.emulator import BoardEmulator
 from firmware_bridge.link import BoardLink
-from referee.fusion import fuse
+from referee.fusion import MIN_CONFIDENCE, BoardSeen, fuse
 from referee.journal import MatchSpec, read_journal
 from referee.play import TableSession, match_spec
 from referee.session import AMBER, Referee
+from tests.helpers import make
 
 START = Position.start("backgammon")
 OPENING = START.play("8/5 6/5", Roll(3, 1))
@@ -314,3 +317,69 @@ def test_a_camera_only_table_reads_the_opening_roll_calls_a_die_off_the_field_an
     cam.next = [seen(white_played), seen(white_played, (2, "left"), (1, "left"))]  # picked up, then black throws
     session.pump(0.1)
     assert ref.phase == "play" and (ref.replay.roll.high, ref.replay.roll.low) == (2, 1)
+
+
+def test_fusion_finishes_heaps_the_board_counts_only_as_at_least():
+    # the board reads the heap of 5 on 13 as "at least 4"
+    points = list(START.points)
+    points[12] = 4
+    board = BoardSeen(tuple(points), START.pinned, START.bar, START.off, {13: 4})
+    assert fuse(START, board).position == START  # alone, the count of 15 finishes white's one heap
+    assert fuse(START, board, (START.points, START.bar, START.off)).position == START  # the camera counts it
+    too_few = list(START.points)
+    too_few[12] = 3
+    fused = fuse(START, board, (tuple(too_few), START.bar, START.off))
+    assert fused.disagree == (13,) and fused.position == START  # fewer than the board's "at least": said
+    # two heaps of one colour: the count of 15 cannot split them, the camera can
+    points[5] = 4
+    two = BoardSeen(tuple(points), START.pinned, START.bar, START.off, {13: 4, 6: 4})
+    with pytest.raises(ValueError):
+        fuse(START, two)
+    assert fuse(START, two, (START.points, START.bar, START.off)).position == START
+    # a heap in white's tray
+    late = make("backgammon", {1: 6, 19: -15}, off=(9, 0))
+    tray = BoardSeen(late.points, late.pinned, late.bar, (7, 0), {("off", 0): 7})
+    assert fuse(late, tray).position == late
+
+
+def test_a_point_the_camera_is_unsure_of_is_the_boards_and_not_a_disagreement():
+    cam = list(START.points)
+    cam[18] = -4  # a dark checker missed on 19, where the camera is unsure
+    unsure = [1.0] * 24
+    unsure[18] = MIN_CONFIDENCE / 2
+    fused = fuse(START, START, (tuple(cam), START.bar, START.off), camera_confidence=unsure)
+    assert fused.disagree == () and fused.position == START
+    sure = fuse(START, START, (tuple(cam), START.bar, START.off), camera_confidence=[1.0] * 24)
+    assert sure.disagree == (19,)
+
+
+def test_heaped_checkers_on_the_emulated_board_are_counted_and_two_heaps_are_asked_to_be_laid_out(tmp_path):
+    with BoardEmulator(seed=5, noise=0) as emu:
+        session, said = _board_session(tmp_path, emu, "m.jsonl")
+        ref = session.referee
+        try:
+            emu.set_position(START)
+            emu.lay(6, [5, 0, 0, 0, 0])  # white's five on 6 heaped on one slot: the board reads "at least 4"
+            emu.lay(19, [5, 0, 0, 0, 0])  # and black's on 19
+            _pump_until(session, lambda: ref.phase == "opening_roll")  # the set-up is right: each heap counted as 5
+            session.command("opening 3 1")
+            emu.move(8, 5)
+            emu.move(6, 5)
+            _pump_until(session, lambda: ref.seen is not None and not board_diff(ref.seen, OPENING))  # 19's heap counted too
+            emu.lay(6, [4, 0, 0, 0, 0])
+            emu.lay(13, [5, 0, 0, 0, 0])  # two white heaps that saturate: the board alone cannot tell them apart
+            _pump_until(session, lambda: any("cannot count the heaped checkers" in s for s in said))
+            time.sleep(1.2)  # snapshots repeat (heartbeat): the call is made once
+            session.pump(0.05)
+            text = [s for s in said if "cannot count" in s]
+            assert len(text) == 1 and "on 6, 13:" in text[0]
+            # a camera that counts the heaps: the same board fuses into the right position
+            session.camera_seen = (OPENING.points, OPENING.bar, OPENING.off)
+            session.camera_confidence = (1.0,) * 24
+            session._board(None)
+            assert not board_diff(ref.seen, OPENING)
+            session.command("end")
+            assert ref.on_roll is Side.BLACK
+        finally:
+            session.link.stop()
+            ref.close()

@@ -199,3 +199,32 @@ def test_hysteresis_moves_the_empty_threshold_by_the_previous_state():
     assert classify(130, CONFIG, previous=SlotState.UNCERTAIN).state is SlotState.UNCERTAIN
     assert classify(119, CONFIG, previous=SlotState.WHITE).state is SlotState.EMPTY
     assert classify(170, CONFIG).state is SlotState.UNCERTAIN  # no previous state: the bare threshold
+
+
+def test_checkers_heaped_against_the_fill_order_are_a_lower_bound_where_they_saturate():
+    # five on slot 0 of point 13 read 4 (saturation): the board knows only "at least 4"
+    start = Position.start("backgammon")
+    heaped = counts_from_slots(slots_for_position(start, layouts={13: [5, 0, 0, 0, 0]}))
+    assert heaped.points[12] == 4 and heaped.at_least == (13,) and 13 in heaped.uncertain
+    # a heap of three saturates nothing: still exact, whatever the layout
+    assert counts_from_slots(slots_for_position(start, layouts={13: [3, 2, 0, 0, 0]})) == counts_from_slots(slots_for_position(start))
+    # a tray heap: nine borne off in two piles of 6 and 3 read 4 + 3
+    position = make("backgammon", {1: 6, 19: -15}, off=(9, 0))
+    tray = counts_from_slots(slots_for_position(position, layouts={("off", 0): [6, 3, 0, 0, 0]}))
+    assert tray.off == (7, 0) and tray.at_least == (("off", 0),) and tray.uncertain == ()
+    # a layout that does not add up to the place's checkers is not used
+    assert counts_from_slots(slots_for_position(start, layouts={13: [9, 0, 0, 0, 0]})).at_least == ()
+
+
+def test_a_pinned_point_with_a_tall_stack_in_the_fill_order_is_exact():
+    # 14 black on a pinned white checker: the pair on slot 0, then 4, 4, 3, 3 on slots 1..4
+    position = make("plakoto", {24: -14}, pinned={24: "white"}, off=(14, 1))
+    counts = counts_from_slots(slots_for_position(position))
+    assert counts.at_least == () and counts.uncertain == (24,)
+    assert counts.resolved_points(position.pinned) == position.points
+
+
+@settings(max_examples=150, deadline=None)
+@given(positions())
+def test_in_the_fill_order_no_count_is_a_lower_bound(position):
+    assert counts_from_slots(slots_for_position(position)).at_least == ()
