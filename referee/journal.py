@@ -120,7 +120,8 @@ class MatchSpec:
     ``kind`` is ``"tavli"`` (portes, plakoto, fevga [, gul-bara] in turn, to ``length``),
     ``"match"`` (games of ``variant`` to ``length`` points, Crawford rule unless
     ``crawford_rule`` is False) or ``"money"`` (a session of ``variant`` games; ``cube``
-    holds beavers, raccoons, jacoby and automatic_doubles). ``variant_options`` maps a
+    holds beavers, raccoons, jacoby and automatic_doubles; ``games`` ends it after that many
+    games, None when the players stop). ``variant_options`` maps a
     variant name to its options (``{"plakoto": {"mother_rule": False}}``).
     Raises :class:`JournalError` for a spec that does not make sense.
 
@@ -138,10 +139,13 @@ class MatchSpec:
     opening_roll_after_draw: bool = False
     cube: dict[str, Any] = field(default_factory=dict)
     variant_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    games: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in MATCH_KINDS:
             raise JournalError(f"match.kind: {self.kind!r} must be one of {list(MATCH_KINDS)}")
+        if self.games is not None and (self.kind != "money" or not isinstance(self.games, int) or self.games < 1):
+            raise JournalError(f"match.games: {self.games!r}: a money session's number of games (1 or more), or null")
         try:
             self.new_scoreboard()
             for name in self.variant_options:
@@ -186,6 +190,8 @@ class MatchSpec:
             out.update(length=self.length, variant=self.variant, crawford_rule=self.crawford_rule)
         else:
             out.update(variant=self.variant, cube=dict(self.cube))
+            if self.games is not None:
+                out["games"] = self.games
         out["variant_options"] = {k: dict(v) for k, v in self.variant_options.items()}
         return out
 

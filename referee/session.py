@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -58,10 +58,9 @@ class Referee:
     """A match at a table, refereed (see the module docstring). Use :meth:`new` or :meth:`resume`."""
 
     def __init__(
-        self, journal: J.Journal, replay: J.Replay, *, teach: bool = False, dice_rule: bool = True, games: int | None = None
+        self, journal: J.Journal, replay: J.Replay, *, teach: bool = False, dice_rule: bool = True
     ) -> None:
         self.journal = journal
-        self.games = games  # a money session ends after this many games (None: it goes on)
         self.replay = replay
         self.teach = teach
         self.dice_rule = dice_rule  # dice must land in the thrower's right-hand board
@@ -91,7 +90,9 @@ class Referee:
         p = Path(path)
         if p.exists() and p.stat().st_size:
             raise J.JournalError(f"journal: {str(p)!r} already holds a match; resume it or choose another file")
-        ref = cls(J.Journal.open(p, clock=clock), J.Replay(), teach=teach, games=games)
+        if games is not None:
+            spec = replace(spec, games=games)  # journaled with the match, so a resumed session ends there too
+        ref = cls(J.Journal.open(p, clock=clock), J.Replay(), teach=teach)
         ref._record(J.match_start(spec, white, black))
         ref._next_game()
         return ref
@@ -164,7 +165,8 @@ class Referee:
             else:
                 says.append(f"{outcome.winner.value} wins {outcome.points} point{'s' if outcome.points != 1 else ''} ({outcome.kind})")
         board = self.replay.scoreboard
-        if isinstance(board, MoneySession) and self.games is not None and self.replay.game >= self.games:
+        games = self.replay.spec.games
+        if isinstance(board, MoneySession) and games is not None and self.replay.game >= games:
             self._record(J.match_end(None, self.score()))
             says.append(f"session over: white {board.points(Side.WHITE)}, black {board.points(Side.BLACK)}")
             return says
@@ -202,16 +204,23 @@ class Referee:
         if phase == "setup":
             target = self.replay.position
             wrong = board_diff(target, seen)
-            if wrong:
+            nxt = self.replay.phase()
+            # resumed in the middle of a turn: the checkers already moved may stay where a legal play has them
+            mid_turn = bool(wrong) and nxt == "play" and TurnTracker(target, self.replay.roll).on_the_way(seen)
+            if wrong and not mid_turn:
                 self._leds = {w: RED for w in wrong}
                 return self._calls([f"set up {self.replay.variant.label}: {', '.join(map(str, wrong))} not right yet"])
             self.ready = True
             self._leds = {}
-            nxt = self.replay.phase()
             if nxt == "opening_roll":
                 return self._calls(["the board is set: each player throws one die"])
             if nxt == "play":
-                return self._start_turn([f"the board is set: {self.on_roll.value} plays the opening {self.replay.roll}"])
+                what = "the opening " if self.replay.position.rolls == (0, 0) else ""
+                calls = self._start_turn([f"the board is set: {self.on_roll.value} plays {what}{self.replay.roll}"
+                                          + (", the checkers already moved where they are" if mid_turn else "")])
+                if mid_turn and self._tracker is not None:
+                    self._last_good = seen
+                return calls
             return self._calls([f"the board is set: {self.on_roll.value} to roll"])
         if phase == "play" and self._tracker is not None:
             if self._tracker.on_the_way(seen):

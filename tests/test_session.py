@@ -239,6 +239,41 @@ def test_a_referee_killed_mid_game_and_resumed_ends_with_the_same_record(tmp_pat
     assert _events(tmp_path / "a" / "match.jsonl") == _events(tmp_path / "match.jsonl")
 
 
+def test_resumed_in_the_middle_of_a_turn_the_checkers_already_moved_stay_and_the_play_is_the_same(tmp_path):
+    plain = _ready(_new(tmp_path), 3, 1)
+    plain.board(START.play("8/5 6/5", Roll(3, 1)))
+    plain.button("end-turn")
+    (tmp_path / "a").mkdir()
+    ref = _ready(Referee.new(tmp_path / "a" / "match.jsonl", MatchSpec("match", 3, "backgammon")), 3, 1)
+    half = Position.from_dict({**START.to_dict(), "points": [-2, 0, 0, 0, 1, 5, 0, 2] + list(START.points[8:])})
+    ref.board(half)  # 8/5 moved, then the power fails
+    ref.close()
+    back = Referee.resume(tmp_path / "a" / "match.jsonl")
+    astray = Position.from_dict({**START.to_dict(), "points": [-2, 1, 0, 0, 0, 5, 0, 2] + list(START.points[8:])})
+    assert back.board(astray).leds == {2: RED, 8: RED} and back.phase == "setup"  # 8/2 is no part of a 3-1
+    calls = back.board(half)  # the checker moved 8/5 may stay: the turn goes on from there
+    assert calls.leds == {} and back.phase == "play" and "already moved" in calls.says[0]
+    back.board(START.play("8/5 6/5", Roll(3, 1)))
+    assert back.button("end-turn").says[0] == "white plays 8/5 6/5"
+    assert _events(tmp_path / "a" / "match.jsonl") == _events(tmp_path / "match.jsonl")
+
+
+def test_a_money_session_of_one_game_resumed_still_ends_after_it(tmp_path):
+    spec = MatchSpec("money", 0, "backgammon")
+    plain = _new(tmp_path, spec, games=1)
+    _drive(plain, random.Random(9))
+    (tmp_path / "a").mkdir()
+    ref = Referee.new(tmp_path / "a" / "match.jsonl", spec, games=1)
+    rng = random.Random(9)
+    _drive(ref, rng, stop=lambda r: r.replay.count > 12 and r.phase == "play")
+    ref.close()
+    back = Referee.resume(tmp_path / "a" / "match.jsonl")
+    _drive(back, rng)
+    events = _events(tmp_path / "a" / "match.jsonl")
+    assert events == _events(tmp_path / "match.jsonl") and events[-1]["type"] == "match_end"
+    assert events[0]["match"]["games"] == 1 and [e["type"] for e in events].count("game_start") == 1
+
+
 def test_a_new_referee_refuses_to_overwrite_a_journal(tmp_path):
     _new(tmp_path)
     with pytest.raises(JournalError, match="already holds a match"):
