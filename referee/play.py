@@ -151,6 +151,7 @@ class TableSession:
         if obs.status in ("occluded", "board-not-found"):
             if self._hidden_since is None:
                 self._hidden_since = time.monotonic()
+            self.camera_seen = self.camera_confidence = None  # what it saw before is no longer the board
             return
         if self._hidden_since is not None:
             if self._hidden_said:
@@ -163,25 +164,33 @@ class TableSession:
         self.camera_confidence = c.confidence
         ref = self.referee
         dice = list(obs.dice)
-        lying = _dice_lying(dice)
-        if ref.phase == "play" and dice:
-            self._turn_dice = lying  # the dice of the turn being played, as they lie
-        elif not dice:
-            self._turn_dice = None
-        elif ref.phase == "roll" and lying == self._turn_dice:
-            dice = []  # the last turn's dice, still lying where they fell after the end-turn button: no new throw
-        if ref.phase == "roll" and dice:
-            if len(dice) == 2:
-                self.show(ref.dice(tuple(d.value or 0 for d in dice), halves=tuple(d.half for d in dice),
-                                   cocked=any(d.cocked for d in dice)))
-            else:  # both dice were thrown and have come to rest: one is off the playing field, or a third lies there
+        if ref.phase == "play" or not dice:
+            self._turn_dice = _dice_lying(dice) or None  # the dice of the turn being played, as they lie
+        # dice that lay before (the last turn's, a tied opening's, a throw refused or passed) are no new throw,
+        # neither while they lie nor as they are picked up one by one
+        stale = list(self._turn_dice or ())
+        fresh = []
+        for d in dice:
+            key = _dice_lying([d])[0]
+            if key in stale:
+                stale.remove(key)
+            else:
+                fresh.append(d)
+        if ref.phase == "roll" and fresh:
+            if len(fresh) == 2:
+                self._turn_dice = _dice_lying(dice)
+                self.show(ref.dice(tuple(d.value or 0 for d in fresh), halves=tuple(d.half for d in fresh),
+                                   cocked=any(d.cocked for d in fresh)))
+            elif len(fresh) == len(dice):  # thrown and at rest: one is off the playing field, or a third lies there
+                self._turn_dice = _dice_lying(dice)
                 self.show(Calls(says=(f"{len(dice)} dice at rest on the playing field: a die off it is thrown again; "
                                       "throw both dice again",), buzzer=True))
-        elif ref.phase == "opening_roll" and len(dice) == 2:  # one die alone: the other player has yet to throw
-            self.show(ref.opening_dice((dice[0].value or 0, dice[1].value or 0), (dice[0].half, dice[1].half),
-                                       cocked=any(d.cocked for d in dice)))
+        elif ref.phase == "opening_roll" and len(fresh) == 2:  # one die alone: the other player has yet to throw
+            self._turn_dice = _dice_lying(dice)
+            self.show(ref.opening_dice((fresh[0].value or 0, fresh[1].value or 0), (fresh[0].half, fresh[1].half),
+                                       cocked=any(d.cocked for d in fresh)))
         elif ref.phase == "play" and not obs.dice:
-            self.show(ref.dice(None))  # the dice were picked up: the turn ends
+            self._end_turn(lambda: ref.dice(None))  # the dice were picked up: the turn ends
         if obs.cube is not None:
             self.show(ref.cube_seen(obs.cube.where, obs.cube.value))
         self._board(None)
@@ -206,7 +215,7 @@ class TableSession:
                 d = [int(v) for v in rest.split()]
                 self.show(ref.opening(d[0], d[1]) if len(d) == 2 else Calls(says=("opening: give white's and black's die",), buzzer=True))
             elif name == "end":
-                self.show(ref.button("end-turn"))
+                self._end_turn(lambda: ref.button("end-turn"))
             elif name == "resign":
                 self.show(ref.button(f"resign-{int(rest or 1)}"))
             elif name in ("double", "take", "pass", "beaver", "raccoon", "accept", "refuse", "hint"):
@@ -253,7 +262,10 @@ class TableSession:
             if self.panel is not None:
                 event = self.panel.get_event(timeout=0)
                 if event is not None:
-                    self.show(self.referee.panel(event.action))
+                    if event.action == "end_turn":
+                        self._end_turn(lambda: self.referee.panel(event.action))
+                    else:
+                        self.show(self.referee.panel(event.action))
                     busy = True
             try:
                 self.command(self.commands.get_nowait())
@@ -262,11 +274,31 @@ class TableSession:
                 pass
             if self.camera is not None:
                 self._observation(self.camera.read())
+                if getattr(self.camera, "down", False):
+                    self.camera_seen = self.camera_confidence = None
                 self._hidden_too_long()
             if time.monotonic() >= deadline:
                 return  # even when busy: a flood of events must not keep the caller from its own deadline
             if not busy:
                 time.sleep(0.01)
+
+    def _not_live(self) -> str | None:
+        """Why the board cannot be judged now (a source of this table that is down), or None."""
+        if self.link is not None and not self._board_present:
+            return "the board is unplugged"
+        if self.camera is not None and getattr(self.camera, "down", False):
+            return "the camera gives no frames"
+        if self.link is None and self.camera is not None and self._hidden_since is not None:
+            return "the camera cannot see the board"
+        return None
+
+    def _end_turn(self, ending: Callable[[], Calls]) -> None:
+        """End the turn with ``ending`` unless a source is down: the last board seen may not be the board now."""
+        why = self._not_live()
+        if why is not None and self.referee.phase == "play":
+            self.show(Calls(says=(f"{why}: the turn cannot be judged until it is back; end the turn again then",), buzzer=True))
+            return
+        self.show(ending())
 
     def _hidden_too_long(self) -> None:
         since = self._hidden_since
@@ -302,6 +334,11 @@ class CameraSource:
         self._cap = None
         self._down_since: float | None = None
         self._last_key = None
+
+    @property
+    def down(self) -> bool:
+        """The camera gives no frames (unplugged, or the file ended); the game waits for it."""
+        return self._down_since is not None
 
     def _open(self):
         import cv2

@@ -272,7 +272,9 @@ def test_a_camera_only_table_reads_the_opening_roll_calls_a_die_off_the_field_an
 
     def seen(pos, *dice):
         reading = CheckerReading(tuple(pos.points), tuple(pos.bar), tuple(pos.off), (1.0,) * 24, (1.0, 1.0), (1.0, 1.0))
-        dies = tuple(DieObservation(v, (0.0, 0.0), (0.0, 0.0), half, False, 1.0, (0, 0, 10, 10)) for v, half in dice)
+        # (value, half[, x in mm]): a die thrown anew lands elsewhere
+        dies = tuple(DieObservation(d[0], (0.0, 0.0), (float(d[2] if len(d) > 2 else 0), 0.0), d[1], False, 1.0, (0, 0, 10, 10))
+                     for d in dice)
         return Observation("stable", reading, dies, None, None, frames_held=3)
 
     class Camera:
@@ -298,20 +300,20 @@ def test_a_camera_only_table_reads_the_opening_roll_calls_a_die_off_the_field_an
     cam.next = [seen(black_played, (6, "right"))]  # white threw both; one came to rest off the playing field
     session.pump(0.1)
     assert ref.phase == "roll" and "throw both dice again" in said[-1]
-    cam.next = [seen(black_played, (6, "right"), (4, "right"))]
+    cam.next = [seen(black_played, (6, "right", 50), (4, "right", 80))]
     session.pump(0.1)
     assert ref.phase == "play" and (ref.replay.roll.high, ref.replay.roll.low) == (6, 4)
     assert [e["type"] for e in read_journal(tmp_path / "m.jsonl").events][-3:] == ["opening_roll", "play", "roll"]
 
     # white plays and ends the turn with the button; the dice stay where they fell; the board is seen again
     white_played = ref.position.play("24/18 13/9", ref.replay.roll)
-    cam.next = [seen(white_played, (6, "right"), (4, "right"))]
+    cam.next = [seen(white_played, (6, "right", 50), (4, "right", 80))]
     session.pump(0.1)
     session.command("end")
     session.pump(0.1)
     assert ref.phase == "roll" and ref.on_roll is Side.BLACK
     said.clear()
-    cam.next = [seen(white_played, (6, "right"), (4, "right"))]  # the same dice, still lying: not black's throw
+    cam.next = [seen(white_played, (6, "right", 50), (4, "right", 80))]  # the same dice, still lying: not black's throw
     session.pump(0.1)
     assert ref.phase == "roll" and not any("throw" in s or "rolls" in s for s in said), said
     cam.next = [seen(white_played), seen(white_played, (2, "left"), (1, "left"))]  # picked up, then black throws
@@ -383,3 +385,123 @@ def test_heaped_checkers_on_the_emulated_board_are_counted_and_two_heaps_are_ask
         finally:
             session.link.stop()
             ref.close()
+
+
+def test_while_the_board_is_unplugged_the_turn_is_not_judged_and_is_when_it_is_back(tmp_path):
+    plugged = [True]
+    with BoardEmulator(seed=6, noise=0) as emu:
+        link = BoardLink(emu.path, port_finder=lambda: emu.path if plugged[0] else None, lost_after_s=0.6,
+                         backoff_initial_s=0.05).start()
+        ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("match", 3, "backgammon"))
+        said = []
+        session = TableSession(ref, link=link, say=said.append)
+        try:
+            emu.set_position(START)
+            _pump_until(session, lambda: ref.phase == "opening_roll")
+            session.command("opening 3 1")
+            emu.move(8, 5)
+            plugged[0] = False
+            emu.replug()  # the cable is pulled, and stays out
+            _pump_until(session, lambda: any("plug it back" in s for s in said))
+            emu.move(6, 5)  # the player finishes the play meanwhile, and ends the turn: the referee cannot see it
+            session.command("end")
+            assert "the board is unplugged: the turn cannot be judged" in said[-1]
+            assert ref.phase == "play" and [e["type"] for e in read_journal(tmp_path / "m.jsonl").events][-1] == "opening_roll"
+            plugged[0] = True
+            _pump_until(session, lambda: any("board back" in s for s in said))
+            _pump_until(session, lambda: ref.seen is not None and not board_diff(ref.seen, OPENING))
+            session.command("end")
+            assert ref.on_roll is Side.BLACK and "referee: white plays 8/5 6/5" in said
+        finally:
+            link.stop()
+            ref.close()
+
+
+def test_a_camera_that_stops_pauses_the_turn_and_its_last_reading_is_not_fused(tmp_path):
+    from vision.checkers import CheckerReading
+    from vision.observe import Observation
+
+    class Camera:
+        down = False
+
+        def __init__(self):
+            self.next = []
+
+        def read(self):
+            return self.next.pop(0) if self.next else None
+
+    cam, said = Camera(), []
+    ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, "backgammon"))
+    session = TableSession(ref, camera=cam, say=said.append)
+    reading = CheckerReading(START.points, START.bar, START.off, (1.0,) * 24, (1.0, 1.0), (1.0, 1.0))
+    cam.next = [Observation("stable", reading, (), None, None, frames_held=3)]
+    session.pump(0.1)
+    session.command("opening 3 1")
+    assert ref.phase == "play" and session.camera_seen is not None
+    cam.down = True  # unplugged
+    session.pump(0.05)
+    assert session.camera_seen is None
+    session.command("end")
+    assert said[-1].startswith("referee: the camera gives no frames: the turn cannot be judged") and ref.phase == "play"
+    cam.down = False
+    played = CheckerReading(OPENING.points, START.bar, START.off, (1.0,) * 24, (1.0, 1.0), (1.0, 1.0))
+    cam.next = [Observation("stable", played, (), None, None, frames_held=3)]
+    session.pump(0.1)
+    session.command("end")
+    assert ref.on_roll is Side.BLACK
+
+
+def test_a_camera_source_that_cannot_be_opened_is_down_and_said_once(tmp_path):
+    from referee.play import CameraSource
+    from vision.calibrate import calibrate
+    from vision.render import render
+
+    geometry = calibrate(render(START, seed=1).image)
+    said = []
+    cam = CameraSource(str(tmp_path / "no-such-video.mp4"), geometry, say=said.append)
+    assert cam.read() is None and cam.down and cam.read() is None
+    assert len(said) == 1 and "gives no frames" in said[0]
+
+
+def test_dice_that_lay_before_are_no_new_throw_while_they_lie_or_are_picked_up_one_by_one(tmp_path):
+    from vision.checkers import CheckerReading
+    from vision.observe import DieObservation, Observation
+
+    def seen(pos, *dice):  # dice: (value, half, x in mm)
+        reading = CheckerReading(tuple(pos.points), tuple(pos.bar), tuple(pos.off), (1.0,) * 24, (1.0, 1.0), (1.0, 1.0))
+        dies = tuple(DieObservation(v, (0.0, 0.0), (float(x), 0.0), half, False, 1.0, (0, 0, 10, 10)) for v, half, x in dice)
+        return Observation("stable", reading, dies, None, None, frames_held=3)
+
+    class Camera:
+        def __init__(self):
+            self.next = []
+
+        def read(self):
+            return self.next.pop(0) if self.next else None
+
+    start = Position.start("fevga")
+    cam, said = Camera(), []
+    ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, "fevga"))
+    session = TableSession(ref, camera=cam, say=said.append)
+    cam.next = [seen(start), seen(start, (2, "left", 10)), seen(start, (2, "left", 10), (5, "right", 200))]
+    session.pump(0.1)
+    assert ref.phase == "roll" and ref.on_roll is Side.WHITE  # fevga's starter throws both dice again
+    said.clear()
+    cam.next = [seen(start, (2, "left", 10), (5, "right", 200)), seen(start, (2, "left", 10))]  # white lifts its die
+    session.pump(0.1)
+    assert ref.phase == "roll" and not any("throw" in s for s in said), said
+    cam.next = [seen(start, (2, "left", 10), (6, "right", 300), (3, "right", 340))]  # black's die still lies
+    session.pump(0.1)
+    assert ref.phase == "play" and (ref.replay.roll.high, ref.replay.roll.low) == (6, 3)
+    played = ref.position.play(ref.position.legal_plays(ref.replay.roll)[0], ref.replay.roll)
+    cam.next = [seen(played, (6, "right", 300), (3, "right", 340))]
+    session.pump(0.1)
+    session.command("end")
+    assert ref.phase == "roll" and ref.on_roll is Side.BLACK
+    said.clear()
+    cam.next = [seen(played, (3, "right", 340)), seen(played)]  # the dice picked up one at a time
+    session.pump(0.1)
+    assert ref.phase == "roll" and not any("throw" in s for s in said), said
+    cam.next = [seen(played, (4, "left", 20), (4, "left", 60))]
+    session.pump(0.1)
+    assert ref.phase == "play" and ref.on_roll is Side.BLACK and ref.replay.roll.high == 4
