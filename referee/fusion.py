@@ -8,7 +8,8 @@ as "at least". The camera counts stacks and heaps but cannot see a pinned checke
 says how sure it is of each point. So each place comes from the source that can see
 it:
 
-* a pinned point is the board's (the camera sees only the stack on top);
+* a pinned point is the board's (the camera sees only the stack on top); with the camera
+  alone, pins follow from the game so far (a lone checker covered by the other colour);
 * a place the board counts only as "at least" is the camera's count when that is as
   many or more of the same colour; without a camera, the count of 15 finishes it when
   it is that colour's only such place;
@@ -109,7 +110,8 @@ def fuse(
         return Fused(seen.completed(like), (), "board")
     cam_points, cam_bar, cam_off = camera
     if seen is None:
-        pos = replace(like, points=tuple(cam_points), bar=tuple(cam_bar), off=tuple(cam_off))
+        pins = _camera_pins(like, cam_points)
+        pos = replace(like, points=tuple(cam_points), pinned=pins, bar=tuple(cam_bar), off=tuple(cam_off))
         return Fused(pos, (), "camera")
     points, bar, off = list(seen.points), list(seen.bar), list(seen.off)
     disagree: list[int | str] = []
@@ -145,6 +147,24 @@ def fuse(
         return Fused(rest.completed(like), tuple(disagree), "both")
     except ValueError:  # with the camera's heaps the count is not 15: where they disagree decides; the board's reading
         return Fused(seen.completed(like), tuple(disagree), "both")
+
+
+def _camera_pins(like: Position, cam_points: Sequence[int]) -> tuple[int, ...]:
+    """The pins under what the camera sees, from the game so far (the camera sees only a stack's top).
+
+    Only the side on roll moves, so a lone checker of ``like`` now under the other colour is pinned
+    there, and a pin of ``like`` whose point shows the pinned colour again (or nothing) is released.
+    """
+    pins = list(like.pinned)
+    if not like.variant.pins:
+        return tuple(pins)
+    for i, (before, now) in enumerate(zip(like.points, cam_points)):
+        if pins[i]:
+            if now == 0 or (now > 0) == (pins[i] > 0):
+                pins[i] = 0
+        elif abs(before) == 1 and now and (now > 0) != (before > 0):
+            pins[i] = 1 if before > 0 else -1
+    return tuple(pins)
 
 
 def _side_of(place: Place, points: Sequence[int]) -> int:

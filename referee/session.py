@@ -70,6 +70,7 @@ class Referee:
         self._last_good: Position | None = None
         self._leds: dict[int | str, str] = {}
         self._resign_level = 1
+        self._cube_wrong: str | None = None  # what was said of a cube the camera sees out of place
 
     # ------------------------------------------------------------------ making one
 
@@ -190,7 +191,10 @@ class Referee:
     # ------------------------------------------------------------------ calls
 
     def _calls(self, says: list[str] | tuple[str, ...] = (), *, buzzer: bool = False) -> Calls:
-        return Calls(dict(self._leds), buzzer, tuple(says))
+        leds = dict(self._leds)
+        if self._cube_wrong is not None:
+            leds.setdefault("bar", AMBER)  # the cube the camera sees is not where the game has it
+        return Calls(leds, buzzer, tuple(says))
 
     def _refuse(self, why: str) -> Calls:
         return self._calls([why], buzzer=True)
@@ -485,8 +489,10 @@ class Referee:
         owner = getattr(cube, "owner", None)
         expected = "centre" if owner is None else owner.value
         if where != expected or (value is not None and value != cube.value):
-            self._leds = {**self._leds, "bar": AMBER}
-            return self._calls([f"the cube should be at {expected} showing {cube.value if cube.value > 1 else 64}"])
+            said = f"the cube should be at {expected} showing {cube.value if cube.value > 1 else 64}"
+            first, self._cube_wrong = self._cube_wrong != said, said
+            return self._calls([said] if first else [])  # the bar stays amber (see _calls) until the cube is right
+        self._cube_wrong = None
         return self._calls()
 
     def score(self) -> dict[str, int]:

@@ -505,3 +505,53 @@ def test_dice_that_lay_before_are_no_new_throw_while_they_lie_or_are_picked_up_o
     cam.next = [seen(played, (4, "left", 20), (4, "left", 60))]
     session.pump(0.1)
     assert ref.phase == "play" and ref.on_roll is Side.BLACK and ref.replay.roll.high == 4
+
+
+def test_the_camera_alone_follows_plakoto_pins_from_the_game_so_far():
+    before = make("plakoto", {24: 13, 6: 1, 5: -1, 1: -14}, turn="white", pinned={})
+    cam = list(before.points)
+    cam[23], cam[4] = 12, 1  # white moved 24/5 onto black's lone checker: the camera sees one white there
+    pinned = fuse(before, None, (tuple(cam), before.bar, before.off)).position
+    assert pinned.pinned[4] == -1 and pinned.points[4] == 1
+    # the pinning checker leaves: the pinned one shows again and is free
+    later = pinned.with_turn(Side.WHITE)
+    cam[4], cam[3] = -1, 1
+    freed = fuse(later, None, (tuple(cam), later.bar, later.off)).position
+    assert freed.pinned[4] == 0 and freed.points[4] == -1
+
+
+def test_a_cube_the_camera_sees_out_of_place_keeps_the_bar_amber_and_is_said_once(tmp_path):
+    from vision.checkers import CheckerReading
+    from vision.cube import CubeReading
+    from vision.observe import Observation
+
+    reading = CheckerReading(OPENING.points, START.bar, START.off, (1.0,) * 24, (1.0, 1.0), (1.0, 1.0))
+
+    def seen(where, face, x=0.0):
+        return Observation("stable", reading, (), CubeReading(where, (x, 0.0), face, 1.0, 1.0), None, frames_held=3)
+
+    class Camera:
+        def __init__(self):
+            self.next = []
+
+        def read(self):
+            return self.next.pop(0) if self.next else None
+
+    cam, said, shown = Camera(), [], []
+    ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("match", 5, "backgammon"))
+    session = TableSession(ref, camera=cam, say=said.append)
+    session.command(f"board {START.to_json()}")
+    session.command("opening 3 1")
+    session.command(f"board {OPENING.to_json()}")
+    session.command("end")
+    session.command("double")
+    session.command("take")  # white owns the cube at 2 now
+    show = session.show
+    session.show = lambda calls: (shown.append(calls), show(calls))
+    cam.next = [seen("centre", 64), seen("centre", 64, x=1.0)]  # not moved yet; seen again a little apart
+    session.pump(0.1)
+    assert sum("the cube should be at white showing 2" in s for s in said) == 1
+    assert shown and shown[-1].leds.get("bar") == AMBER  # still amber after the board's call that follows
+    cam.next = [seen("white", 2)]
+    session.pump(0.1)
+    assert "bar" not in shown[-1].leds
