@@ -151,6 +151,7 @@ class BoardEmulator:
         self._bar = [0, 0]
         self._off = [0, 0]
         self._layouts: dict = {}  # places whose checkers a player piled against the fill order (see lay)
+        self._strangers = [0] * POINTS  # checkers put on top of a stack of the other colour (a blocked point)
         slots = POINTS * slots_per_point + bar_slots + 2 * tray_slots
         self._offsets = [0] * slots  # recorded by CALIBRATE ZERO_EMPTY; kept across a reset, as in EEPROM
         self.calibrated = False
@@ -238,6 +239,7 @@ class BoardEmulator:
             self._bar = list(position.bar)
             self._off = list(position.off)
             self._layouts.clear()
+            self._strangers = [0] * POINTS
             self._changed(events=False, force=True)
 
         self._call(act)
@@ -283,8 +285,9 @@ class BoardEmulator:
         """Place a checker of ``side`` on ``point`` (1..24, "bar" or "off").
 
         On a lone checker of the other colour it pins it (plakoto: the board reports a
-        PLACE of state UNCERTAIN); raises ValueError on two or more of the other colour
-        (take them off first).
+        PLACE of state UNCERTAIN). On two or more of the other colour (a blocked point)
+        it lies on top of their stack, as a player may put it there, and is the first
+        lifted from that point; the slot reads what such a stack reads.
         """
         self._call(lambda: self._place(point, _sign(side)))
 
@@ -488,7 +491,7 @@ class BoardEmulator:
     # ------------------------------------------------------------------ sensing
 
     def _stacks(self) -> list[list[int]]:
-        return slot_stacks(
+        stacks = slot_stacks(
             self._points,
             self._pinned,
             tuple(self._bar),
@@ -498,6 +501,13 @@ class BoardEmulator:
             tray_slots=self.tray_slots,
             layouts=self._layouts,
         )
+        k = self.slots_per_point
+        for i, extra in enumerate(self._strangers):  # on top of the slot the next checker of the point would take
+            sign = 1 if extra > 0 else -1
+            for j in range(abs(extra)):
+                slot = (abs(self._points[i]) + bool(self._pinned[i]) + j) % k
+                stacks[i * k + slot] = stacks[i * k + slot] + [sign]
+        return stacks
 
     def _class_of(self, reading: SlotReading) -> tuple[int, int]:
         """What the firmware debounces: the state and, for a colour, the stack height."""
@@ -707,6 +717,11 @@ class BoardEmulator:
         if area is Area.POINT:
             i = number - 1
             n = self._points[i]
+            if self._strangers[i]:  # a checker put on the other colour's stack lies on top: it comes off first
+                sign = 1 if self._strangers[i] > 0 else -1
+                self._strangers[i] -= sign
+                self._changed()
+                return sign
             if not n:
                 raise ValueError(f"no checker on point {number!r} to lift")
             sign = 1 if n > 0 else -1
@@ -730,9 +745,11 @@ class BoardEmulator:
         if area is Area.POINT:
             i = number - 1
             n = self._points[i]
-            if n * sign < 0:
-                if abs(n) > 1 or self._pinned[i]:
-                    raise ValueError(f"point {number!r} holds {n!r}: no room for a checker of the other colour")
+            if self._strangers[i] or (n * sign < 0 and (abs(n) > 1 or self._pinned[i])):
+                if self._strangers[i] * sign < 0:
+                    raise ValueError(f"point {number!r}: a checker of each colour on top already; lift one first")
+                self._strangers[i] += sign  # put on a point the other colour holds: it lies on top of their stack
+            elif n * sign < 0:
                 self._pinned[i] = n  # a pin: the board reads slot 0 UNCERTAIN
                 self._points[i] = sign
             else:

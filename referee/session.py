@@ -202,9 +202,15 @@ class Referee:
     # ------------------------------------------------------------------ inputs
 
     def board(self, seen: Position) -> Calls:
-        """A new board seen (by the sensors, the camera or both): follow the set-up or the turn."""
-        self.seen = seen
+        """A new board seen (by the sensors, the camera or both): follow the set-up or the turn.
+
+        The same board seen again (a sensor board repeats its snapshot) changes nothing: what is lit
+        stays lit, and the buzzer sounds again while something is lit red, until the board is put right.
+        """
         phase = self.phase
+        if phase == "play" and seen == self.seen:
+            return self._calls(buzzer=RED in self._leds.values())
+        self.seen = seen
         if phase == "setup":
             target = self.replay.position
             wrong = board_diff(target, seen)

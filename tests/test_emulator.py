@@ -426,3 +426,16 @@ def test_checkers_laid_in_a_heap_read_as_the_heap_reads_until_the_place_changes(
     assert counts(snap).points[5] == 4 and counts(snap).at_least == ()
     with pytest.raises(ValueError, match="adding up"):
         board.lay(13, [6, 0, 0, 0, 0])  # 13 holds five
+
+
+def test_a_checker_put_on_a_blocked_point_lies_on_top_and_reads_as_both_colours(board, host):
+    host.handshake()
+    start = Position.start("backgammon")
+    board.set_position(start)
+    board.move(24, 19)  # onto black's five: the board cannot refuse a hand, it reads what lies there
+    snap = host.wait_for(lambda m: isinstance(m, Snapshot) and 19 in counts(m).uncertain)
+    assert counts(snap).points[18] == -4 and counts(snap).at_least == ()  # slot 0: a black with a white on top
+    assert board.lift(19) == 1  # the stranger on top comes off first
+    board.place(24, "white")
+    snap = host.wait_for(lambda m: isinstance(m, Snapshot) and counts(m).points == start.points)
+    assert counts(snap).uncertain == ()

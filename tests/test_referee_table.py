@@ -87,25 +87,57 @@ def test_a_backgammon_match_to_3_completes_on_the_emulated_board_with_the_score_
     assert state.phase == "over" and {"white": state.scoreboard.points(Side.WHITE), "black": state.scoreboard.points(Side.BLACK)} == score
 
 
-def _at(tmp_path, before: Position, dice: Roll) -> Referee:
-    """A referee whose game stands at ``before`` with ``dice`` just rolled by the side on turn."""
+def _journal_at(tmp_path, before: Position, dice: Roll):
+    """A journal whose game stands at ``before`` with ``dice`` just rolled by the side on turn."""
     path = tmp_path / f"{before.variant.name}.jsonl"
     with Journal.open(path) as j:
         j.append(match_start(MatchSpec("money", 0, before.variant.name)))
         j.append(game_start(1, before, before.turn))
         j.append(roll(before.turn, dice))
-    ref = Referee.resume(path)
-    ref.board(before)
-    assert ref.phase == "play"
-    return ref
+    return path
 
 
-def _caught(ref: Referee, wrong_board: Position, offending) -> None:
-    ref.board(wrong_board)
-    calls = ref.button("end-turn")
-    assert calls.buzzer and "not a legal play" in calls.says[0], calls
-    assert calls.leds and set(offending) <= set(calls.leds) and set(calls.leds.values()) == {RED}, calls.leds
-    assert ref.phase == "play"  # the turn goes on until it is put right
+def _caught(tmp_path, before: Position, dice: Roll, hands, wrong_board: Position | None, lit: set) -> list[str]:
+    """On the emulated board: ``before`` is set up, the player's ``hands`` (emulator calls) make an illegal
+    play, the end-turn is pressed (unless the board alone gives it away); exactly ``lit`` is lit red."""
+    ref = Referee.resume(_journal_at(tmp_path, before, dice))
+    with BoardEmulator(seed=8, noise=0) as emu:
+        link = BoardLink(emu.path).start()
+        said: list[str] = []
+        session = TableSession(ref, link=link, say=said.append)
+        try:
+            emu.set_position(before)
+            _pump_until(session, lambda: ref.phase == "play")
+            for hand in hands:
+                hand(emu)
+            if wrong_board is not None:
+                _pump_until(session, lambda: ref.seen is not None and not board_diff(ref.seen, wrong_board))
+                session.command("end")
+                assert any("not a legal play" in s for s in said), said
+            deadline = time.monotonic() + 5
+            red: set = set()
+            while time.monotonic() < deadline and red != lit:
+                session.pump(0.02)
+                red = set(_lit(emu, RED))
+            assert red == lit, (red, said[-2:])
+            assert ref.phase == "play"  # the turn goes on until it is put right
+            return said
+        finally:
+            link.stop()
+            ref.close()
+
+
+def _lit(emu, colour) -> list:
+    from referee.table import COLOURS
+
+    frame = emu.led_frame
+    names: list = list(range(1, 25)) + ["bar", "off"]
+    return [] if frame is None else [names[i] for i, led in enumerate(frame.leds[:26]) if led == COLOURS[colour]]
+
+
+def _moves(*moves):
+    """White's checkers moved by hand on the emulated board, (src, dst): dst 0 is off."""
+    return [lambda emu, a=a, b=b: emu.move(a, "off" if b == 0 else b, side="white") for a, b in moves]
 
 
 def _moved(before: Position, *moves) -> Position:
@@ -128,47 +160,59 @@ def _moved(before: Position, *moves) -> Position:
 
 def test_wrong_distance_is_caught(tmp_path):
     before = Position.start("backgammon")
-    _caught(_at(tmp_path, before, Roll(3, 1)), _moved(before, (8, 4), (6, 5)), {4})
+    # 8/4 is a 4: the checker on 4 and the 5 it should be on
+    _caught(tmp_path, before, Roll(3, 1), _moves((8, 4), (6, 5)), _moved(before, (8, 4), (6, 5)), {4, 5})
 
 
 def test_not_using_both_dice_is_caught(tmp_path):
     before = Position.start("backgammon")
     # the 1 is still to play: the nearest legal board lights where one more checker would go (24/23)
-    _caught(_at(tmp_path, before, Roll(3, 1)), _moved(before, (8, 5)), set())
+    said = _caught(tmp_path, before, Roll(3, 1), _moves((8, 5)), _moved(before, (8, 5)), {23, 24})
+    assert "the nearest legal play is 24/23 8/5" in said[-1]
 
 
 def test_not_entering_from_the_bar_first_is_caught(tmp_path):
     before = make("backgammon", {24: 1, 13: 5, 8: 3, 6: 5, 19: -5, 12: -5, 17: -3, 1: -2}, bar=(1, 0))
-    _caught(_at(tmp_path, before, Roll(6, 3)), _moved(before, (13, 7), (13, 10)), {"bar"})
+    _caught(tmp_path, before, Roll(6, 3), _moves((13, 7), (13, 10)), _moved(before, (13, 7), (13, 10)),
+            {"bar", 22, 13, 10})
 
 
 def test_bearing_off_too_early_is_caught(tmp_path):
     before = make("backgammon", {8: 1, 6: 4, 5: 5, 4: 5, 19: -15})
-    _caught(_at(tmp_path, before, Roll(6, 1)), _moved(before, (6, 0), (5, 4)), {"off"})
+    _caught(tmp_path, before, Roll(6, 1), _moves((6, 0), (5, 4)), _moved(before, (6, 0), (5, 4)), {"off", 2, 6, 8})
 
 
 def test_landing_on_a_blocked_point_is_lit_at_once(tmp_path):
     before = Position.start("backgammon")
-    ref = _at(tmp_path, before, Roll(5, 1))
-    calls = ref.conflict([19])  # a white checker put on black's five on 19 (24/19): both colours seen there
-    assert calls.buzzer and calls.leds == {19: RED}
+    # 24/19 puts a white checker on black's five on 19: both colours there, lit before any end-turn
+    said = _caught(tmp_path, before, Roll(5, 1), _moves((24, 19)), None, {19})
+    assert any("a checker on a point that is not open to it" in s for s in said)
 
 
 def test_a_second_checker_off_the_head_in_long_nardy_is_caught(tmp_path):
     before = make("long-nardy", {24: 15, 12: -15}, rolls=(1, 1))
-    _caught(_at(tmp_path, before, Roll(5, 3)), _moved(before, (24, 19), (24, 21)), {21})
+    _caught(tmp_path, before, Roll(5, 3), _moves((24, 19), (24, 21)), _moved(before, (24, 19), (24, 21)),
+            {16, 19, 21, 24})
 
 
 def test_leaving_fevgas_start_too_early_is_caught(tmp_path):
     before = make("fevga", {24: 14, 13: 1, 16: -15}, rolls=(1, 1))
-    _caught(_at(tmp_path, before, Roll(2, 1)), _moved(before, (24, 22), (13, 12)), {22})
+    _caught(tmp_path, before, Roll(2, 1), _moves((24, 22), (13, 12)), _moved(before, (24, 22), (13, 12)),
+            {11, 12, 22, 23})
 
 
 def test_moving_a_pinned_checker_is_caught(tmp_path):
     before = make("plakoto", {24: 12, 11: -1, 1: -14}, pinned={11: "white"}, rolls=(3, 3))
-    # white's checker pinned under black's on 11 is moved 11/9 with the 2
+    # white's checker pinned under black's on 11 is taken from under it and moved 11/9 with the 2
     pts = list(before.points)
     pts[8] += 1
-    moved = Position.from_dict({**before.to_dict(), "points": pts, "pinned": {}})
-    moved = _moved(moved, (24, 23))
-    _caught(_at(tmp_path, before, Roll(2, 1)), moved, {9})
+    moved = _moved(Position.from_dict({**before.to_dict(), "points": pts, "pinned": {}}), (24, 23))
+
+    def from_under(emu):
+        emu.lift(11)  # black's pinning checker comes off
+        emu.lift(11)  # the pinned white one
+        emu.place(11, "black")
+        emu.place(9, "white")
+
+    said = _caught(tmp_path, before, Roll(2, 1), [from_under, *_moves((24, 23))], moved, {9, 11, 22, 24})
+    assert "not a legal play" in said[-1]

@@ -321,3 +321,13 @@ def test_a_long_press_of_take_is_a_take_where_beavers_are_not_played(tmp_path):
     ref.panel("double")
     calls = ref.panel("beaver")
     assert not calls.buzzer and ref.replay.cube.value == 2 and ref.replay.cube.owner is Side.WHITE
+
+
+def test_the_same_wrong_board_seen_again_keeps_its_lights_and_buzzes_until_put_right(tmp_path):
+    ref = _ready(_new(tmp_path), 3, 1)
+    astray = Position.from_dict({**START.to_dict(), "points": [-2, 1, 0, 0, 0, 5, 0, 2] + list(START.points[8:])})
+    first = ref.board(astray)
+    assert first.buzzer and first.says and first.leds
+    again = ref.board(astray)  # the board's next snapshot
+    assert again.buzzer and again.leds == first.leds and not again.says
+    assert not ref.board(START).buzzer and not ref.board(START).buzzer
