@@ -42,6 +42,17 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--panel", choices=("gpio", "keyboard"), default="keyboard",
                       help="the Raspberry Pi panel's buttons, or the keyboard only (always available)")
     play.add_argument("--teach", action="store_true", help="teaching mode: landing points of a lifted checker, hints")
+    rules = play.add_argument_group("what is played (a new match only; a resumed one keeps its own)")
+    rules.add_argument("--games", type=int, metavar="N", help="a money session ends after N games (default: when you quit; --variant alone: 1)")
+    rules.add_argument("--jacoby", action="store_true", help="money: gammons count only once the cube was turned")
+    rules.add_argument("--beavers", action="store_true", help="money: a doubled player may beaver (redouble at once, keeping the cube)")
+    rules.add_argument("--raccoons", action="store_true", help="money: a beavered player may raccoon (needs --beavers)")
+    rules.add_argument("--automatic-doubles", type=int, default=0, metavar="N",
+                       help="money: up to N tied opening rolls double the cube (default 0)")
+    rules.add_argument("--no-crawford", action="store_true", help="match to N: no Crawford rule")
+    rules.add_argument("--with-gul-bara", action="store_true", help="tavli: gul-bara is the fourth game of the cycle")
+    rules.add_argument("--option", action="append", default=[], metavar="VARIANT.NAME=VALUE",
+                       help="a variant's rule option, e.g. plakoto.mother_rule=false (repeatable)")
     demo = sub.add_parser("demo", help="a refereed game on built-in stand-ins: emulated board, rendered camera, mock panel")
     demo.add_argument("--seed", type=int, default=7, help="seed of the dice and the players (default 7)")
     demo.add_argument("--match", type=int, default=0, metavar="N", help="play a backgammon match to N points (default: one money game)")

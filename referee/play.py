@@ -15,7 +15,7 @@ longer than ``hand_pause_s`` is said (the game waits for a clear view); a killed
 is resumed from its journal with ``tavli play --resume JOURNAL``.
 
 Keyboard commands (one per line): ``roll D1 D2``, ``opening W B``, ``end``,
-``double``, ``take``, ``pass``, ``beaver``, ``raccoon``, ``resign 1|2|3``,
+``double``, ``take``, ``pass``, ``beaver``, ``raccoon``, ``resign 1|2|3 [white|black]``,
 ``accept``, ``refuse``, ``hint``, ``lift P``, ``board POSITION_JSON`` (a board
 typed in, for a table without sensors or camera), ``score``, ``quit``.
 """
@@ -28,7 +28,7 @@ import threading
 import time
 from typing import Any, Callable, Iterable, TextIO
 
-from board_rules import Position
+from board_rules import Position, Side
 from referee.fusion import BoardSeen, fuse
 from referee.session import AMBER, Calls, Referee
 
@@ -216,8 +216,10 @@ class TableSession:
                 self.show(ref.opening(d[0], d[1]) if len(d) == 2 else Calls(says=("opening: give white's and black's die",), buzzer=True))
             elif name == "end":
                 self._end_turn(lambda: ref.button("end-turn"))
-            elif name == "resign":
-                self.show(ref.button(f"resign-{int(rest or 1)}"))
+            elif name == "resign":  # resign LEVEL [white|black]: the side resigning (default: the side on roll)
+                level, _, who = rest.partition(" ")
+                side = Side(who.strip().lower()) if who.strip() else None
+                self.show(ref.button(f"resign-{int(level or 1)}", side))
             elif name in ("double", "take", "pass", "beaver", "raccoon", "accept", "refuse", "hint"):
                 self.show(ref.button(name))
             elif name == "lift":
@@ -375,18 +377,63 @@ class CameraSource:
         return obs
 
 
-def match_spec(variant: str | None, match: str | None):
-    """The match spec from ``--variant V`` or ``--match tavli:N | V:N | money:V``."""
-    from referee.journal import MatchSpec
+def match_spec(variant: str | None, match: str | None, args=None):
+    """The match spec from ``--variant V`` or ``--match tavli:N | V:N | money:V``, with the rule
+    options of ``args`` (``tavli play``'s: --games, --jacoby, --beavers, --raccoons,
+    --automatic-doubles, --no-crawford, --with-gul-bara, --option). Raises
+    :class:`~referee.journal.JournalError` for a spec or option that makes no sense."""
+    from referee.journal import JournalError, MatchSpec
 
+    opts = {}
+    for text in getattr(args, "option", None) or ():
+        name, eq, value = text.partition("=")
+        base, dot, key = name.partition(".")
+        if not (eq and dot and base and key):
+            raise JournalError(f"--option {text!r}: give VARIANT.NAME=VALUE, e.g. plakoto.mother_rule=false")
+        opts.setdefault(base, {})[key] = _option_value(value)
+    cube = {k: True for k in ("jacoby", "beavers", "raccoons") if getattr(args, k, False)}
+    if getattr(args, "automatic_doubles", 0):
+        cube["automatic_doubles"] = args.automatic_doubles
+    games = getattr(args, "games", None)
     if match:
         kind, _, rest = match.partition(":")
+        length = _length(rest, match) if kind != "money" else 0
         if kind == "tavli":
-            return MatchSpec("tavli", int(rest or 3))
-        if kind == "money":
-            return MatchSpec("money", 0, rest or "backgammon")
-        return MatchSpec("match", int(rest or 1), kind or "backgammon")
-    return MatchSpec("money", 0, variant or "backgammon")
+            spec = MatchSpec("tavli", length or 3, with_gul_bara=bool(getattr(args, "with_gul_bara", False)), variant_options=opts)
+        elif kind == "money":
+            spec = MatchSpec("money", 0, rest or "backgammon", cube=cube, variant_options=opts, games=games)
+        else:
+            spec = MatchSpec("match", length or 1, kind or "backgammon", crawford_rule=not getattr(args, "no_crawford", False),
+                             variant_options=opts)
+    else:
+        spec = MatchSpec("money", 0, variant or "backgammon", cube=cube, variant_options=opts, games=games or (1 if variant else None))
+    unused = [flag for flag, on in (("--jacoby/--beavers/--raccoons/--automatic-doubles", cube), ("--games", games))
+              if on and spec.kind != "money"]
+    unused += [flag for flag, on in (("--no-crawford", getattr(args, "no_crawford", False)),) if on and spec.kind != "match"]
+    unused += [flag for flag, on in (("--with-gul-bara", getattr(args, "with_gul_bara", False)),) if on and spec.kind != "tavli"]
+    if unused:
+        raise JournalError(f"{', '.join(unused)}: not an option of a {spec.kind} {'session' if spec.kind == 'money' else 'match'}")
+    return spec
+
+
+def _length(text: str, match: str) -> int:
+    from referee.journal import JournalError
+
+    if not text:
+        return 0
+    if not text.isdigit() or int(text) < 1:
+        raise JournalError(f"--match {match!r}: the length after ':' must be a whole number of points, 1 or more")
+    return int(text)
+
+
+def _option_value(text: str):
+    """An option's value as typed: true/false, a whole number, or the text itself."""
+    low = text.strip().lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    return int(low) if low.lstrip("-").isdigit() else text.strip()
 
 
 def run_play(args, stdin: TextIO, stdout: TextIO) -> int:
@@ -403,8 +450,7 @@ def run_play(args, stdin: TextIO, stdout: TextIO) -> int:
         say(f"resumed {args.resume}: game {ref.replay.game}, score {json.dumps(ref.score())}")
     else:
         journal = Path(args.journal or time.strftime("match-%Y%m%d-%H%M%S.jsonl"))
-        ref = Referee.new(journal, match_spec(args.variant, args.match), teach=args.teach,
-                          games=1 if args.variant and not args.match else None)
+        ref = Referee.new(journal, match_spec(args.variant, args.match, args), teach=args.teach)
         say(f"journal: {journal}")
     link = camera = panel = None
     try:

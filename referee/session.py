@@ -270,7 +270,13 @@ class Referee:
             return self._refuse(reason)
         self._record(event)
         if not self.replay.starter_known:
-            return self._calls([f"white {white_die}, black {black_die}: a tie, throw again"])
+            says = [f"white {white_die}, black {black_die}: a tie, throw again"]
+            cube = self.replay.cube
+            if cube is not None and cube.options.automatic_doubles and cube.automatic_double().value != cube.value:
+                value = cube.automatic_double().value
+                self._record(J.cube("automatic", None, value))
+                says.append(f"an automatic double: the cube turns to {value}, in the centre")
+            return self._calls(says)
         says = [f"white {white_die}, black {black_die}: {self.on_roll.value} starts"]
         if not self.replay.roll_played:
             return self._start_turn(says + [f"{self.on_roll.value} plays {self.replay.roll}"])

@@ -37,7 +37,7 @@ def test_match_specs_from_the_command_line():
     assert match_spec(None, "tavli:5") == MatchSpec("tavli", 5)
     assert match_spec(None, "backgammon:7") == MatchSpec("match", 7, "backgammon")
     assert match_spec(None, "money:plakoto") == MatchSpec("money", 0, "plakoto")
-    assert match_spec("fevga", None) == MatchSpec("money", 0, "fevga")
+    assert match_spec("fevga", None) == MatchSpec("money", 0, "fevga", games=1)  # one game
 
 
 def test_keyboard_only_table_plays_and_stops_keeping_the_journal(tmp_path):
@@ -555,3 +555,59 @@ def test_a_cube_the_camera_sees_out_of_place_keeps_the_bar_amber_and_is_said_onc
     cam.next = [seen("white", 2)]
     session.pump(0.1)
     assert "bar" not in shown[-1].leds
+
+
+def test_the_keyboard_resigns_for_either_side_and_play_takes_the_rule_options(tmp_path):
+    from referee.cli import build_parser
+    from referee.journal import JournalError
+
+    said = []
+    ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("match", 5, "backgammon"))
+    session = TableSession(ref, say=said.append)
+    session.command(f"board {START.to_json()}")
+    session.command("opening 3 1")  # white on roll
+    session.command("resign 2 black")
+    assert "black offers to resign (gammon)" in said[-1]
+    session.command("accept")
+    assert ref.score() == {"white": 2, "black": 0}
+    ref.close()
+
+    def spec(*argv):
+        args = build_parser().parse_args(["play", *argv])
+        return match_spec(args.variant, args.match, args)
+
+    money = spec("--match", "money:backgammon", "--jacoby", "--beavers", "--raccoons", "--automatic-doubles", "2", "--games", "3")
+    assert money.cube == {"jacoby": True, "beavers": True, "raccoons": True, "automatic_doubles": 2} and money.games == 3
+    assert spec("--match", "backgammon:7", "--no-crawford").crawford_rule is False
+    tavli = spec("--match", "tavli:5", "--with-gul-bara", "--option", "plakoto.mother_rule=false")
+    assert tavli.with_gul_bara and tavli.variant_options == {"plakoto": {"mother_rule": False}}
+    assert spec("--variant", "fevga").games == 1
+    for bad in (["--match", "backgammon:7", "--jacoby"], ["--match", "money:backgammon", "--raccoons"],
+                ["--match", "tavli:x"], ["--variant", "plakoto", "--option", "mother_rule"]):
+        with pytest.raises(JournalError):
+            spec(*bad)
+
+
+def test_tavli_play_runs_from_the_command_line_and_resumes(tmp_path, capsys):
+    import io
+    import sys
+
+    from referee.cli import main
+
+    journal = tmp_path / "m.jsonl"
+    lines = io.StringIO(f"board {START.to_json()}\nopening 3 1\nquit\n")
+    old = sys.stdin
+    sys.stdin = lines
+    try:
+        assert main(["play", "--variant", "backgammon", "--journal", str(journal)]) == 0
+        out = capsys.readouterr().out
+        assert f"journal: {journal}" in out and "white starts" in out and "stopped" in out
+        sys.stdin = io.StringIO(f"board {OPENING.to_json()}\nend\nquit\n")
+        assert main(["play", "--resume", str(journal)]) == 0
+        out = capsys.readouterr().out
+        assert "resumed" in out and "white plays 8/5 6/5" in out
+        assert main(["play", "--match", "backgammon:3", "--jacoby", "--journal", str(tmp_path / "x.jsonl")]) == 2
+        assert "not an option of a match" in capsys.readouterr().err
+    finally:
+        sys.stdin = old
+    assert [e["type"] for e in read_journal(journal).events][-1] == "play"

@@ -331,3 +331,15 @@ def test_the_same_wrong_board_seen_again_keeps_its_lights_and_buzzes_until_put_r
     again = ref.board(astray)  # the board's next snapshot
     assert again.buzzer and again.leds == first.leds and not again.says
     assert not ref.board(START).buzzer and not ref.board(START).buzzer
+
+
+def test_a_tied_opening_roll_doubles_the_cube_up_to_the_agreed_automatic_doubles(tmp_path):
+    ref = _new(tmp_path, MatchSpec("money", 0, "backgammon", cube={"automatic_doubles": 1}))
+    ref.board(START)
+    calls = ref.opening(4, 4)
+    assert "the cube turns to 2" in calls.says[-1] and ref.replay.cube.value == 2
+    assert len(ref.opening(2, 2).says) == 1 and ref.replay.cube.value == 2  # one automatic double agreed
+    ref.opening(6, 1)
+    events = read_journal(tmp_path / "match.jsonl").events
+    assert [(e["action"], e["value"]) for e in events if e["type"] == "cube"] == [("automatic", 2)]
+    assert resume(tmp_path / "match.jsonl").cube.value == 2
