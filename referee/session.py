@@ -489,9 +489,13 @@ class Referee:
         if best is None:
             return self._calls(["no legal play"])
         after = position.play(best, roll)
-        # blue where the player's checkers leave from (a point, the bar), green where they arrive
-        self._leds = {w: BLUE if _more(position, after, position.turn, w) else GREEN for w in board_diff(position, after)}
-        return self._calls([f"best play: {best}"])
+        # blue where the player's checkers leave from (a point, the bar), green where they arrive,
+        # amber where only the opponent's change (a hit checker going to the bar)
+        side = position.turn
+        self._leds = {w: BLUE if _more(position, after, side, w) else GREEN if _more(after, position, side, w) else AMBER
+                      for w in board_diff(position, after)}
+        hit = " (amber: the hit checker goes to the bar)" if AMBER in self._leds.values() else ""
+        return self._calls([f"best play: {best}{hit}"])
 
     def cube_seen(self, where: str | None, value: int | None) -> Calls:
         """The cube where the camera sees it (``centre``, ``white``, ``black``): said if it disagrees with the game."""

@@ -204,7 +204,7 @@ def test_teaching_lights_where_a_lifted_checker_may_land_and_the_best_play(tmp_p
     calls = ref.lifted(8)
     assert set(calls.leds) == {7, 5, 4} and set(calls.leds.values()) == {GREEN}
     calls = ref.button("hint")
-    assert calls.says[0].startswith("best play: ") and calls.leds
+    assert calls.says[0] == "best play: 8/5 6/5" and calls.leds == {8: BLUE, 6: BLUE, 5: GREEN}
     no_teach = _ready(Referee.new(tmp_path / "other.jsonl", MatchSpec("match", 3, "backgammon")), 3, 1)
     assert no_teach.lifted(8).leds == {} and no_teach.button("hint").buzzer
 
@@ -343,3 +343,53 @@ def test_a_tied_opening_roll_doubles_the_cube_up_to_the_agreed_automatic_doubles
     events = read_journal(tmp_path / "match.jsonl").events
     assert [(e["action"], e["value"]) for e in events if e["type"] == "cube"] == [("automatic", 2)]
     assert resume(tmp_path / "match.jsonl").cube.value == 2
+
+
+def test_the_hint_of_a_hitting_play_lights_the_bar_amber_not_as_a_landing_point(tmp_path):
+    from referee.journal import Journal, game_start, match_start, roll
+    from tests.helpers import make
+
+    before = make("backgammon", {24: 2, 13: 5, 8: 3, 6: 5, 4: -1, 19: -5, 12: -5, 17: -3, 1: -1})
+    path = tmp_path / "hit.jsonl"
+    with Journal.open(path) as j:
+        j.append(match_start(MatchSpec("money", 0, "backgammon")))
+        j.append(game_start(1, before, before.turn))
+        j.append(roll(before.turn, Roll(4, 2)))
+    ref = Referee.resume(path, teach=True)
+    ref.board(before)
+    calls = ref.button("hint")
+    assert calls.says[0].startswith("best play: 8/4* 6/4") and "amber" in calls.says[0]
+    assert calls.leds == {8: BLUE, 6: BLUE, 4: GREEN, "bar": AMBER}
+
+
+@pytest.mark.parametrize("variant", ["backgammon", "portes", "plakoto", "fevga", "gul-bara", "long-nardy", "short-nardy"])
+def test_every_variant_is_set_up_with_the_wrong_points_lit_and_opens_as_its_rules_say(tmp_path, variant):
+    from board_rules import find_variant
+
+    ref = _new(tmp_path, MatchSpec("money", 0, variant))
+    start = ref.position
+    src = next(i for i, n in enumerate(start.points) if n > 0)
+    dst = next(i for i, n in enumerate(start.points) if n == 0)
+    points = list(start.points)
+    points[src] -= 1
+    points[dst] += 1
+    calls = ref.board(Position.from_dict({**start.to_dict(), "points": points}))
+    assert calls.leds == {src + 1: RED, dst + 1: RED} and ref.phase == "setup"
+    assert "each player throws one die" in ref.board(start).says[0]
+    assert "a tie" in ref.opening(4, 4).says[0] and ref.phase == "opening_roll"
+    starter, dice = find_variant(variant).opening(2, 5)
+    ref.opening(2, 5)
+    assert ref.on_roll is starter is Side.BLACK
+    if dice is None:  # the starter throws both dice again
+        assert ref.phase == "roll"
+    else:
+        assert ref.phase == "play" and {ref.replay.roll.high, ref.replay.roll.low} == {2, 5}
+
+
+def test_in_a_tavli_match_the_next_game_has_no_opening_roll_and_its_winner_starts(tmp_path):
+    ref = _ready(_new(tmp_path, MatchSpec("tavli", 3)), 6, 1)  # portes: white starts
+    ref.button("resign-1", Side.WHITE)
+    ref.button("accept")
+    assert ref.score() == {"white": 0, "black": 1} and ref.position.variant.name == "plakoto"
+    calls = ref.board(ref.position)
+    assert ref.phase == "roll" and ref.on_roll is Side.BLACK and "black to roll" in calls.says[0]
