@@ -23,9 +23,12 @@ import random
 from dataclasses import replace
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, Group
+from rich.live import Live
+from rich.text import Text
 
 from board_rules import Position, Roll, Side
+from referee.fusion import fuse
 from referee.journal import MatchSpec
 from referee.players import choose
 from referee.session import Calls, Referee
@@ -155,19 +158,38 @@ def run_demo(seed: int = 7, match: int = 0, quiet: bool = False, camera: bool = 
     console.print(f"[bold]tavli-table demo[/bold]: {what} refereed on the emulated table (seed {seed})")
     console.print(f"  sensor board on {table.board.emulator.path}; camera: {'rendered frames' if camera else 'off (dice typed in)'}; panel: gpiozero mock pins")
 
+    live_state: dict = {"leds": {}, "dice": None}
+    live = Live(console=console, refresh_per_second=8, transient=True)
+
+    def view():
+        """The live table: the board as last seen, the dice, the cube and the LED frame."""
+        shown = ref.seen or ref.position
+        lines = [render(shown, title="  the table")] if shown is not None else []
+        cube = ref.replay.cube
+        owner = "centre" if cube is None or cube.owner is None else cube.owner.value
+        leds = ", ".join(f"{w} {c}" for w, c in live_state["leds"].items()) or "all dark"
+        dice = "-".join(map(str, live_state["dice"])) if live_state["dice"] else "none"
+        lines.append(Text(f"  dice: {dice}   cube: {cube.value if cube else 1} ({owner})   LEDs: {leds}   phase: {ref.phase}"))
+        return Group(*lines)
+
     def call(calls: Calls, *, always: bool = False) -> None:
         table.show(calls)
+        live_state["leds"] = dict(calls.leds)
         lit = ", ".join(f"{w} {c}" for w, c in calls.leds.items())
         for s in calls.says:
             if always or not quiet or calls.buzzer:
                 colour = "red" if calls.buzzer else "green"
                 console.print(f"  [{colour}]referee:[/{colour}] {s}" + (f"  [dim](LEDs: {lit})[/dim]" if lit else ""))
+        live.update(view(), refresh=True)
 
     slip_turn = rng.randint(3, 8)
     double_turn = rng.randint(2, 6)
     cocked_turn = rng.randint(1, 5)
     turns = games = unread = 0
     doubled = slipped = False
+    board_seen: Position | None = None
+    agreed = compared = 0
+    live.start()
     try:
         for _ in range(MAX_STEPS):
             phase = ref.phase
@@ -179,7 +201,8 @@ def run_demo(seed: int = 7, match: int = 0, quiet: bool = False, camera: bool = 
                     if camera and table.geometry is None:
                         table.calibrate(ref.position)
                     console.print(render(ref.position, title=f"  game {games}: set up"))
-                call(ref.board(table.put(ref.position)), always=True)
+                board_seen = table.put(ref.position)
+                call(ref.board(board_seen), always=True)
             elif phase == "opening_roll":
                 w, b = rng.randint(1, 6), rng.randint(1, 6)
                 call(ref.opening(w, b), always=True)
@@ -215,10 +238,20 @@ def run_demo(seed: int = 7, match: int = 0, quiet: bool = False, camera: bool = 
                         continue
                     if obs.cube is not None:
                         call(ref.cube_seen(obs.cube.where, obs.cube.value))
+                    if board_seen is not None and obs.checkers is not None:  # the camera's checkers fused with the board's
+                        c = obs.checkers
+                        fused = fuse(ref.position, board_seen, (c.points, c.bar, c.off), camera_confidence=c.confidence)
+                        compared += 26
+                        agreed += 26 - len(fused.disagree)
+                        if fused.disagree:
+                            console.print(f"  [yellow]camera:[/yellow] board and camera disagree at "
+                                          f"{', '.join(map(str, fused.disagree))} (lit amber; the board's count is kept)")
                     seen = tuple(d.value for d in dice)
+                    live_state["dice"] = seen
                     calls = ref.dice(seen, halves=tuple(d.half for d in dice))
                 else:
                     calls = ref.dice(values)
+                    live_state["dice"] = values
                 turns += 1
                 call(calls)
             elif phase == "play":
@@ -233,7 +266,8 @@ def run_demo(seed: int = 7, match: int = 0, quiet: bool = False, camera: bool = 
                         call(ref.board(table.put(wrong)), always=True)
                         call(ref.panel(table.press("end_turn")), always=True)
                         console.print("  [yellow]... and puts it right[/yellow]")
-                call(ref.board(table.put(after)))
+                board_seen = table.put(after)
+                call(ref.board(board_seen))
                 call(ref.panel(table.press("end_turn")))
                 if not quiet:
                     console.print(f"  {turns:>3}. {side.value:<5} {roll}  {play or '(no legal play)'}")
@@ -244,8 +278,11 @@ def run_demo(seed: int = 7, match: int = 0, quiet: bool = False, camera: bool = 
         else:  # pragma: no cover
             raise RuntimeError(f"the demo did not finish in {MAX_STEPS} steps")
     finally:
+        live.stop()
         ref.close()
         table.close()
+    if compared:
+        console.print(f"  board and camera agreed on {agreed} of {compared} places (points, bar, trays) at the throws")
     if ref.position is not None:
         console.print(render(ref.position, title="  the table now"))
     score = ref.score()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 
@@ -162,6 +163,8 @@ def test_demo_referees_a_game_on_the_emulated_table_with_camera_board_and_panel(
     assert code == 0, out
     assert "camera: rendered frames" in out and "panel: gpiozero mock pins" in out
     assert "not a legal play" in out and "double" in out and "take" in out  # the slip was caught; the cube was used
+    agreed, compared = map(int, re.search(r"board and camera agreed on (\d+) of (\d+) places", out).groups())
+    assert compared >= 26 * 10 and agreed >= 0.99 * compared  # the camera's checkers fused with the board's at each throw
     assert resume(tmp_path / "match-3.jsonl").phase == "over"
     mat = (tmp_path / "match-3.mat").read_text()
     assert "Doubles => 2" in mat and "Takes" in mat

@@ -14,7 +14,9 @@ from referee.journal import Journal, MatchSpec, game_start, match_start, read_jo
 from referee.players import choose
 from referee.play import TableSession
 from referee.session import RED, Referee
+from referee.export import export
 from tests.helpers import make
+from tests.test_export import gnubg  # noqa: F401  (the fixture)
 
 VARIANTS = ["backgammon", "portes", "plakoto", "fevga", "gul-bara", "long-nardy", "short-nardy"]
 
@@ -28,9 +30,11 @@ def _pump_until(session, cond, timeout=10.0):
     raise AssertionError("the table session did not get there in time")
 
 
-def _play_out(path, spec: MatchSpec, rng: random.Random, games: int | None = None, max_steps: int = 1500) -> None:
+def _play_out(path, spec: MatchSpec, rng: random.Random, games: int | None = None, max_steps: int = 1500,
+              cube_rate: float = 0.0) -> list[str]:
     """Play a match at the emulated table to its end: the board emulator shows each play, the
-    keyboard gives the dice and ends each turn; stand-in players choose legal plays."""
+    keyboard gives the dice and ends each turn; stand-in players choose legal plays and, with
+    ``cube_rate``, double before rolling (taken seven times in ten). Returns what the referee said."""
     with BoardEmulator(seed=5, noise=0) as emu:
         link = BoardLink(emu.path).start()
         ref = Referee.new(path, spec, games=games)
@@ -49,6 +53,11 @@ def _play_out(path, spec: MatchSpec, rng: random.Random, games: int | None = Non
                 elif ref.phase == "opening_roll":
                     session.command(f"opening {rng.randint(1, 6)} {rng.randint(1, 6)}")
                 elif ref.phase == "roll":
+                    if cube_rate and rng.random() < cube_rate:
+                        session.command("double")  # refused where the rules say no (Crawford, not the owner)
+                        if ref.phase == "cube_answer":
+                            session.command("take" if rng.random() < 0.7 else "pass")
+                            continue
                     session.command(f"roll {rng.randint(1, 6)} {rng.randint(1, 6)}")
                 elif ref.phase == "play":
                     _, after = choose(ref.position, ref.replay.roll, rng)
@@ -60,6 +69,7 @@ def _play_out(path, spec: MatchSpec, rng: random.Random, games: int | None = Non
                 stuck = stuck + 1 if (ref.phase, ref.replay.count) == before else 0
                 assert stuck < 5, f"the game stands still in phase {ref.phase} at {ref.position.to_dict()}"
             assert ref.phase == "over"
+            return heard
         finally:
             link.stop()
             ref.close()
@@ -73,9 +83,16 @@ def test_a_game_of_every_variant_plays_to_the_end_on_the_emulated_board(tmp_path
     assert max(state.scoreboard.points(Side.WHITE), state.scoreboard.points(Side.BLACK)) >= 1 or variant in ("plakoto",)
 
 
-def test_a_backgammon_match_to_3_completes_on_the_emulated_board_with_the_score_of_its_games(tmp_path):
-    _play_out(tmp_path / "m.jsonl", MatchSpec("match", 3, "backgammon"), random.Random(33), max_steps=5000)
-    events = read_journal(tmp_path / "m.jsonl").events
+@pytest.fixture(scope="module")
+def match_to_3(tmp_path_factory):
+    """A backgammon match to 3 with the cube, played out on the emulated board (once for the tests below)."""
+    path = tmp_path_factory.mktemp("match") / "m.jsonl"
+    _play_out(path, MatchSpec("match", 3, "backgammon"), random.Random(33), max_steps=5000, cube_rate=0.3)
+    return path
+
+
+def test_a_backgammon_match_to_3_with_the_cube_completes_on_the_emulated_board_with_the_score_of_its_games(match_to_3):
+    events = read_journal(match_to_3).events
     ends = [e["outcome"] for e in events if e["type"] == "game_end"]
     score = {"white": 0, "black": 0}
     for outcome in ends:
@@ -83,8 +100,20 @@ def test_a_backgammon_match_to_3_completes_on_the_emulated_board_with_the_score_
     (match_end,) = [e for e in events if e["type"] == "match_end"]
     assert match_end["score"] == score and max(score.values()) >= 3
     assert match_end["winner"] == max(score, key=score.get)
-    state = resume(tmp_path / "m.jsonl")
+    assert any(e["type"] == "cube" and e["action"] == "take" for e in events)  # the cube was used
+    state = resume(match_to_3)
     assert state.phase == "over" and {"white": state.scoreboard.points(Side.WHITE), "black": state.scoreboard.points(Side.BLACK)} == score
+
+
+def test_gnubg_reads_the_referees_own_record_of_the_match_as_the_same_match(match_to_3, gnubg, tmp_path):
+    events = read_journal(match_to_3).events
+    (match_end,) = [e for e in events if e["type"] == "match_end"]
+    mat = tmp_path / "m.mat"
+    mat.write_text(export(match_to_3, "mat"))
+    seen = gnubg(mat)
+    assert seen["problems"] == [], seen["output"][-2000:]
+    assert seen["games"] == sum(e["type"] == "game_end" for e in events)
+    assert seen["score"] == (match_end["score"]["white"], match_end["score"]["black"])
 
 
 def _journal_at(tmp_path, before: Position, dice: Roll):
