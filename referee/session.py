@@ -469,7 +469,8 @@ class Referee:
             self._record(J.correction(side, roll, list(verdict.wrong), seen, expected))
             self._leds = {w: RED for w in verdict.wrong}
             near = f"; the nearest legal play is {expected}" if expected else ""
-            return self._calls([f"{side.value} {roll}: not a legal play: {', '.join(map(str, verdict.wrong))} wrong{near}"], buzzer=True)
+            return self._calls([f"{side.value} {roll}: not a legal play: {', '.join(map(str, verdict.wrong))} wrong{near}"
+                                + _one_checker_off(position, roll, seen, verdict)], buzzer=True)
         text = str(verdict.play) if verdict.play is not None else ""
         after = position.play(text, roll) if text else position
         if board_diff(after, seen):  # the rules' result must be the board on the table
@@ -516,6 +517,23 @@ class Referee:
         if isinstance(board, MoneySession):
             return {"white": board.points(Side.WHITE), "black": board.points(Side.BLACK)}
         return {"white": board.points(Side.WHITE), "black": board.points(Side.BLACK)}
+
+
+def _one_checker_off(position: Position, roll: Roll, seen: Position, verdict) -> str:
+    """``"; one checker off: ..."`` when ``seen`` is the nearest legal result but for one checker of either side
+    in the wrong place (the rules decide between near positions); else ``""``."""
+    if verdict.play is None:
+        return ""
+    nearest = position.play(str(verdict.play), roll)
+    for side in (position.turn, position.turn.other):
+        extra = [w for w in verdict.wrong if _held(seen, side, w) > _held(nearest, side, w)]
+        short = [w for w in verdict.wrong if _held(seen, side, w) < _held(nearest, side, w)]
+        diff = sum(abs(_held(seen, s, w) - _held(nearest, s, w)) for s in (Side.WHITE, Side.BLACK) for w in verdict.wrong)
+        if len(extra) == len(short) == 1 and diff == 2:
+            (a,), (b,) = extra, short
+            if _held(seen, side, a) - _held(nearest, side, a) == 1:
+                return f"; one checker off it: {side.value}'s checker on {a} belongs on {b}"
+    return ""
 
 
 def _held(position: Position, side: Side, where: int | str) -> int:

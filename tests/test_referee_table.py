@@ -202,8 +202,9 @@ def test_not_using_both_dice_is_caught(tmp_path):
 
 def test_not_entering_from_the_bar_first_is_caught(tmp_path):
     before = make("backgammon", {24: 1, 13: 5, 8: 3, 6: 5, 19: -5, 12: -5, 17: -3, 1: -2}, bar=(1, 0))
-    _caught(tmp_path, before, Roll(6, 3), _moves((13, 7), (13, 10)), _moved(before, (13, 7), (13, 10)),
-            {"bar", 22, 13, 10})
+    said = _caught(tmp_path, before, Roll(6, 3), _moves((13, 7), (13, 10)), _moved(before, (13, 7), (13, 10)),
+                   {"bar", 22, 13, 10})
+    assert "one checker off" not in said[-1]  # two checkers are wrong: bar/22 not played, 13/10 played
 
 
 def test_bearing_off_too_early_is_caught(tmp_path):

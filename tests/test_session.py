@@ -71,6 +71,7 @@ def test_an_illegal_play_is_lit_recorded_as_a_correction_and_then_put_right(tmp_
     ref.board(wrong)
     calls = ref.button("end-turn")
     assert calls.buzzer and set(calls.leds) == {4, 5} and all(c == RED for c in calls.leds.values())
+    assert calls.says[0].endswith("the nearest legal play is 8/5 6/5; one checker off it: white's checker on 4 belongs on 5")
     assert ref.phase == "play"
     right = START.play("8/5 6/5", Roll(3, 1))
     assert ref.board(right).leds == {}
