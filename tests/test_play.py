@@ -611,3 +611,42 @@ def test_tavli_play_runs_from_the_command_line_and_resumes(tmp_path, capsys):
     finally:
         sys.stdin = old
     assert [e["type"] for e in read_journal(journal).events][-1] == "play"
+
+
+def test_a_camera_only_table_on_rendered_frames_sets_up_opens_and_follows_a_turn(tmp_path):
+    from vision.calibrate import calibrate
+    from vision.checkers import learn_palette
+    from vision.observe import Pipeline
+    from vision.render import FIELD_Y0, FIELD_Y1, GEOMETRY, DieSpec, camera_pose, render
+
+    base = render(START, seed=5, scene_seed=5)
+    geometry = calibrate(base.image)
+    pipe = Pipeline(geometry, learn_palette(geometry, base.image, START))
+    y = (FIELD_Y0 + FIELD_Y1) / 2
+    right = (GEOMETRY.right_half[0] + GEOMETRY.right_half[2]) / 2
+    left = (GEOMETRY.left_half[0] + GEOMETRY.left_half[2]) / 2
+
+    class RenderedCamera:
+        """The renderer as the camera: each read draws the scene as it is now and feeds the pipeline."""
+
+        down = False
+        scene: tuple = (START, [])
+
+        def read(self):
+            position, dice = self.scene
+            return pipe.feed(render(position, camera=camera_pose(5), seed=77, scene_seed=5, noise=0, dice=dice).image)
+
+    cam, said = RenderedCamera(), []
+    ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, "backgammon"))
+    session = TableSession(ref, camera=cam, say=said.append)
+    _pump_until(session, lambda: ref.phase == "opening_roll", timeout=30)
+    cam.scene = (START, [DieSpec(1, (left, y)), DieSpec(3, (right, y))])  # black's die on the left, white's on the right
+    _pump_until(session, lambda: ref.phase == "play", timeout=30)
+    assert ref.on_roll is Side.WHITE and (ref.replay.roll.high, ref.replay.roll.low) == (3, 1)
+    cam.scene = (OPENING, [DieSpec(1, (left, y)), DieSpec(3, (right, y))])  # played, the dice still lying
+    _pump_until(session, lambda: ref.seen is not None and not board_diff(ref.seen, OPENING), timeout=30)
+    assert ref.phase == "play"
+    cam.scene = (OPENING, [])  # the dice picked up: the turn ends
+    _pump_until(session, lambda: ref.phase == "roll", timeout=30)
+    assert ref.on_roll is Side.BLACK and "referee: white plays 8/5 6/5" in said
+    ref.close()
