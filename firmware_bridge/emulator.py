@@ -226,11 +226,13 @@ class BoardEmulator:
 
     # ------------------------------------------------------------------ driving
 
-    def set_position(self, position) -> None:
+    def set_position(self, position, layouts=None) -> None:
         """Put a whole ``board_rules.Position`` on the board at once: one snapshot, no events.
 
         A convenience no real board offers (its checkers arrive one at a time): the
-        snapshot is sent even if nothing changed.
+        snapshot is sent even if nothing changed. ``layouts`` lays some places' checkers
+        in heaps, as :meth:`lay` does (point number, or ``("bar"|"off", side)`` with side
+        0 white, 1 black, to heights per slot).
         """
 
         def act() -> None:
@@ -239,6 +241,7 @@ class BoardEmulator:
             self._bar = list(position.bar)
             self._off = list(position.off)
             self._layouts.clear()
+            self._layouts.update(layouts or {})
             self._strangers = [0] * POINTS
             self._changed(events=False, force=True)
 

@@ -650,3 +650,36 @@ def test_a_camera_only_table_on_rendered_frames_sets_up_opens_and_follows_a_turn
     _pump_until(session, lambda: ref.phase == "roll", timeout=30)
     assert ref.on_roll is Side.BLACK and "referee: white plays 8/5 6/5" in said
     ref.close()
+
+
+def test_board_and_rendered_camera_fused_count_the_heaps_the_board_alone_cannot(tmp_path):
+    from vision.calibrate import calibrate
+    from vision.checkers import learn_palette
+    from vision.observe import Pipeline
+    from vision.render import camera_pose, render
+
+    base = render(START, seed=6, scene_seed=6)
+    geometry = calibrate(base.image)
+    pipe = Pipeline(geometry, learn_palette(geometry, base.image, START))
+
+    class RenderedCamera:
+        down = False
+
+        def read(self):
+            return pipe.feed(render(START, camera=camera_pose(6), seed=78, scene_seed=6, noise=0).image)
+
+    with BoardEmulator(seed=9, noise=0) as emu:
+        link = BoardLink(emu.path).start()
+        ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, "backgammon"))
+        said = []
+        session = TableSession(ref, link=link, say=said.append)
+        try:
+            emu.set_position(START, layouts={6: [5, 0, 0, 0, 0], 13: [5, 0, 0, 0, 0]})  # two white heaps: "at least 4" twice
+            _pump_until(session, lambda: any("cannot count the heaped checkers on 6, 13" in s for s in said))
+            assert ref.phase == "setup"
+            session.camera = RenderedCamera()  # the camera counts the stacks: the set-up is right
+            _pump_until(session, lambda: ref.phase == "opening_roll", timeout=30)
+            assert not any("disagree" in s for s in said)
+        finally:
+            link.stop()
+            ref.close()
