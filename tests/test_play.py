@@ -683,3 +683,26 @@ def test_board_and_rendered_camera_fused_count_the_heaps_the_board_alone_cannot(
         finally:
             link.stop()
             ref.close()
+
+
+def test_a_checker_lifted_on_the_emulated_board_lights_its_landing_points_green_in_teaching_mode(tmp_path):
+    from referee.table import COLOURS
+
+    with BoardEmulator(seed=10, noise=0) as emu:
+        link = BoardLink(emu.path).start()
+        ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, "backgammon"), teach=True)
+        session = TableSession(ref, link=link, say=lambda s: None)
+        try:
+            emu.set_position(START)
+            _pump_until(session, lambda: ref.phase == "opening_roll")
+            session.command("opening 3 1")
+            emu.lift(8)  # white takes a checker off 8 into the hand
+
+            def green():
+                frame = emu.led_frame
+                return frame is not None and {i + 1 for i, led in enumerate(frame.leds[:24]) if led == COLOURS["green"]}
+
+            _pump_until(session, lambda: green() == {4, 5, 7})
+        finally:
+            link.stop()
+            ref.close()
