@@ -394,3 +394,14 @@ def test_in_a_tavli_match_the_next_game_has_no_opening_roll_and_its_winner_start
     assert ref.score() == {"white": 0, "black": 1} and ref.position.variant.name == "plakoto"
     calls = ref.board(ref.position)
     assert ref.phase == "roll" and ref.on_roll is Side.BLACK and "black to roll" in calls.says[0]
+
+
+def test_the_panel_cycles_the_resignation_level_and_offers_it(tmp_path):
+    ref = _ready(_new(tmp_path, MatchSpec("match", 5, "backgammon")), 3, 1)
+    assert ref.panel("cycle_resignation_level").says[0] == "resignation level: gammon"
+    assert ref.panel("cycle_resignation_level").says[0] == "resignation level: backgammon"
+    calls = ref.panel("offer_resignation")
+    assert calls.says[0] == "white offers to resign (backgammon)" and ref.phase == "resign_answer"
+    ref.panel("take")  # take answers a resignation: accepted
+    assert ref.score() == {"white": 0, "black": 3}
+    assert ref.panel("cycle_resignation_level").says[0] == "resignation level: single"  # it goes round
