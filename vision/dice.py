@@ -238,14 +238,13 @@ def _find_pips(
     binary = cv2.threshold(c, cfg.dice_pip_min_contrast - 1, 1, cv2.THRESH_BINARY)[1] if c.dtype == np.uint8 else (c >= cfg.dice_pip_min_contrast).astype(np.uint8)
     if mask is not None:
         binary = cv2.bitwise_and(binary, mask)
-    # Grana's block-based labelling: the same labels, and about twice as fast on a sparse field as the default
-    n, labels, stats, _ = cv2.connectedComponentsWithStatsWithAlgorithm(binary, 8, cv2.CV_32S, cv2.CCL_GRANA)
+    n, labels, stats, pts = _components(binary)
     area = stats[:, cv2.CC_STAT_AREA]
     bw, bh = stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT]
     ok = (area >= cfg.dice_pip_min_area_px) & (np.maximum(bw, bh) <= 6 * max_d)
     ok[0] = False
     if die is not None:
-        ok &= _pip_like(cfg, c, binary, labels, stats, ok, die)
+        ok &= _pip_like(cfg, c, pts, labels, stats, ok, die)
     marks = np.zeros(c.shape, np.uint8)
     pips: list[_Pip] = []
     # (blob mask, x0, y0, cuts so far): a blob that is not round may be pips run together
@@ -283,21 +282,49 @@ def _find_pips(
     return pips, marks
 
 
-def _pip_like(cfg: VisionConfig, c: np.ndarray, binary: np.ndarray, labels: np.ndarray, stats: np.ndarray, ok: np.ndarray, die: float) -> np.ndarray:
+def _components(binary: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """The 8-connected components of a 0/1 image: their count (the background, label 0, included),
+    the label image, each one's stats as ``cv2.connectedComponentsWithStats`` gives them (left,
+    top, width, height, area; the background's all 0) and the nonzero px (N x 2 x, y, row by row).
+
+    The labels are Grana's block-based labelling's; the stats are measured on the nonzero px only,
+    several times faster on a sparse image than OpenCV's, which visits every background px too.
+    """
+    n, labels = cv2.connectedComponentsWithAlgorithm(binary, 8, cv2.CV_32S, cv2.CCL_GRANA)
+    found = cv2.findNonZero(binary)
+    pts = np.zeros((0, 2), np.int32) if found is None else found.reshape(-1, 2)
+    xs, ys = pts[:, 0], pts[:, 1]
+    lab = labels[ys, xs]
+    big = np.iinfo(np.int32).max
+    lo_x, lo_y = np.full(n, big, np.int32), np.full(n, big, np.int32)
+    hi_x, hi_y = np.full(n, -1, np.int32), np.full(n, -1, np.int32)
+    np.minimum.at(lo_x, lab, xs)
+    np.minimum.at(lo_y, lab, ys)
+    np.maximum.at(hi_x, lab, xs)
+    np.maximum.at(hi_y, lab, ys)
+    area = np.bincount(lab, minlength=n).astype(np.int32)
+    stats = np.zeros((n, 5), np.int32)
+    seen = area > 0
+    stats[seen, cv2.CC_STAT_LEFT], stats[seen, cv2.CC_STAT_TOP] = lo_x[seen], lo_y[seen]
+    stats[seen, cv2.CC_STAT_WIDTH], stats[seen, cv2.CC_STAT_HEIGHT] = (hi_x - lo_x + 1)[seen], (hi_y - lo_y + 1)[seen]
+    stats[:, cv2.CC_STAT_AREA] = area
+    return n, labels, stats, pts
+
+
+def _pip_like(cfg: VisionConfig, c: np.ndarray, pts: np.ndarray, labels: np.ndarray, stats: np.ndarray, ok: np.ndarray, die: float) -> np.ndarray:
     """Where a die's size is known, the blobs worth a closer look, all measured at once: blobs
     that stand out by pip_min_peak somewhere, no larger than a few pips, and round and solid
-    or small enough to be a few pips run together."""
+    or small enough to be a few pips run together. ``pts`` are the blobs' px (N x 2 x, y, row by row)."""
     area = stats[:, cv2.CC_STAT_AREA].astype(np.float64)
     big = np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT])
     ok = ok & (area <= cfg.dice_blob_max_area_per_die2 * die * die) & (big <= cfg.dice_blob_max_per_die * die)
-    strong = cv2.findNonZero(cv2.threshold(c, cfg.dice_pip_min_peak - 1, 1, cv2.THRESH_BINARY)[1] & binary)
-    if strong is None:
+    lab = labels[pts[:, 1], pts[:, 0]]
+    strong = c[pts[:, 1], pts[:, 0]] > cfg.dice_pip_min_peak - 1
+    if not strong.any():
         return ok & False
     n = len(area)
-    ok &= np.bincount(labels[strong[:, 0, 1], strong[:, 0, 0]], minlength=n) > 0
-    pts = cv2.findNonZero(binary)
-    xs, ys = pts[:, 0, 0].astype(np.float64), pts[:, 0, 1].astype(np.float64)
-    lab = labels[pts[:, 0, 1], pts[:, 0, 0]]
+    ok &= np.bincount(lab[strong], minlength=n) > 0
+    xs, ys = pts[:, 0].astype(np.float64), pts[:, 1].astype(np.float64)
     a = np.maximum(np.bincount(lab, minlength=n), 1)
     mx, my = np.bincount(lab, xs, n) / a, np.bincount(lab, ys, n) / a
     cxx = np.bincount(lab, xs * xs, n) / a - mx * mx
