@@ -127,6 +127,32 @@ def test_a_fixed_camera_is_rectified_through_kept_maps_to_the_same_view():
     assert (diff > 1).mean() < 1e-3 and diff.max() <= 8
 
 
+@pytest.mark.parametrize("sensor_noise", [0.0, 6.0])
+def test_the_view_is_worked_out_on_the_field_and_trays_alone_and_is_the_whole_views_there(sensor_noise):
+    from vision.checkers import _edge_map, noise_grey
+    from vision.config import default_config
+    from vision.rectify import board_rect_to_rectified, prepare
+
+    frame = render(START, seed=76, size=(1280, 720))
+    noise = np.random.default_rng(76).normal(0, sensor_noise, frame.image.shape)
+    image = np.clip(frame.image + noise, 0, 255).astype(np.uint8)
+    geometry = calibrate(frame.image)
+    cfg = default_config()
+    prepare(geometry, cfg.read_px_per_mm)  # the view and the whole one below both through the kept maps
+    v = view(geometry, image)
+    whole = cv2.cvtColor(rectify(geometry, image, px_per_mm=v.ppm), cv2.COLOR_BGR2LAB)
+    sigma = noise_grey(image)
+    blur = cfg.edge_blur_mm_per_grey * sigma if sigma > cfg.edge_blur_above_noise else 0.0
+    assert (blur > 0) == (sensor_noise > 0)
+    lay = geometry.layout
+    x0, y0, x1, y1 = lay.field
+    x1 = max(x1, lay.geometry.tray_white[2], lay.geometry.tray_black[2])
+    inside = board_rect_to_rectified((x0 - 1, y0 - 1, x1 + 1, y1 + 1), v.ppm)
+    assert np.array_equal(v.lab[inside], whole[inside])
+    assert np.array_equal(v.edges[inside], _edge_map(whole, v.ppm, blur)[inside])
+    assert not v.edges[:, : inside[1].start - 20].any() and not v.lab[: inside[0].start - 20].any()  # the frame beyond: not worked out
+
+
 def test_no_cube_is_no_cube():
     frame = render(START, seed=50)
     assert read_frame(calibrate(frame.image), frame.image).cube is None

@@ -40,7 +40,7 @@ from vision.calibrate import Geometry
 from vision.config import VisionConfig, default_config
 from vision.profile import DEFAULT_PROFILE, Layout
 from vision.profile import layout as _layout
-from vision.rectify import rectify
+from vision.rectify import board_rect_to_rectified, rectified_size, rectify
 
 MAX_STACK = 15
 _ANGLES = 48
@@ -273,7 +273,7 @@ def _sample(img: np.ndarray, pts_px: np.ndarray) -> np.ndarray:
     return out.reshape(rows * cols, -1)[:n]
 
 
-def _edge_map(lab: np.ndarray, ppm: float, blur_mm: float = 0.0) -> np.ndarray:
+def _edge_map(lab: np.ndarray, ppm: float, blur_mm: float = 0.0, dst: np.ndarray | None = None) -> np.ndarray:
     """Orientation-free edge strength of the rectified view: the local range (dilate minus
     erode over about 2 mm) of lightness, plus half that of the colour channels, after a
     Gaussian blur of ``blur_mm`` (a range over some 20 px grows with the camera's noise: a
@@ -284,7 +284,7 @@ def _edge_map(lab: np.ndarray, ppm: float, blur_mm: float = 0.0) -> np.ndarray:
         lab = cv2.GaussianBlur(lab, (0, 0), blur_mm * ppm)
     grad = cv2.morphologyEx(lab, cv2.MORPH_GRADIENT, kernel)
     # one pass over the three channels; a sum above 255 is an edge all the same
-    return cv2.transform(grad, _EDGE_WEIGHTS)
+    return cv2.transform(grad, _EDGE_WEIGHTS, dst=dst)
 
 
 _EDGE_WEIGHTS = np.array([[1.0, 0.5, 0.5]], np.float32)  # lightness, and half of each colour channel
@@ -303,8 +303,8 @@ def noise_grey(image: np.ndarray, side: int = 512) -> float:
     return float(np.sqrt(np.pi / 2) * np.abs(response).mean() / 6)
 
 
-def _lab(image_rect: np.ndarray) -> np.ndarray:
-    return cv2.cvtColor(image_rect, cv2.COLOR_BGR2LAB)
+def _lab(image_rect: np.ndarray, dst: np.ndarray | None = None) -> np.ndarray:
+    return cv2.cvtColor(image_rect, cv2.COLOR_BGR2LAB, dst=dst)
 
 
 def _disc_colour(lab: np.ndarray, centre_mm, ppm: float, radius_mm: float) -> np.ndarray:
@@ -352,11 +352,30 @@ def view(geometry: Geometry, image: np.ndarray, config: VisionConfig | None = No
         raise ValueError(f"image: expected a BGR uint8 array, got {getattr(image, 'shape', type(image))!r}")
     cfg = config or default_config()
     ppm = float(cfg.read_px_per_mm)
-    bgr = rectify(geometry, image, px_per_mm=ppm)
-    lab = _lab(bgr)
     noise = noise_grey(image)
     blur = cfg.edge_blur_mm_per_grey * noise if noise > cfg.edge_blur_above_noise else 0.0
-    return View(bgr, lab, _edge_map(lab, ppm, blur), ppm, float(cfg.edge_threshold), geometry.layout)
+    window = _reading_window(geometry.layout, ppm, blur)
+    bgr = rectify(geometry, image, px_per_mm=ppm, window=window)
+    lab = np.zeros_like(bgr)
+    edges = np.zeros(bgr.shape[:2], np.uint8)
+    _lab(bgr[window], dst=lab[window])
+    _edge_map(lab[window], ppm, blur, dst=edges[window])
+    return View(bgr, lab, edges, ppm, float(cfg.edge_threshold), geometry.layout)
+
+
+def _reading_window(lay: Layout, ppm: float, blur_mm: float) -> tuple[slice, slice]:
+    """The rows and columns of the rectified view that a reading looks at: the field and the
+    trays, where every rim, colour, cube and board edge is sampled, and a margin around them wide
+    enough that the edge map there is the same as on the whole view (the blur's and the range's
+    reach, and a px for bilinear sampling). The board's frame beyond them is not worked out."""
+    g = lay.geometry
+    boxes = (lay.field, g.tray_white, g.tray_black)
+    x0, y0 = min(b[0] for b in boxes), min(b[1] for b in boxes)
+    x1, y1 = max(b[2] for b in boxes), max(b[3] for b in boxes)
+    m = 3 * blur_mm + 6 / ppm + 1.0  # the blur reaches 3 sigma and a px, the range about 1 mm and a px
+    width, height = rectified_size(ppm)
+    rows, cols = board_rect_to_rectified((x0 - m, y0 - m, x1 + m, y1 + m), ppm)
+    return slice(max(0, rows.start), min(height, rows.stop)), slice(max(0, cols.start), min(width, cols.stop))
 
 
 def read_checkers(

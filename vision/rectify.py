@@ -66,18 +66,37 @@ def point_rect_mm(point: int) -> tuple[float, float, float, float]:
     return p.x0, y0, p.x1, y1
 
 
-def rectify(geometry: Geometry, image: np.ndarray, px_per_mm: float | None = None, config: VisionConfig | None = None) -> np.ndarray:
+def rectify(
+    geometry: Geometry,
+    image: np.ndarray,
+    px_per_mm: float | None = None,
+    config: VisionConfig | None = None,
+    window: tuple[slice, slice] | None = None,
+) -> np.ndarray:
     """The board seen from above: ``image`` warped through ``geometry`` to board mm times ``px_per_mm``.
 
     ``px_per_mm`` defaults to ``config.px_per_mm``. Areas outside the camera
-    frame come out black. Raises ValueError for a non-positive ``px_per_mm``.
+    frame come out black. With ``window`` (the rows and columns of the rectified view, as
+    :func:`board_rect_to_rectified` gives them), only those px are worked out (the same px as
+    without it) and the rest come out black. Raises ValueError for a non-positive ``px_per_mm``.
     """
     s = _ppm(px_per_mm, config)
     key = _key(geometry, s)
-    if _seen_before(key):  # a fixed camera: its maps pay for themselves from the second frame on
-        maps = _maps(*key)
+    if not _seen_before(key):
+        out = warp(geometry, image, s)
+        if window is not None:
+            part = out[window].copy()
+            out[:] = 0
+            out[window] = part
+        return out
+    # a fixed camera: its maps pay for themselves from the second frame on
+    maps = _maps(*key)
+    if window is None:
         return cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
-    return warp(geometry, image, s)
+    w, h = key[1]
+    out = np.zeros((h, w) + image.shape[2:], image.dtype)
+    cv2.remap(image, maps[0][window], maps[1][window], cv2.INTER_LINEAR, dst=out[window], borderMode=cv2.BORDER_CONSTANT)
+    return out
 
 
 def prepare(geometry: Geometry, px_per_mm: float) -> None:
