@@ -346,3 +346,12 @@ def test_board_edges_learned_from_the_start_tell_a_hand_from_a_clear_board():
         obs = read_frame(geometry, clear.image, palette)
         assert obs.status == "settling" and obs.checkers.points == pos.points
         assert read_frame(geometry, hand.image, palette).status == "occluded"
+
+
+def test_the_median_of_each_row_is_numpys():
+    from vision.checkers import _median_rows
+
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 3, 10, 11, 200, 201):
+        values = rng.integers(0, 256, (3, n)).astype(np.uint8)
+        assert np.array_equal(_median_rows(values), np.median(values, axis=1))

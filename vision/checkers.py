@@ -231,7 +231,19 @@ def _models(lay: Layout) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...
     return tuple(_stack_model(lay, p) for p in range(1, 25))
 
 
-_models(_layout())  # the renderer's board, every geometry's default: built at import, not on the first frame
+@lru_cache(maxsize=8)
+def _all_samples(lay: Layout) -> tuple[np.ndarray, tuple[slice, ...], tuple[tuple[np.ndarray, np.ndarray], ...]]:
+    """The rim samples of points 1..24 of a layout in one array (sampled at once), each point's
+    slice of it, and each point's predictions as 0/1 matrices ``(pred, not pred)``: a hypothesis'
+    mismatches with what is seen are then two products (whole numbers, exact in float32)."""
+    models = _models(lay)
+    ends = np.cumsum([0] + [len(m[0]) for m in models])
+    slices = tuple(slice(int(a), int(b)) for a, b in zip(ends[:-1], ends[1:]))
+    preds = tuple((m[2].astype(np.float32), (~m[2]).astype(np.float32)) for m in models)
+    return np.concatenate([m[0] for m in models]), slices, preds
+
+
+_all_samples(_layout())  # the renderer's board, every geometry's default: built at import, not on the first frame
 
 
 def _as_rendered(lay: Layout) -> bool:
@@ -315,9 +327,22 @@ def _disc_colour(lab: np.ndarray, centre_mm, ppm: float, radius_mm: float) -> np
     y0, y1 = int(max(0, cy - rad)), int(min(lab.shape[0], cy + rad + 1))
     if x1 <= x0 or y1 <= y0:
         return np.zeros(3, np.float32)
-    ys, xs = np.mgrid[y0:y1, x0:x1]
+    ys, xs = np.ogrid[y0:y1, x0:x1]
     m = (xs - cx) ** 2 + (ys - cy) ** 2 <= rad * rad
-    return np.median(lab[y0:y1, x0:x1][m], axis=0).astype(np.float32)
+    return _median_rows(lab[y0:y1, x0:x1][m].T).astype(np.float32)
+
+
+def _median_rows(values: np.ndarray) -> np.ndarray:
+    """``np.median(values, axis=1)`` of a 2-D array (the mean of the two middle values of an even
+    count), found by one partial sort rather than np.median's general path."""
+    n = values.shape[1]
+    if n == 0:
+        return np.median(values, axis=1)
+    k = n // 2
+    if n % 2:
+        return np.partition(values, k, axis=1)[:, k].astype(np.float64)
+    part = np.partition(values, (k - 1, k), axis=1)
+    return (part[:, k - 1].astype(np.float64) + part[:, k]) / 2
 
 
 # ----------------------------------------------------------------- reading
@@ -402,13 +427,18 @@ def read_checkers(
     board_edges = palette.board_edges if palette is not None else ()
     quiet = _quiet(lay, board_edges) if board_edges and not _as_rendered(lay) else None
     heights, confs, pinned = [], [], []
-    for samples, valid, pred in _models(lay):
-        if quiet is not None:
-            valid = valid & _at(quiet, samples)
-        for x, y, r in ignore:
-            valid = valid & (np.hypot(samples[:, 0] - x, samples[:, 1] - y) > r)
-        seen = v.edges_at(samples[valid])
-        err = (pred[:, valid] != seen[None, :]).sum(axis=1)
+    everywhere, slices, preds = _all_samples(lay)
+    shown = v.edges_at(everywhere)  # every point's samples at once
+    usable = np.ones(len(everywhere), bool)
+    if quiet is not None:
+        usable &= _at(quiet, everywhere)
+    for x, y, r in ignore:
+        usable &= np.hypot(everywhere[:, 0] - x, everywhere[:, 1] - y) > r
+    for (_, valid, _), at, (pred, not_pred) in zip(_models(lay), slices, preds):
+        valid = valid & usable[at]
+        seen = shown[at]
+        # mismatches: a rim predicted where none shows, or none predicted where one shows
+        err = (pred @ (valid & ~seen).astype(np.float32) + not_pred @ (valid & seen).astype(np.float32)).astype(np.int64)
         order = np.argsort(err, kind="stable")
         n, under = _hypothesis(int(order[0]))
         heights.append(n)
