@@ -410,6 +410,7 @@ def read_checkers(
     config: VisionConfig | None = None,
     not_on_bar: tuple[float, float, float] | None = None,
     ignore: Sequence[tuple[float, float, float]] = (),
+    rings: Sequence[tuple[tuple[float, float], float]] | None = None,
 ) -> CheckerReading:
     """Count the checkers on every point, the bar and the trays of a camera frame (or its :class:`View`),
     at the places of the geometry's layout (a view's own layout).
@@ -417,7 +418,9 @@ def read_checkers(
     ``not_on_bar`` is a disc (x, y, radius in board mm) where no bar checker is looked for (the cube);
     ``ignore`` are discs where something else lies (dice): rims are not looked for there. On a real
     board (a profile other than the renderer's) with a palette that learned the board's edges, rims
-    are not looked for where its frame showed the board's own drawing either.
+    are not looked for where its frame showed the board's own drawing either. ``rings`` are the bar's
+    rings where the caller found them already (:func:`bar_rings` of the view with ``config.bar_min_ring``,
+    ``not_on_bar`` and the palette's board edges); they are looked for otherwise.
 
     Raises ValueError for an image that is not a BGR uint8 array.
     """
@@ -463,7 +466,9 @@ def read_checkers(
         side = _side_of(tops[k], pal)
         k += 1
         points.append(n if side == 0 else -n)
-    bar, bar_conf = _read_bar(v, pal, cfg.bar_min_ring, not_on_bar, board_edges)
+    if rings is None:
+        rings = bar_rings(v, cfg.bar_min_ring, not_on_bar, board_edges)
+    bar, bar_conf = _read_bar(v, pal, cfg.bar_min_ring, rings)
     off, off_conf = _read_off(v, pal, cfg.tray_max_gap_per_step)
     return _with_issues(CheckerReading(tuple(points), bar, off, tuple(confs), bar_conf, off_conf))
 
@@ -538,10 +543,11 @@ def bar_rings(
     return [((float(x), float(ys[i])), float(s[i])) for i in sorted(found)]
 
 
-def _read_bar(v: View, pal: Palette, min_ring: float, exclude, board_edges=()) -> tuple[tuple[int, int], tuple[float, float]]:
+def _read_bar(v: View, pal: Palette, min_ring: float, rings) -> tuple[tuple[int, int], tuple[float, float]]:
+    """Checkers on the bar from its rings (:func:`bar_rings`): how many of each side, and the margin of the weakest ring of each."""
     counts = [0, 0]
     margins = [1.0, 1.0]
-    for centre, score in bar_rings(v, min_ring, exclude, board_edges):
+    for centre, score in rings:
         side = _side_of(_disc_colour(v.lab, centre, v.ppm, v.layout.profile.checker_diameter_mm * 0.3), pal)
         counts[side] += 1
         margins[side] = min(margins[side], float((score - min_ring) / (1 - min_ring)))

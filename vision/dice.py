@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations, permutations
 from typing import Any
 
@@ -420,7 +421,24 @@ def _cross(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _fit_layout(pts: np.ndarray) -> tuple[int | None, float, np.ndarray | None]:
-    """Best affine fit of the pip centres to a die layout: (value, error in pip offsets, 2x2 map)."""
+    """Best affine fit of the pip centres to a die layout: (value, error in pip offsets, 2x2 map, read-only).
+
+    A group's fit is asked for more than once (as a whole, then again before it is cut in
+    two): the fits of the last few hundred sets of centres are kept."""
+    pts = np.ascontiguousarray(pts, dtype=np.float64)
+    return _fit_layout_of(len(pts), pts.tobytes())
+
+
+@lru_cache(maxsize=512)
+def _fit_layout_of(n: int, data: bytes) -> tuple[int | None, float, np.ndarray | None]:
+    value, err, A = _fit_layout_once(np.frombuffer(data, np.float64).reshape(n, 2))
+    if A is not None:
+        A = A.copy()
+        A.setflags(write=False)
+    return value, err, A
+
+
+def _fit_layout_once(pts: np.ndarray) -> tuple[int | None, float, np.ndarray | None]:
     n = len(pts)
     if n == 1 or n > 6:
         return (1 if n == 1 else None), 0.0, None
