@@ -315,10 +315,6 @@ def noise_grey(image: np.ndarray, side: int = 512) -> float:
     return float(np.sqrt(np.pi / 2) * np.abs(response).mean() / 6)
 
 
-def _lab(image_rect: np.ndarray, dst: np.ndarray | None = None) -> np.ndarray:
-    return cv2.cvtColor(image_rect, cv2.COLOR_BGR2LAB, dst=dst)
-
-
 def _disc_colour(lab: np.ndarray, centre_mm, ppm: float, radius_mm: float) -> np.ndarray:
     """Median Lab colour of a disc (board mm) of the rectified view."""
     cx, cy = centre_mm[0] * ppm - 0.5, centre_mm[1] * ppm - 0.5
@@ -351,14 +347,26 @@ def _median_rows(values: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True, slots=True)
 class View:
     """A frame seen from above: rectified Lab colours and edge strength at ``ppm`` px per board mm,
-    and the board layout whose mm they are."""
+    and the board layout whose mm they are. Its BGR px are worked out only where asked for
+    (:meth:`bgr_near`: the cube's face); ``frame`` is ``(geometry, image)`` they come from."""
 
-    bgr: np.ndarray
     lab: np.ndarray
     edges: np.ndarray
     ppm: float
     threshold: float
     layout: Layout = field(default_factory=_layout)
+    frame: tuple[Geometry, np.ndarray] | None = None
+
+    def bgr_near(self, centre_mm, radius_mm: float) -> np.ndarray:
+        """The rectified frame's BGR px (the view's size) within ``radius_mm`` across and down of a
+        board-mm place, and a px more; black elsewhere. Raises ValueError for a view without its frame."""
+        if self.frame is None:
+            raise ValueError("view: made without its frame: expected view(geometry, image)")
+        h, w = self.edges.shape
+        x0, y0 = (int(np.floor((c - radius_mm) * self.ppm - 1.5)) for c in centre_mm)
+        x1, y1 = (int(np.ceil((c + radius_mm) * self.ppm + 1.5)) for c in centre_mm)
+        window = slice(min(h, max(0, y0)), min(h, max(0, y1))), slice(min(w, max(0, x0)), min(w, max(0, x1)))
+        return rectify(self.frame[0], self.frame[1], px_per_mm=self.ppm, window=window)
 
     def edges_at(self, points_mm) -> np.ndarray:
         """Whether the frame shows an edge at each board-mm point (N x 2 -> N bools)."""
@@ -380,12 +388,12 @@ def view(geometry: Geometry, image: np.ndarray, config: VisionConfig | None = No
     noise = noise_grey(image)
     blur = cfg.edge_blur_mm_per_grey * noise if noise > cfg.edge_blur_above_noise else 0.0
     window = _reading_window(geometry.layout, ppm, blur)
-    bgr = rectify(geometry, image, px_per_mm=ppm, window=window)
-    lab = np.zeros_like(bgr)
-    edges = np.zeros(bgr.shape[:2], np.uint8)
-    _lab(bgr[window], dst=lab[window])
+    # Lab worked out on the frame's px that the window draws on, then warped: a fixed camera's
+    # frame holds the field and trays in about a third of the top-down view's px
+    lab = rectify(geometry, image, px_per_mm=ppm, window=window, code=cv2.COLOR_BGR2LAB)
+    edges = np.zeros(lab.shape[:2], np.uint8)
     _edge_map(lab[window], ppm, blur, dst=edges[window])
-    return View(bgr, lab, edges, ppm, float(cfg.edge_threshold), geometry.layout)
+    return View(lab, edges, ppm, float(cfg.edge_threshold), geometry.layout, (geometry, image))
 
 
 def _reading_window(lay: Layout, ppm: float, blur_mm: float) -> tuple[slice, slice]:

@@ -193,7 +193,8 @@ def read_frame(
     covers += [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * 0.9) for d in dice]
     if found is not None:
         centre, angle, score = found
-        face, face_conf = _cube.read_face(_cube.face_image(v.bgr, v.ppm, centre, angle))
+        near = v.bgr_near(centre, prof.cube_size_mm * 0.75)  # the face's corners lie within half a side times sqrt 2
+        face, face_conf = _cube.read_face(_cube.face_image(near, v.ppm, centre, angle))
         cube = _cube.CubeReading(_cube.place_of(centre), centre, face, float(min(1.0, score)), face_conf)
         covers.append((centre[0], centre[1], prof.cube_size_mm * 0.75))
     samples = _gate.learned_samples(board_edges, lay) if board_edges else ()
