@@ -259,9 +259,10 @@ def _find_pips(
         a = m["m00"]
         if a < cfg.dice_pip_min_area_px:
             continue
-        cov = np.array([[m["mu20"], m["mu11"]], [m["mu11"], m["mu02"]]]) / a
-        l2, l1 = np.linalg.eigvalsh(cov)
-        l1, l2 = max(l1, 1e-6), max(l2, 1e-6)
+        # the eigenvalues of the blob's covariance, in closed form (a 2 x 2 symmetric matrix)
+        cxx, cyy, cxy = m["mu20"] / a, m["mu02"] / a, m["mu11"] / a
+        half, root = (cxx + cyy) / 2, math.hypot((cxx - cyy) / 2, cxy)
+        l1, l2 = max(half + root, 1e-6), max(half - root, 1e-6)
         aspect = math.sqrt(l2 / l1)
         # filled ellipse: area = 4 pi sqrt(l1 l2); pixelised small blobs get +1/12 px^2 of slack
         fill = min(1.0, max(a / (4 * math.pi * math.sqrt(l1 * l2)), a / (4 * math.pi * math.sqrt((l1 + 1 / 12) * (l2 + 1 / 12)))))
