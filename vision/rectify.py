@@ -86,7 +86,7 @@ def rectify(
     """
     s = _ppm(px_per_mm, config)
     key = _key(geometry, s)
-    black = 0 if code is None else tuple(float(v) for v in cv2.cvtColor(np.zeros((1, 1, 3), np.uint8), code)[0, 0])
+    black = 0 if code is None else tuple(float(v) for v in np.atleast_1d(cv2.cvtColor(np.zeros((1, 1, 3), np.uint8), code)[0, 0]))
     if not _seen_before(key):
         src = image if code is None else cv2.cvtColor(image, code)
         dst_to_src = geometry.matrix @ rectified_to_board_matrix(s)
@@ -102,15 +102,16 @@ def rectify(
     if window is None and code is None:
         return cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
     w, h = key[1]
-    window = window or (slice(0, h), slice(0, w))
-    out = np.zeros((h, w) + image.shape[2:], image.dtype)
+    rows, cols = window or (slice(0, h), slice(0, w))
+    rows, cols = slice(*rows.indices(h)[:2]), slice(*cols.indices(w)[:2])
     if code is None:
-        cv2.remap(image, maps[0][window], maps[1][window], cv2.INTER_LINEAR, dst=out[window], borderMode=cv2.BORDER_CONSTANT)
+        out = np.zeros((h, w) + image.shape[2:], image.dtype)
+        cv2.remap(image, maps[0][rows, cols], maps[1][rows, cols], cv2.INTER_LINEAR, dst=out[rows, cols], borderMode=cv2.BORDER_CONSTANT)
         return out
-    rows, cols = window
     (y0, y1, x0, x1), shifted = _source_box(*key, image.shape[:2], (rows.start, rows.stop, cols.start, cols.stop))
     src = cv2.cvtColor(image[y0:y1, x0:x1], code)
-    cv2.remap(src, shifted, maps[1][window], cv2.INTER_LINEAR, dst=out[window], borderMode=cv2.BORDER_CONSTANT, borderValue=black)
+    out = np.zeros((h, w) + src.shape[2:], src.dtype)
+    cv2.remap(src, shifted, maps[1][rows, cols], cv2.INTER_LINEAR, dst=out[rows, cols], borderMode=cv2.BORDER_CONSTANT, borderValue=black)
     return out
 
 
