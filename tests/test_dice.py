@@ -259,3 +259,16 @@ def test_components_give_opencvs_labels_and_stats_of_every_blob(seed, density):
     assert np.array_equal(labels, labels_cv)
     assert np.array_equal(stats[1:], stats_cv[1:])
     assert np.array_equal(pts, np.argwhere(binary)[:, ::-1])
+
+
+def test_a_percentile_of_sorted_grey_levels_is_numpys_to_the_bit():
+    from vision.dice import _percentile_sorted
+
+    rng = np.random.default_rng(12)
+    for n in range(1, 30):
+        for _ in range(50):
+            v = rng.integers(0, 256, n).astype(np.float32)
+            s = np.sort(v)
+            for q in (10, 50, 90):
+                got, want = _percentile_sorted(s, q), np.percentile(v, q)
+                assert got == want and got.dtype == want.dtype
