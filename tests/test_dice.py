@@ -244,3 +244,31 @@ def test_on_a_calibrated_board_a_leaning_die_whose_side_shows_only_near_its_top_
     (truth,) = [d for d in frame.dice if d.cocked]
     near = [d for d in obs.dice if np.hypot(d.centre[0] - truth.centre[0], d.centre[1] - truth.centre[1]) < 20]
     assert [(d.value, d.cocked) for d in near] == [(None, True)]
+
+
+@pytest.mark.parametrize("seed,density", [(1, 0.0), (2, 0.02), (3, 0.3), (4, 0.7)])
+def test_components_give_opencvs_labels_and_stats_of_every_blob(seed, density):
+    from vision.dice import _components
+
+    rng = np.random.default_rng(seed)
+    binary = (rng.random((97, 131)) < density).astype(np.uint8)
+    binary[40:60, 10:30] = 1  # one large blob too
+    n, labels, stats, pts = _components(binary)
+    n_cv, labels_cv, stats_cv, _ = cv2.connectedComponentsWithStatsWithAlgorithm(binary, 8, cv2.CV_32S, cv2.CCL_GRANA)
+    assert n == n_cv
+    assert np.array_equal(labels, labels_cv)
+    assert np.array_equal(stats[1:], stats_cv[1:])
+    assert np.array_equal(pts, np.argwhere(binary)[:, ::-1])
+
+
+def test_a_percentile_of_sorted_grey_levels_is_numpys_to_the_bit():
+    from vision.dice import _percentile_sorted
+
+    rng = np.random.default_rng(12)
+    for n in range(1, 30):
+        for _ in range(50):
+            v = rng.integers(0, 256, n).astype(np.float32)
+            s = np.sort(v)
+            for q in (10, 50, 90):
+                got, want = _percentile_sorted(s, q), np.percentile(v, q)
+                assert got == want and got.dtype == want.dtype

@@ -127,6 +127,64 @@ def test_a_fixed_camera_is_rectified_through_kept_maps_to_the_same_view():
     assert (diff > 1).mean() < 1e-3 and diff.max() <= 8
 
 
+@pytest.mark.parametrize("sensor_noise", [0.0, 6.0])
+def test_the_view_is_worked_out_on_the_field_and_trays_alone_and_is_the_whole_views_there(sensor_noise):
+    from vision.checkers import _edge_map, noise_grey
+    from vision.config import default_config
+    from vision.rectify import board_rect_to_rectified, prepare
+
+    frame = render(START, seed=76, size=(1280, 720))
+    noise = np.random.default_rng(76).normal(0, sensor_noise, frame.image.shape)
+    image = np.clip(frame.image + noise, 0, 255).astype(np.uint8)
+    geometry = calibrate(frame.image)
+    cfg = default_config()
+    prepare(geometry, cfg.read_px_per_mm)  # the view and the whole one below both through the kept maps
+    v = view(geometry, image)
+    whole = rectify(geometry, cv2.cvtColor(image, cv2.COLOR_BGR2LAB), px_per_mm=v.ppm)  # the whole frame in Lab, warped
+    sigma = noise_grey(image)
+    blur = cfg.edge_blur_mm_per_grey * sigma if sigma > cfg.edge_blur_above_noise else 0.0
+    assert (blur > 0) == (sensor_noise > 0)
+    lay = geometry.layout
+    x0, y0, x1, y1 = lay.field
+    x1 = max(x1, lay.geometry.tray_white[2], lay.geometry.tray_black[2])
+    inside = board_rect_to_rectified((x0 - 1, y0 - 1, x1 + 1, y1 + 1), v.ppm)
+    assert np.array_equal(v.lab[inside], whole[inside])
+    assert np.array_equal(v.edges[inside], _edge_map(whole, v.ppm, blur)[inside])
+    assert not v.edges[:, : inside[1].start - 20].any() and not v.lab[: inside[0].start - 20].any()  # the frame beyond: not worked out
+
+
+def test_a_window_converted_before_the_warp_is_the_whole_frame_converted_and_warped():
+    from vision.rectify import prepare
+
+    frame = render(START, seed=77, size=(1280, 720))
+    geometry = calibrate(frame.image)
+    prepare(geometry, 2.0)
+    window = (slice(90, 1000), slice(80, 1250))
+    lab = rectify(geometry, frame.image, px_per_mm=2.0, window=window, code=cv2.COLOR_BGR2LAB)
+    whole = rectify(geometry, cv2.cvtColor(frame.image, cv2.COLOR_BGR2LAB), px_per_mm=2.0)
+    assert np.array_equal(lab[window], whole[window])
+    assert not lab[:90].any() and not lab[:, 1250:].any()
+    # off the camera's frame: black, converted
+    off = rectify(geometry, frame.image[:200], px_per_mm=2.0, window=window, code=cv2.COLOR_BGR2LAB)
+    assert tuple(off[900, 600]) == (0, 128, 128)
+
+
+def test_the_cube_face_is_cut_from_the_same_px_as_the_whole_view():
+    from vision.cube import CUBE_SIZE_MM
+    from vision.rectify import prepare
+
+    frame = render(START, seed=78, size=(1280, 720), cube=(2, "white"))
+    geometry = calibrate(frame.image)
+    prepare(geometry, 2.0)
+    v = view(geometry, frame.image)
+    centre = (350.0, 440.0)
+    near = v.bgr_near(centre, CUBE_SIZE_MM * 0.75)
+    whole = rectify(geometry, frame.image, px_per_mm=v.ppm)
+    shown = near.any(axis=2)
+    assert shown.sum() > (CUBE_SIZE_MM * 1.5 * v.ppm) ** 2 * 0.9
+    assert np.array_equal(near[shown], whole[shown])
+
+
 def test_no_cube_is_no_cube():
     frame = render(START, seed=50)
     assert read_frame(calibrate(frame.image), frame.image).cube is None
@@ -320,3 +378,12 @@ def test_board_edges_learned_from_the_start_tell_a_hand_from_a_clear_board():
         obs = read_frame(geometry, clear.image, palette)
         assert obs.status == "settling" and obs.checkers.points == pos.points
         assert read_frame(geometry, hand.image, palette).status == "occluded"
+
+
+def test_the_median_of_each_row_is_numpys():
+    from vision.checkers import _median_rows
+
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 3, 10, 11, 200, 201):
+        values = rng.integers(0, 256, (3, n)).astype(np.uint8)
+        assert np.array_equal(_median_rows(values), np.median(values, axis=1))

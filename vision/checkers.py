@@ -40,7 +40,7 @@ from vision.calibrate import Geometry
 from vision.config import VisionConfig, default_config
 from vision.profile import DEFAULT_PROFILE, Layout
 from vision.profile import layout as _layout
-from vision.rectify import rectify
+from vision.rectify import board_rect_to_rectified, rectified_size, rectify
 
 MAX_STACK = 15
 _ANGLES = 48
@@ -231,7 +231,19 @@ def _models(lay: Layout) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...
     return tuple(_stack_model(lay, p) for p in range(1, 25))
 
 
-_models(_layout())  # the renderer's board, every geometry's default: built at import, not on the first frame
+@lru_cache(maxsize=8)
+def _all_samples(lay: Layout) -> tuple[np.ndarray, tuple[slice, ...], tuple[tuple[np.ndarray, np.ndarray], ...]]:
+    """The rim samples of points 1..24 of a layout in one array (sampled at once), each point's
+    slice of it, and each point's predictions as 0/1 matrices ``(pred, not pred)``: a hypothesis'
+    mismatches with what is seen are then two products (whole numbers, exact in float32)."""
+    models = _models(lay)
+    ends = np.cumsum([0] + [len(m[0]) for m in models])
+    slices = tuple(slice(int(a), int(b)) for a, b in zip(ends[:-1], ends[1:]))
+    preds = tuple((m[2].astype(np.float32), (~m[2]).astype(np.float32)) for m in models)
+    return np.concatenate([m[0] for m in models]), slices, preds
+
+
+_all_samples(_layout())  # the renderer's board, every geometry's default: built at import, not on the first frame
 
 
 def _as_rendered(lay: Layout) -> bool:
@@ -273,7 +285,7 @@ def _sample(img: np.ndarray, pts_px: np.ndarray) -> np.ndarray:
     return out.reshape(rows * cols, -1)[:n]
 
 
-def _edge_map(lab: np.ndarray, ppm: float, blur_mm: float = 0.0) -> np.ndarray:
+def _edge_map(lab: np.ndarray, ppm: float, blur_mm: float = 0.0, dst: np.ndarray | None = None) -> np.ndarray:
     """Orientation-free edge strength of the rectified view: the local range (dilate minus
     erode over about 2 mm) of lightness, plus half that of the colour channels, after a
     Gaussian blur of ``blur_mm`` (a range over some 20 px grows with the camera's noise: a
@@ -284,7 +296,7 @@ def _edge_map(lab: np.ndarray, ppm: float, blur_mm: float = 0.0) -> np.ndarray:
         lab = cv2.GaussianBlur(lab, (0, 0), blur_mm * ppm)
     grad = cv2.morphologyEx(lab, cv2.MORPH_GRADIENT, kernel)
     # one pass over the three channels; a sum above 255 is an edge all the same
-    return cv2.transform(grad, _EDGE_WEIGHTS)
+    return cv2.transform(grad, _EDGE_WEIGHTS, dst=dst)
 
 
 _EDGE_WEIGHTS = np.array([[1.0, 0.5, 0.5]], np.float32)  # lightness, and half of each colour channel
@@ -303,10 +315,6 @@ def noise_grey(image: np.ndarray, side: int = 512) -> float:
     return float(np.sqrt(np.pi / 2) * np.abs(response).mean() / 6)
 
 
-def _lab(image_rect: np.ndarray) -> np.ndarray:
-    return cv2.cvtColor(image_rect, cv2.COLOR_BGR2LAB)
-
-
 def _disc_colour(lab: np.ndarray, centre_mm, ppm: float, radius_mm: float) -> np.ndarray:
     """Median Lab colour of a disc (board mm) of the rectified view."""
     cx, cy = centre_mm[0] * ppm - 0.5, centre_mm[1] * ppm - 0.5
@@ -315,9 +323,22 @@ def _disc_colour(lab: np.ndarray, centre_mm, ppm: float, radius_mm: float) -> np
     y0, y1 = int(max(0, cy - rad)), int(min(lab.shape[0], cy + rad + 1))
     if x1 <= x0 or y1 <= y0:
         return np.zeros(3, np.float32)
-    ys, xs = np.mgrid[y0:y1, x0:x1]
+    ys, xs = np.ogrid[y0:y1, x0:x1]
     m = (xs - cx) ** 2 + (ys - cy) ** 2 <= rad * rad
-    return np.median(lab[y0:y1, x0:x1][m], axis=0).astype(np.float32)
+    return _median_rows(lab[y0:y1, x0:x1][m].T).astype(np.float32)
+
+
+def _median_rows(values: np.ndarray) -> np.ndarray:
+    """``np.median(values, axis=1)`` of a 2-D array (the mean of the two middle values of an even
+    count), found by one partial sort rather than np.median's general path."""
+    n = values.shape[1]
+    if n == 0:
+        return np.median(values, axis=1)
+    k = n // 2
+    if n % 2:
+        return np.partition(values, k, axis=1)[:, k].astype(np.float64)
+    part = np.partition(values, (k - 1, k), axis=1)
+    return (part[:, k - 1].astype(np.float64) + part[:, k]) / 2
 
 
 # ----------------------------------------------------------------- reading
@@ -326,14 +347,26 @@ def _disc_colour(lab: np.ndarray, centre_mm, ppm: float, radius_mm: float) -> np
 @dataclass(frozen=True, slots=True)
 class View:
     """A frame seen from above: rectified Lab colours and edge strength at ``ppm`` px per board mm,
-    and the board layout whose mm they are."""
+    and the board layout whose mm they are. Its BGR px are worked out only where asked for
+    (:meth:`bgr_near`: the cube's face); ``frame`` is ``(geometry, image)`` they come from."""
 
-    bgr: np.ndarray
     lab: np.ndarray
     edges: np.ndarray
     ppm: float
     threshold: float
     layout: Layout = field(default_factory=_layout)
+    frame: tuple[Geometry, np.ndarray] | None = None
+
+    def bgr_near(self, centre_mm, radius_mm: float) -> np.ndarray:
+        """The rectified frame's BGR px (the view's size) within ``radius_mm`` across and down of a
+        board-mm place, and a px more; black elsewhere. Raises ValueError for a view without its frame."""
+        if self.frame is None:
+            raise ValueError("view: made without its frame: expected view(geometry, image)")
+        h, w = self.edges.shape
+        x0, y0 = (int(np.floor((c - radius_mm) * self.ppm - 1.5)) for c in centre_mm)
+        x1, y1 = (int(np.ceil((c + radius_mm) * self.ppm + 1.5)) for c in centre_mm)
+        window = slice(min(h, max(0, y0)), min(h, max(0, y1))), slice(min(w, max(0, x0)), min(w, max(0, x1)))
+        return rectify(self.frame[0], self.frame[1], px_per_mm=self.ppm, window=window)
 
     def edges_at(self, points_mm) -> np.ndarray:
         """Whether the frame shows an edge at each board-mm point (N x 2 -> N bools)."""
@@ -352,11 +385,30 @@ def view(geometry: Geometry, image: np.ndarray, config: VisionConfig | None = No
         raise ValueError(f"image: expected a BGR uint8 array, got {getattr(image, 'shape', type(image))!r}")
     cfg = config or default_config()
     ppm = float(cfg.read_px_per_mm)
-    bgr = rectify(geometry, image, px_per_mm=ppm)
-    lab = _lab(bgr)
     noise = noise_grey(image)
     blur = cfg.edge_blur_mm_per_grey * noise if noise > cfg.edge_blur_above_noise else 0.0
-    return View(bgr, lab, _edge_map(lab, ppm, blur), ppm, float(cfg.edge_threshold), geometry.layout)
+    window = _reading_window(geometry.layout, ppm, blur)
+    # Lab worked out on the frame's px that the window draws on, then warped: a fixed camera's
+    # frame holds the field and trays in about a third of the top-down view's px
+    lab = rectify(geometry, image, px_per_mm=ppm, window=window, code=cv2.COLOR_BGR2LAB)
+    edges = np.zeros(lab.shape[:2], np.uint8)
+    _edge_map(lab[window], ppm, blur, dst=edges[window])
+    return View(lab, edges, ppm, float(cfg.edge_threshold), geometry.layout, (geometry, image))
+
+
+def _reading_window(lay: Layout, ppm: float, blur_mm: float) -> tuple[slice, slice]:
+    """The rows and columns of the rectified view that a reading looks at: the field and the
+    trays, where every rim, colour, cube and board edge is sampled, and a margin around them wide
+    enough that the edge map there is the same as on the whole view (the blur's and the range's
+    reach, and a px for bilinear sampling). The board's frame beyond them is not worked out."""
+    g = lay.geometry
+    boxes = (lay.field, g.tray_white, g.tray_black)
+    x0, y0 = min(b[0] for b in boxes), min(b[1] for b in boxes)
+    x1, y1 = max(b[2] for b in boxes), max(b[3] for b in boxes)
+    m = 3 * blur_mm + 6 / ppm + 1.0  # the blur reaches 3 sigma and a px, the range about 1 mm and a px
+    width, height = rectified_size(ppm)
+    rows, cols = board_rect_to_rectified((x0 - m, y0 - m, x1 + m, y1 + m), ppm)
+    return slice(max(0, rows.start), min(height, rows.stop)), slice(max(0, cols.start), min(width, cols.stop))
 
 
 def read_checkers(
@@ -366,6 +418,7 @@ def read_checkers(
     config: VisionConfig | None = None,
     not_on_bar: tuple[float, float, float] | None = None,
     ignore: Sequence[tuple[float, float, float]] = (),
+    rings: Sequence[tuple[tuple[float, float], float]] | None = None,
 ) -> CheckerReading:
     """Count the checkers on every point, the bar and the trays of a camera frame (or its :class:`View`),
     at the places of the geometry's layout (a view's own layout).
@@ -373,7 +426,9 @@ def read_checkers(
     ``not_on_bar`` is a disc (x, y, radius in board mm) where no bar checker is looked for (the cube);
     ``ignore`` are discs where something else lies (dice): rims are not looked for there. On a real
     board (a profile other than the renderer's) with a palette that learned the board's edges, rims
-    are not looked for where its frame showed the board's own drawing either.
+    are not looked for where its frame showed the board's own drawing either. ``rings`` are the bar's
+    rings where the caller found them already (:func:`bar_rings` of the view with ``config.bar_min_ring``,
+    ``not_on_bar`` and the palette's board edges); they are looked for otherwise.
 
     Raises ValueError for an image that is not a BGR uint8 array.
     """
@@ -383,13 +438,18 @@ def read_checkers(
     board_edges = palette.board_edges if palette is not None else ()
     quiet = _quiet(lay, board_edges) if board_edges and not _as_rendered(lay) else None
     heights, confs, pinned = [], [], []
-    for samples, valid, pred in _models(lay):
-        if quiet is not None:
-            valid = valid & _at(quiet, samples)
-        for x, y, r in ignore:
-            valid = valid & (np.hypot(samples[:, 0] - x, samples[:, 1] - y) > r)
-        seen = v.edges_at(samples[valid])
-        err = (pred[:, valid] != seen[None, :]).sum(axis=1)
+    everywhere, slices, preds = _all_samples(lay)
+    shown = v.edges_at(everywhere)  # every point's samples at once
+    usable = np.ones(len(everywhere), bool)
+    if quiet is not None:
+        usable &= _at(quiet, everywhere)
+    for x, y, r in ignore:
+        usable &= np.hypot(everywhere[:, 0] - x, everywhere[:, 1] - y) > r
+    for (_, valid, _), at, (pred, not_pred) in zip(_models(lay), slices, preds):
+        valid = valid & usable[at]
+        seen = shown[at]
+        # mismatches: a rim predicted where none shows, or none predicted where one shows
+        err = (pred @ (valid & ~seen).astype(np.float32) + not_pred @ (valid & seen).astype(np.float32)).astype(np.int64)
         order = np.argsort(err, kind="stable")
         n, under = _hypothesis(int(order[0]))
         heights.append(n)
@@ -414,7 +474,9 @@ def read_checkers(
         side = _side_of(tops[k], pal)
         k += 1
         points.append(n if side == 0 else -n)
-    bar, bar_conf = _read_bar(v, pal, cfg.bar_min_ring, not_on_bar, board_edges)
+    if rings is None:
+        rings = bar_rings(v, cfg.bar_min_ring, not_on_bar, board_edges)
+    bar, bar_conf = _read_bar(v, pal, cfg.bar_min_ring, rings)
     off, off_conf = _read_off(v, pal, cfg.tray_max_gap_per_step)
     return _with_issues(CheckerReading(tuple(points), bar, off, tuple(confs), bar_conf, off_conf))
 
@@ -489,10 +551,11 @@ def bar_rings(
     return [((float(x), float(ys[i])), float(s[i])) for i in sorted(found)]
 
 
-def _read_bar(v: View, pal: Palette, min_ring: float, exclude, board_edges=()) -> tuple[tuple[int, int], tuple[float, float]]:
+def _read_bar(v: View, pal: Palette, min_ring: float, rings) -> tuple[tuple[int, int], tuple[float, float]]:
+    """Checkers on the bar from its rings (:func:`bar_rings`): how many of each side, and the margin of the weakest ring of each."""
     counts = [0, 0]
     margins = [1.0, 1.0]
-    for centre, score in bar_rings(v, min_ring, exclude, board_edges):
+    for centre, score in rings:
         side = _side_of(_disc_colour(v.lab, centre, v.ppm, v.layout.profile.checker_diameter_mm * 0.3), pal)
         counts[side] += 1
         margins[side] = min(margins[side], float((score - min_ring) / (1 - min_ring)))

@@ -120,8 +120,12 @@ def occlusion(
     """
     pts, index = samples if samples is not None and len(samples[0]) else static_samples()
     expected = np.ones(len(pts), bool)
+    by_x = np.argsort(pts[:, 0], kind="stable")
+    xs = pts[by_x, 0]
     for x, y, r in covers:
-        expected &= np.hypot(pts[:, 0] - x, pts[:, 1] - y) > r
+        lo, hi = np.searchsorted(xs, (x - r - 1, x + r + 1))  # only samples this close across can lie in the disc
+        near = by_x[lo:hi]
+        expected[near] &= np.hypot(pts[near, 0] - x, pts[near, 1] - y) > r
     seen = np.zeros(len(pts), bool)
     if expected.any():
         seen[expected] = edges_at(pts[expected])

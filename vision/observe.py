@@ -185,15 +185,16 @@ def read_frame(
     not_on_bar = None if found is None else (found[0][0], found[0][1], prof.cube_size_mm * 0.8)
     dice = _read_dice(cfg, geometry, image)
     on_board = [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * (1.1 if d.cocked else 0.9)) for d in dice]
-    reading = _checkers.read_checkers(geometry, v, palette, cfg, not_on_bar, on_board)
     board_edges = palette.board_edges if palette is not None else ()
     rings = _checkers.bar_rings(v, cfg.bar_min_ring, not_on_bar, board_edges)
+    reading = _checkers.read_checkers(geometry, v, palette, cfg, not_on_bar, on_board, rings)
     cube = None
     covers = _gate.checker_covers(reading.points, lambda p, k: lay.checker_slot(p, k)[:2], [c for c, _ in rings], prof.checker_diameter_mm)
     covers += [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * 0.9) for d in dice]
     if found is not None:
         centre, angle, score = found
-        face, face_conf = _cube.read_face(_cube.face_image(v.bgr, v.ppm, centre, angle))
+        near = v.bgr_near(centre, prof.cube_size_mm * 0.75)  # the face's corners lie within half a side times sqrt 2
+        face, face_conf = _cube.read_face(_cube.face_image(near, v.ppm, centre, angle))
         cube = _cube.CubeReading(_cube.place_of(centre), centre, face, float(min(1.0, score)), face_conf)
         covers.append((centre[0], centre[1], prof.cube_size_mm * 0.75))
     samples = _gate.learned_samples(board_edges, lay) if board_edges else ()

@@ -66,18 +66,53 @@ def point_rect_mm(point: int) -> tuple[float, float, float, float]:
     return p.x0, y0, p.x1, y1
 
 
-def rectify(geometry: Geometry, image: np.ndarray, px_per_mm: float | None = None, config: VisionConfig | None = None) -> np.ndarray:
+def rectify(
+    geometry: Geometry,
+    image: np.ndarray,
+    px_per_mm: float | None = None,
+    config: VisionConfig | None = None,
+    window: tuple[slice, slice] | None = None,
+    code: int | None = None,
+) -> np.ndarray:
     """The board seen from above: ``image`` warped through ``geometry`` to board mm times ``px_per_mm``.
 
     ``px_per_mm`` defaults to ``config.px_per_mm``. Areas outside the camera
-    frame come out black. Raises ValueError for a non-positive ``px_per_mm``.
+    frame come out black. With ``window`` (the rows and columns of the rectified view, as
+    :func:`board_rect_to_rectified` gives them), only those px are worked out (the same px as
+    without it) and the rest come out black. With ``code`` (a ``cv2.COLOR_BGR2...`` conversion of
+    a BGR frame), the frame's px are converted before they are warped, only those the window
+    draws on (a fixed camera's frame holds the board in fewer px than its top-down view), and
+    black is black converted. Raises ValueError for a non-positive ``px_per_mm``.
     """
     s = _ppm(px_per_mm, config)
     key = _key(geometry, s)
-    if _seen_before(key):  # a fixed camera: its maps pay for themselves from the second frame on
-        maps = _maps(*key)
+    black = 0 if code is None else tuple(float(v) for v in np.atleast_1d(cv2.cvtColor(np.zeros((1, 1, 3), np.uint8), code)[0, 0]))
+    if not _seen_before(key):
+        src = image if code is None else cv2.cvtColor(image, code)
+        dst_to_src = geometry.matrix @ rectified_to_board_matrix(s)
+        out = cv2.warpPerspective(src, dst_to_src, rectified_size(s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                  borderMode=cv2.BORDER_CONSTANT, borderValue=black)
+        if window is not None:
+            part = out[window].copy()
+            out[:] = 0
+            out[window] = part
+        return out
+    # a fixed camera: its maps pay for themselves from the second frame on
+    maps = _maps(*key)
+    if window is None and code is None:
         return cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
-    return warp(geometry, image, s)
+    w, h = key[1]
+    rows, cols = window or (slice(0, h), slice(0, w))
+    rows, cols = slice(*rows.indices(h)[:2]), slice(*cols.indices(w)[:2])
+    if code is None:
+        out = np.zeros((h, w) + image.shape[2:], image.dtype)
+        cv2.remap(image, maps[0][rows, cols], maps[1][rows, cols], cv2.INTER_LINEAR, dst=out[rows, cols], borderMode=cv2.BORDER_CONSTANT)
+        return out
+    (y0, y1, x0, x1), shifted = _source_box(*key, image.shape[:2], (rows.start, rows.stop, cols.start, cols.stop))
+    src = cv2.cvtColor(image[y0:y1, x0:x1], code)
+    out = np.zeros((h, w) + src.shape[2:], src.dtype)
+    cv2.remap(src, shifted, maps[1][rows, cols], cv2.INTER_LINEAR, dst=out[rows, cols], borderMode=cv2.BORDER_CONSTANT, borderValue=black)
+    return out
 
 
 def prepare(geometry: Geometry, px_per_mm: float) -> None:
@@ -129,3 +164,26 @@ def _maps(dst_to_src: bytes, size: tuple[int, int]) -> tuple[np.ndarray, np.ndar
     off = ~((den > 0) & (np.abs(mx) < 30000) & (np.abs(my) < 30000))  # NaN compares false: off too
     mx[off], my[off] = -1000.0, -1000.0
     return cv2.convertMaps(mx, my, cv2.CV_16SC2)
+
+
+@lru_cache(maxsize=4)
+def _source_box(
+    dst_to_src: bytes, size: tuple[int, int], frame: tuple[int, int], window: tuple[int, int, int, int]
+) -> tuple[tuple[int, int, int, int], np.ndarray]:
+    """The box ``(y0, y1, x0, x1)`` of the camera frame (of ``frame`` rows and columns) that the
+    window ``(row0, row1, col0, col1)`` of the rectified view draws its px from (each px and its
+    neighbours right and below, which bilinear sampling mixes in), and the window's maps' whole
+    px shifted to that box: the px they draw on, the same px of a crop."""
+    r0, r1, c0, c1 = window
+    whole = _maps(dst_to_src, size)[0][r0:r1, c0:c1]
+    xs, ys = whole[..., 0].astype(np.int32), whole[..., 1].astype(np.int32)
+    h, w = frame
+    seen = (xs >= -1) & (xs < w) & (ys >= -1) & (ys < h)
+    if not seen.any():
+        return (0, 1, 0, 1), np.full_like(whole, -1000)
+    x0, x1 = max(0, int(xs[seen].min())), min(w, int(xs[seen].max()) + 2)
+    y0, y1 = max(0, int(ys[seen].min())), min(h, int(ys[seen].max()) + 2)
+    shifted = whole.copy()
+    shifted[..., 0] -= x0
+    shifted[..., 1] -= y0
+    return (y0, y1, x0, x1), shifted
