@@ -318,7 +318,9 @@ class TableSession:
 
 def _dice_lying(dice) -> tuple:
     """Dice as they lie: values, halves and board places to 10 mm (a new throw lands elsewhere)."""
-    return tuple(sorted((d.value, d.half, round(d.centre_mm[0] / 10), round(d.centre_mm[1] / 10)) for d in dice))
+    from vision.observe import none_first
+
+    return tuple(sorted(((d.value, d.half, round(d.centre_mm[0] / 10), round(d.centre_mm[1] / 10)) for d in dice), key=none_first))
 
 
 class CameraSource:

@@ -387,3 +387,13 @@ def test_the_median_of_each_row_is_numpys():
     for n in (1, 2, 3, 10, 11, 200, 201):
         values = rng.integers(0, 256, (3, n)).astype(np.uint8)
         assert np.array_equal(_median_rows(values), np.median(values, axis=1))
+
+
+def test_an_observation_with_a_die_of_no_value_beside_one_with_a_value_has_a_key():
+    from vision.observe import DieObservation, Observation
+
+    dice = (DieObservation(None, (0.0, 0.0), (0.0, 0.0), "right", True, 0.5, (0, 0, 9, 9)),
+            DieObservation(4, (9.0, 0.0), (9.0, 0.0), None, False, 1.0, (9, 0, 9, 9)),
+            DieObservation(2, (30.0, 0.0), (30.0, 0.0), "left", False, 1.0, (30, 0, 9, 9)))
+    key = Observation("settling", None, dice, None, None).key()
+    assert key[1] == ((None, "right", True), (2, "left", False), (4, None, False))

@@ -55,6 +55,11 @@ class DieObservation:
         }
 
 
+def none_first(values: tuple) -> tuple:
+    """A sort key for tuples whose fields may be None (a die with no value, a die off the field): None first."""
+    return tuple((v is not None, 0 if v is None else v) for v in values)
+
+
 @dataclass(frozen=True, slots=True)
 class Observation:
     """One frame's reading and its status (``stable``, ``settling``, ``occluded``, ``board-not-found``).
@@ -83,7 +88,7 @@ class Observation:
         """What must hold unchanged for the reading to become stable."""
         c = self.checkers
         counts = None if c is None else (c.points, c.bar, c.off)
-        dice = tuple(sorted((d.value, d.half, d.cocked) for d in self.dice))
+        dice = tuple(sorted(((d.value, d.half, d.cocked) for d in self.dice), key=none_first))
         cube = None if self.cube is None else (self.cube.where, self.cube.face)
         return counts, dice, cube
 
