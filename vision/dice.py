@@ -609,12 +609,6 @@ def _readings_whole(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, mark
         r, used = _reading_of(cfg, image, gray, marks, contrast, rest, die)
         if not used:
             break
-        if r is None and len(used) >= 2:  # a layout that is no die: one of its pips may be another face's
-            fewer = list(used)
-            fewer.pop(_least_pip(fewer))
-            r2, used2 = _reading_of(cfg, image, gray, marks, contrast, fewer, die)
-            if r2 is not None:
-                r, used = r2, used2
         if r is not None:
             out.append(r)
         rest = [p for p in rest if p not in used]
