@@ -20,6 +20,18 @@ OPENING = START.play("8/5 6/5", Roll(3, 1))
 REPLY = OPENING.play("24/18 13/11", Roll(6, 2))
 
 
+class ScriptedCamera:
+    """A camera stand-in: the observations put in ``next`` come out one per read; ``down`` as a stopped camera."""
+
+    down = False
+
+    def __init__(self):
+        self.next = []
+
+    def read(self):
+        return self.next.pop(0) if self.next else None
+
+
 def _pump_until(session, cond, timeout=10.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -243,14 +255,7 @@ def test_a_flood_of_snapshots_neither_holds_the_loop_nor_is_judged_one_by_one(tm
 def test_a_hand_that_stays_over_the_board_is_said_once_and_so_is_the_clear_view_after(tmp_path):
     from vision.observe import Observation
 
-    class Camera:
-        def __init__(self):
-            self.next = []
-
-        def read(self):
-            return self.next.pop(0) if self.next else None
-
-    cam = Camera()
+    cam = ScriptedCamera()
     said = []
     ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, "backgammon"))
     session = TableSession(ref, camera=cam, say=said.append, hand_pause_s=0.2)
@@ -277,14 +282,7 @@ def test_a_camera_only_table_reads_the_opening_roll_calls_a_die_off_the_field_an
                      for d in dice)
         return Observation("stable", reading, dies, None, None, frames_held=3)
 
-    class Camera:
-        def __init__(self):
-            self.next = []
-
-        def read(self):
-            return self.next.pop(0) if self.next else None
-
-    cam, said = Camera(), []
+    cam, said = ScriptedCamera(), []
     ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, "backgammon"))
     session = TableSession(ref, camera=cam, say=said.append)
     cam.next = [seen(START), seen(START, (5, "left"))]  # set up; black's die is down, white's not yet
@@ -421,16 +419,7 @@ def test_a_camera_that_stops_pauses_the_turn_and_its_last_reading_is_not_fused(t
     from vision.checkers import CheckerReading
     from vision.observe import Observation
 
-    class Camera:
-        down = False
-
-        def __init__(self):
-            self.next = []
-
-        def read(self):
-            return self.next.pop(0) if self.next else None
-
-    cam, said = Camera(), []
+    cam, said = ScriptedCamera(), []
     ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, "backgammon"))
     session = TableSession(ref, camera=cam, say=said.append)
     reading = CheckerReading(START.points, START.bar, START.off, (1.0,) * 24, (1.0, 1.0), (1.0, 1.0))
@@ -472,15 +461,8 @@ def test_dice_that_lay_before_are_no_new_throw_while_they_lie_or_are_picked_up_o
         dies = tuple(DieObservation(v, (0.0, 0.0), (float(x), 0.0), half, False, 1.0, (0, 0, 10, 10)) for v, half, x in dice)
         return Observation("stable", reading, dies, None, None, frames_held=3)
 
-    class Camera:
-        def __init__(self):
-            self.next = []
-
-        def read(self):
-            return self.next.pop(0) if self.next else None
-
     start = Position.start("fevga")
-    cam, said = Camera(), []
+    cam, said = ScriptedCamera(), []
     ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, "fevga"))
     session = TableSession(ref, camera=cam, say=said.append)
     cam.next = [seen(start), seen(start, (2, "left", 10)), seen(start, (2, "left", 10), (5, "right", 200))]
@@ -530,14 +512,7 @@ def test_a_cube_the_camera_sees_out_of_place_keeps_the_bar_amber_and_is_said_onc
     def seen(where, face, x=0.0):
         return Observation("stable", reading, (), CubeReading(where, (x, 0.0), face, 1.0, 1.0), None, frames_held=3)
 
-    class Camera:
-        def __init__(self):
-            self.next = []
-
-        def read(self):
-            return self.next.pop(0) if self.next else None
-
-    cam, said, shown = Camera(), [], []
+    cam, said, shown = ScriptedCamera(), [], []
     ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("match", 5, "backgammon"))
     session = TableSession(ref, camera=cam, say=said.append)
     session.command(f"board {START.to_json()}")
