@@ -12,7 +12,7 @@ from referee.cli import main
 from tests.positions import random_backgammon, random_same_direction
 from vision.calibrate import calibrate
 from vision.checkers import Palette, PaletteError, learn_palette, read_checkers, view
-from vision.config import ConfigError, VisionConfig
+from vision.config import ConfigError, VisionConfig, default_config
 from vision.cube import find_cube
 from vision.gate import Gate
 from vision.observe import Pipeline, read_frame
@@ -397,3 +397,31 @@ def test_an_observation_with_a_die_of_no_value_beside_one_with_a_value_has_a_key
             DieObservation(2, (30.0, 0.0), (30.0, 0.0), "left", False, 1.0, (30, 0, 9, 9)))
     key = Observation("settling", None, dice, None, None).key()
     assert key[1] == ((None, "right", True), (2, "left", False), (4, None, False))
+
+
+@pytest.mark.parametrize("seed", [730126, 730148])
+def test_a_doubled_cube_too_faint_to_report_on_a_noisy_small_frame_is_not_read_as_a_checker_on_the_bar(seed):
+    # development frames (1280x720, sensor noise sigma 3) whose cube outline scores under cube.min_outline:
+    # its place on the bar was read as a white checker, and the frame held back as 16 white checkers
+    from dataclasses import replace as _replace
+
+    from benchmarks.bench_vision import scene
+
+    s = scene(seed, 0.0)
+    pos = s.pop("position")
+    frame = render(pos, seed=seed, size=(1280, 720), **s)
+    noise = np.random.default_rng(seed).normal(0, 3, frame.image.shape).astype(np.int16)
+    image = np.clip(frame.image.astype(np.int16) + noise, 0, 255).astype(np.uint8)
+    geometry = calibrate(frame.image)
+    cfg = default_config()
+    obs = read_frame(geometry, image, config=cfg)
+    assert obs.status == "settling" and obs.checkers.bar == (0, 0) and obs.checkers.points == pos.points
+    before = read_frame(geometry, image, config=_replace(cfg, cube_min_shape=cfg.cube_min_outline))
+    assert before.status == "occluded" and "more than 15 white" in before.messages[0]
+
+
+def test_the_cubes_faint_shape_threshold_may_not_exceed_the_reporting_one():
+    from dataclasses import replace as _replace
+
+    with pytest.raises(ConfigError, match="min_shape"):
+        _replace(default_config(), cube_min_shape=0.7)

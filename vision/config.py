@@ -31,6 +31,7 @@ _KEYS = {
     "reread_changed_px": ("gate", "reread_changed_px"),
     "reread_every_frames": ("gate", "reread_every_frames"),
     "cube_min_outline": ("cube", "min_outline"),
+    "cube_min_shape": ("cube", "min_shape"),
     "min_markers": ("calibrate", "min_markers"),
     "max_reprojection_px": ("calibrate", "max_reprojection_px"),
     "drift_px_knocked": ("check", "drift_px_knocked"),
@@ -110,6 +111,7 @@ class VisionConfig:
     reread_changed_px: int = 1
     reread_every_frames: int = 30
     cube_min_outline: float = 0.6
+    cube_min_shape: float = 0.44
     max_reprojection_px: float = 3.0
     drift_px_knocked: float = 4.0
     px_per_mm: float = 1.0
@@ -177,7 +179,7 @@ class VisionConfig:
         blur = self.edge_blur_mm_per_grey
         if isinstance(blur, bool) or not isinstance(blur, (int, float)) or not 0 <= blur <= 1:
             raise ConfigError(f"edge_blur_mm_per_grey: {blur!r}: expected a number of mm (per grey level of noise) from 0 to 1")
-        for name in ("bar_min_ring", "tray_max_gap_per_step", "max_missing_edges", "min_seen_edges", "max_motion_fraction", "cube_min_outline"):
+        for name in ("bar_min_ring", "tray_max_gap_per_step", "max_missing_edges", "min_seen_edges", "max_motion_fraction", "cube_min_outline", "cube_min_shape"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
                 raise ConfigError(f"{name}: {v!r}: expected a fraction between 0 and 1")
@@ -185,6 +187,9 @@ class VisionConfig:
             v = getattr(self, f.name)
             if f.name.startswith("dice_") and (isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0):
                 raise ConfigError(f"{f.name}: {v!r}: expected a positive number")
+
+        if self.cube_min_shape > self.cube_min_outline:
+            raise ConfigError(f"cube.min_shape: {self.cube_min_shape!r}: expected at most cube.min_outline ({self.cube_min_outline!r})")
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_PATH) -> VisionConfig:

@@ -186,8 +186,11 @@ def read_frame(
     cfg = config or default_config()
     v = _checkers.view(geometry, image, cfg)
     lay, prof = v.layout, v.layout.profile
-    found = _cube.find_cube(v.edges_at, min_score=cfg.cube_min_outline, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold) if prof.name == DEFAULT_PROFILE else None
+    found = _cube.find_cube(v.edges_at, min_score=cfg.cube_min_shape, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold) if prof.name == DEFAULT_PROFILE else None
     not_on_bar = None if found is None else (found[0][0], found[0][1], prof.cube_size_mm * 0.8)
+    shape = found
+    if found is not None and found[2] < cfg.cube_min_outline:
+        found = None  # the cube's shape, too faint to report: its place is still no checker, nor a hand
     dice = _read_dice(cfg, geometry, image)
     on_board = [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * (1.1 if d.cocked else 0.9)) for d in dice]
     board_edges = palette.board_edges if palette is not None else ()
@@ -201,7 +204,8 @@ def read_frame(
         near = v.bgr_near(centre, prof.cube_size_mm * 0.75)  # the face's corners lie within half a side times sqrt 2
         face, face_conf = _cube.read_face(_cube.face_image(near, v.ppm, centre, angle))
         cube = _cube.CubeReading(_cube.place_of(centre), centre, face, float(min(1.0, score)), face_conf)
-        covers.append((centre[0], centre[1], prof.cube_size_mm * 0.75))
+    if shape is not None:
+        covers.append((shape[0][0], shape[0][1], prof.cube_size_mm * 0.75))
     samples = _gate.learned_samples(board_edges, lay) if board_edges else ()
     if not len(samples) or not len(samples[0]):
         samples = _gate.static_samples(lay)
