@@ -259,13 +259,13 @@ class BoardEmulator:
 
         def act() -> None:
             area, number = self._area(point)
+            key = self._layout_key(area, number, 0 if area is Area.POINT else _sign(side))
             if area is Area.POINT:
-                key, count, slots = number, abs(self._points[number - 1]), self.slots_per_point
+                count, slots = abs(self._points[number - 1]), self.slots_per_point
                 if self._pinned[number - 1]:
                     raise ValueError(f"point {number!r} holds a pinned checker: its checkers lie as the pin puts them")
             else:
-                j = 0 if _sign(side) > 0 else 1
-                key = ("bar" if area is Area.BAR else "off", j)
+                j = key[1]
                 count = (self._bar if area is Area.BAR else self._off)[j]
                 white_half = (self.bar_slots + 1) // 2
                 slots = self.tray_slots if area is None else (white_half if j == 0 else self.bar_slots - white_half)
@@ -709,10 +709,14 @@ class BoardEmulator:
             return Area.POINT, point
         raise ValueError(f"point must be 1..24, 'bar' or 'off', not {point!r}")
 
+    @staticmethod
+    def _layout_key(area, number: int, sign: int):
+        """The key of a place in the layouts: a point's number, or ("bar" | "off", side) for ``sign``'s side."""
+        return number if area is Area.POINT else ("bar" if area is Area.BAR else "off", 0 if sign > 0 else 1)
+
     def _forget_layout(self, area, number: int, sign: int) -> None:
         """A checker lifted from or placed on a place: its checkers are laid anew in the fill order."""
-        key = number if area is Area.POINT else ("bar" if area is Area.BAR else "off", 0 if sign > 0 else 1)
-        self._layouts.pop(key, None)
+        self._layouts.pop(self._layout_key(area, number, sign), None)
 
     def _lift(self, point, side) -> int:
         area, number = self._area(point)

@@ -381,32 +381,23 @@ def counts_from_slots(
         stacked = slots[1:] if pair else slots  # a pinned pair on slot 0; the top colour fills slots 1..
         white, white_exact = _area_count(stacked, SlotState.WHITE, config)
         black, black_exact = _area_count(stacked, SlotState.BLACK, config)
-        if pair or (white and black) or any(r.state is SlotState.UNCERTAIN for r in slots):
+        exact = white_exact and black_exact
+        if (white and black) or not exact or any(r.state is SlotState.UNCERTAIN for r in slots):
             uncertain.append(i + 1)
-        if not (white_exact and black_exact):
-            if i + 1 not in uncertain:
-                uncertain.append(i + 1)
-            if not (white and black):
-                at_least.append(i + 1)
+        if not exact and not (white and black):
+            at_least.append(i + 1)
         points.append(white - black)
     start = POINTS * slots_per_point
     bar_readings = readings[start : start + bar_slots]
     trays = readings[start + bar_slots :]
     half = (bar_slots + 1) // 2
-    # each colour's own half of the bar and its own tray (a checker in the other's counts too)
-    areas = {
-        "bar": ((bar_readings[:half], bar_readings[half:]), (bar_readings[half:], bar_readings[:half])),
-        "off": ((trays[:tray_slots], trays[tray_slots:]), (trays[tray_slots:], trays[:tray_slots])),
-    }
-    totals: dict[str, list[int]] = {}
-    for name, by_side in areas.items():
-        totals[name] = []
-        for side, (own, other) in enumerate(by_side):
-            state = SlotState.WHITE if side == 0 else SlotState.BLACK
-            n, exact = _area_count(own, state, config)
-            n_other, exact_other = _area_count(other, state, config)
-            totals[name].append(n + n_other)
-            if not (exact and exact_other):
+    # a colour's checkers on both halves of the bar, in both trays (a checker in the other's counts too)
+    totals: dict[str, list[int]] = {"bar": [], "off": []}
+    for name, halves in (("bar", (bar_readings[:half], bar_readings[half:])), ("off", (trays[:tray_slots], trays[tray_slots:]))):
+        for side, state in enumerate((SlotState.WHITE, SlotState.BLACK)):
+            counted = [_area_count(h, state, config) for h in halves]
+            totals[name].append(sum(n for n, _ in counted))
+            if not all(exact for _, exact in counted):
                 at_least.append((name, side))
     bar, off = tuple(totals["bar"]), tuple(totals["off"])
     return SensedCounts(tuple(points), bar, off, tuple(uncertain), tuple(at_least))

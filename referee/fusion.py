@@ -48,10 +48,16 @@ class BoardSeen(NamedTuple):
     at_least: Mapping[Place, int] = {}
 
     @classmethod
+    def counted(cls, points: Sequence[int], pinned: Sequence[int], bar: Sequence[int], off: Sequence[int],
+                at_least: Sequence[Place] = ()) -> BoardSeen:
+        """The board's counts, where the places ``at_least`` are lower bounds (each bound its count)."""
+        bounds = {p: abs(_count(points, bar, off, p)) for p in at_least}
+        return cls(tuple(points), tuple(pinned), (bar[0], bar[1]), (off[0], off[1]), bounds)
+
+    @classmethod
     def of(cls, position: Position, at_least: Sequence[Place] = ()) -> BoardSeen:
         """A position read by the board, where the places ``at_least`` are lower bounds."""
-        bounds = {p: abs(_count(position.points, position.bar, position.off, p)) for p in at_least}
-        return cls(tuple(position.points), tuple(position.pinned), tuple(position.bar), tuple(position.off), bounds)
+        return cls.counted(position.points, position.pinned, position.bar, position.off, at_least)
 
     def uncountable(self) -> tuple[Place, ...]:
         """The lower-bound places the count of 15 cannot finish: a colour's, where it has two or more."""

@@ -272,10 +272,10 @@ class Referee:
         if not self.replay.starter_known:
             says = [f"white {white_die}, black {black_die}: a tie, throw again"]
             cube = self.replay.cube
-            if cube is not None and cube.options.automatic_doubles and cube.automatic_double().value != cube.value:
-                value = cube.automatic_double().value
-                self._record(J.cube("automatic", None, value))
-                says.append(f"an automatic double: the cube turns to {value}, in the centre")
+            doubled = cube.automatic_double() if cube is not None and cube.options.automatic_doubles else cube
+            if doubled is not None and doubled.value != cube.value:
+                self._record(J.cube("automatic", None, doubled.value))
+                says.append(f"an automatic double: the cube turns to {doubled.value}, in the centre")
             return self._calls(says)
         says = [f"white {white_die}, black {black_die}: {self.on_roll.value} starts"]
         if not self.replay.roll_played:
@@ -525,11 +525,13 @@ def _one_checker_off(position: Position, roll: Roll, seen: Position, verdict) ->
     if verdict.play is None:
         return ""
     nearest = position.play(str(verdict.play), roll)
+    diff = sum(abs(_held(seen, s, w) - _held(nearest, s, w)) for s in (Side.WHITE, Side.BLACK) for w in verdict.wrong)
+    if diff != 2:
+        return ""
     for side in (position.turn, position.turn.other):
         extra = [w for w in verdict.wrong if _held(seen, side, w) > _held(nearest, side, w)]
         short = [w for w in verdict.wrong if _held(seen, side, w) < _held(nearest, side, w)]
-        diff = sum(abs(_held(seen, s, w) - _held(nearest, s, w)) for s in (Side.WHITE, Side.BLACK) for w in verdict.wrong)
-        if len(extra) == len(short) == 1 and diff == 2:
+        if len(extra) == len(short) == 1:
             (a,), (b,) = extra, short
             if _held(seen, side, a) - _held(nearest, side, a) == 1:
                 return f"; one checker off it: {side.value}'s checker on {a} belongs on {b}"

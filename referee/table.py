@@ -62,9 +62,7 @@ def read_board(snapshot: Snapshot, like: Position) -> BoardSeen:
         elif like.variant.pins and abs(like.points[p - 1]) == 1 and p not in sensed.at_least:
             pins[p - 1] = 1 if like.points[p - 1] > 0 else -1
     points = sensed.resolved_points(pins) if sensed.uncertain else sensed.points
-    bounds = {p: abs(points[p - 1]) if isinstance(p, int) else (sensed.bar if p[0] == "bar" else sensed.off)[p[1]]
-              for p in sensed.at_least}
-    return BoardSeen(tuple(points), tuple(pins), tuple(sensed.bar), tuple(sensed.off), bounds)
+    return BoardSeen.counted(points, pins, sensed.bar, sensed.off, sensed.at_least)
 
 
 def observed_position(snapshot: Snapshot, like: Position) -> Position:

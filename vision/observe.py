@@ -186,11 +186,10 @@ def read_frame(
     cfg = config or default_config()
     v = _checkers.view(geometry, image, cfg)
     lay, prof = v.layout, v.layout.profile
-    found = _cube.find_cube(v.edges_at, min_score=cfg.cube_min_shape, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold) if prof.name == DEFAULT_PROFILE else None
-    not_on_bar = None if found is None else (found[0][0], found[0][1], prof.cube_size_mm * 0.8)
-    shape = found
-    if found is not None and found[2] < cfg.cube_min_outline:
-        found = None  # the cube's shape, too faint to report: its place is still no checker, nor a hand
+    shape = _cube.find_cube(v.edges_at, min_score=cfg.cube_min_shape, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold) if prof.name == DEFAULT_PROFILE else None
+    not_on_bar = None if shape is None else (shape[0][0], shape[0][1], prof.cube_size_mm * 0.8)
+    # a shape too faint to report as the cube: its place is still no checker, nor a hand (see covers)
+    found = shape if shape is not None and shape[2] >= cfg.cube_min_outline else None
     dice = _read_dice(cfg, geometry, image)
     on_board = [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * (1.1 if d.cocked else 0.9)) for d in dice]
     board_edges = palette.board_edges if palette is not None else ()
