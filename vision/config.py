@@ -46,6 +46,7 @@ _KEYS = {
     "dice_pip_min_fill": ("dice", "pip_min_fill"),
     "dice_pip_ring_max_spread": ("dice", "pip_ring_max_spread"),
     "dice_face_max_spread": ("dice", "face_max_spread"),
+    "dice_face_halo_per_pip": ("dice", "face_halo_per_pip"),
     "dice_face_radius": ("dice", "face_radius"),
     "dice_face_min_contrast_frac": ("dice", "face_min_contrast_frac"),
     "dice_pip_min_core": ("dice", "pip_min_core"),
@@ -125,6 +126,7 @@ class VisionConfig:
     dice_pip_min_fill: float = 0.75
     dice_pip_ring_max_spread: float = 70.0
     dice_face_max_spread: float = 30.0
+    dice_face_halo_per_pip: float = 0.35
     dice_face_radius: float = 0.35
     dice_face_min_contrast_frac: float = 0.5
     dice_pip_min_core: float = 0.3

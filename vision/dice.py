@@ -637,8 +637,10 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
     cx, cy = pts.mean(0)
     c = contrast[group[0].polarity]
     cocked = False
-    if n <= 2 and any(p.aspect < cfg.dice_single_min_aspect or p.fill < cfg.dice_single_min_fill for p in group):
-        return None, group  # one or two pips have (next to) no layout to vouch for them: they must be round and solid
+    if n <= 2:  # one or two pips have (next to) no layout to vouch for them: they must be round and solid
+        flat = [p for p in group if p.aspect < cfg.dice_single_min_aspect or p.fill < cfg.dice_single_min_fill]
+        if flat:
+            return None, flat  # a side face's pip beside a lone one: the other is tried alone
     if n == 1:
         if not _ring_clear(max(cfg.dice_single_ring_max_contrast, cfg.dice_gap_peak_frac * group[0].contrast), c, cx, cy, d):
             return None, group
@@ -653,9 +655,9 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
     narrow = side if n < 4 else side * float(sv[1] / sv[0])  # a cocked die's face is foreshortened
     if n == 1:  # a ring of face around a lone pip, inside the face of a die of known size however it is turned
         outer = 1.7 * d if die is None else max(1.3 * d, min(1.7 * d, cfg.dice_single_face_per_die * die))
-        spread, level = _face_spread(gray, marks, cx, cy, outer, d, 1.1 * d)
+        spread, level = _face_spread(gray, marks, cx, cy, outer, d, cfg.dice_face_halo_per_pip, 1.1 * d)
     else:
-        spread, level = _face_spread(gray, marks, cx, cy, cfg.dice_face_radius * narrow, d)
+        spread, level = _face_spread(gray, marks, cx, cy, cfg.dice_face_radius * narrow, d, cfg.dice_face_halo_per_pip)
     if spread > cfg.dice_face_max_spread:
         return None, group  # the pips are not on one uniform face
     h, w = gray.shape
@@ -674,8 +676,9 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
     return (DieReading(value, box, (float(cx), float(cy)), cocked, conf), score, group), group
 
 
-def _face_spread(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: float, d: float, r_in: float = 0.0) -> tuple[float, float]:
-    """Spread (90th - 10th percentile) of grey levels on the face around (x, y), pips and their halo left out."""
+def _face_spread(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: float, d: float, halo_per_pip: float, r_in: float = 0.0) -> tuple[float, float]:
+    """Spread (90th - 10th percentile) of grey levels on the face around (x, y), pips and their halo
+    (``halo_per_pip`` of a pip's diameter round each: blur and a JPEG's ringing) left out."""
     h, w = gray.shape
     ri = int(math.ceil(r))
     x0, y0, x1, y1 = max(0, int(x) - ri), max(0, int(y) - ri), min(w, int(x) + ri + 1), min(h, int(y) + ri + 1)
@@ -684,7 +687,7 @@ def _face_spread(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: flo
     yy, xx = np.mgrid[y0:y1, x0:x1]
     rr = (xx - x) ** 2 + (yy - y) ** 2
     disc = (rr <= r * r) & (rr >= r_in * r_in)
-    halo = max(1, int(round(0.25 * d)))
+    halo = max(1, int(round(halo_per_pip * d)))
     pipmask = cv2.dilate(marks[y0:y1, x0:x1], np.ones((2 * halo + 1, 2 * halo + 1), np.uint8))
     v = gray[y0:y1, x0:x1][disc & (pipmask == 0)]
     if v.size < 8:
