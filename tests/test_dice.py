@@ -272,3 +272,22 @@ def test_a_percentile_of_sorted_grey_levels_is_numpys_to_the_bit():
             for q in (10, 50, 90):
                 got, want = _percentile_sorted(s, q), np.percentile(v, q)
                 assert got == want and got.dtype == want.dtype
+
+
+def _drawn_die(pips, side_face=None):
+    """A 640x480 photo of one white die seen from above on a wood-brown table: its top face a
+    60 px square at (300..360, 200..260); ``pips`` are (centre, axes) ellipses drawn in near
+    black; ``side_face`` (rows below the top face, a shade darker) shows when given."""
+    img = np.full((480, 640, 3), (70, 110, 150), np.uint8)
+    cv2.rectangle(img, (300, 200), (360, 260), (245, 245, 245), -1)
+    if side_face is not None:
+        cv2.rectangle(img, (300, 261), (360, 261 + side_face), (225, 225, 225), -1)
+    for (x, y), (a, b) in pips:  # in 1/16 px
+        cv2.ellipse(img, (x * 16, y * 16), (round(a * 16), round(b * 16)), 0, 0, 360, (25, 25, 25), -1, cv2.LINE_AA, 4)
+    return cv2.GaussianBlur(img, (3, 3), 0)
+
+
+def test_a_one_beside_a_side_faces_flat_pip_is_read():
+    # the side face's pip is round enough to be a pip, too flat to be a lone one's neighbour
+    one = _drawn_die([((330, 230), (5, 5)), ((330, 272), (6, 3.4))], side_face=22)
+    assert [r.value for r in read_dice(default_config(), one)] == [1]
