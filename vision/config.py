@@ -66,6 +66,7 @@ _KEYS = {
     "dice_single_min_aspect": ("dice", "single_min_aspect"),
     "dice_single_min_fill": ("dice", "single_min_fill"),
     "dice_cocked_max_aspect": ("dice", "cocked_max_aspect"),
+    "dice_cocked_max_aspect_on_plane": ("dice", "cocked_max_aspect_on_plane"),
     "dice_side_near": ("dice", "side_near"),
     "dice_side_far": ("dice", "side_far"),
     "dice_side_min_shade": ("dice", "side_min_shade"),
@@ -146,6 +147,7 @@ class VisionConfig:
     dice_single_min_aspect: float = 0.66
     dice_single_min_fill: float = 0.9
     dice_cocked_max_aspect: float = 0.72
+    dice_cocked_max_aspect_on_plane: float = 0.8
     dice_side_near: float = 0.5
     dice_side_far: float = 0.6
     dice_side_min_shade: float = 0.45

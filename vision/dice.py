@@ -92,16 +92,23 @@ class _Pip:
     ring: float = 0.0  # spread of grey levels just around the pip (a pip sits on a uniform face)
 
 
-def read_dice(config: VisionConfig | None, image: np.ndarray, mask: np.ndarray | None = None, *, die_px: float | None = None) -> list[DieReading]:
+def read_dice(
+    config: VisionConfig | None, image: np.ndarray, mask: np.ndarray | None = None, *, die_px: float | None = None, plane: np.ndarray | None = None
+) -> list[DieReading]:
     """All dice in a BGR image (only where ``mask`` is nonzero, if given), sorted left to right.
 
     ``die_px`` is the side of a die in image px where it is known (a calibrated board):
     the pips are then measured on that scale (a copy scaled to ``die_target_px`` a die when
     dice are much larger or smaller, only the mask's box of it), and a die must be about that size. Without
-    it the scale comes from the image's size (``kernel_frac``, ``pip_max_frac``).
+    it the scale comes from the image's size (``kernel_frac``, ``pip_max_frac``). ``plane``
+    (with ``die_px`` only) is a 3 x 3 homography from the image's px to the surface the dice
+    lie on seen from above (a calibrated board's mm): a four's, five's or six's layout is then
+    judged for a leaning die's squash there (``cocked_max_aspect_on_plane``), the camera's
+    tilt taken out, rather than in the image (``cocked_max_aspect``).
 
     Raises :class:`DiceImageError` for an empty or non-BGR image or a mask of another size,
-    ValueError for a ``die_px`` that is not a positive number.
+    ValueError for a ``die_px`` that is not a positive number or a ``plane`` that is not a
+    finite 3 x 3 matrix, or is given without ``die_px``.
     """
     cfg = config or default_config()
     if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
@@ -114,10 +121,14 @@ def read_dice(config: VisionConfig | None, image: np.ndarray, mask: np.ndarray |
         raise DiceImageError(f"mask: shape {getattr(mask, 'shape', None)!r}: expected {(h, w)!r}")
     if mask is not None:
         mask = (mask.reshape(h, w, -1)[..., 0] != 0).astype(np.uint8)
+    if plane is not None:
+        plane = np.asarray(plane, dtype=np.float64)
+        if die_px is None or plane.shape != (3, 3) or not np.isfinite(plane).all():
+            raise ValueError(f"plane: expected a finite 3 x 3 homography, with die_px (shape {plane.shape!r})")
     if die_px is not None:
         if isinstance(die_px, bool) or not isinstance(die_px, (int, float)) or not math.isfinite(die_px) or die_px <= 0:
             raise ValueError(f"die_px: {die_px!r}: expected a positive number of px")
-        return _read_scaled(cfg, image, mask, float(die_px))
+        return _read_scaled(cfg, image, mask, float(die_px), plane)
     scale = 1.0
     work = image
     if max(h, w) > cfg.dice_max_side_px:
@@ -131,7 +142,7 @@ def read_dice(config: VisionConfig | None, image: np.ndarray, mask: np.ndarray |
     return sorted(readings, key=lambda r: (r.centre[0], r.centre[1]))
 
 
-def _read_scaled(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die_px: float) -> list[DieReading]:
+def _read_scaled(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die_px: float, plane: np.ndarray | None = None) -> list[DieReading]:
     """:func:`read_dice` where a die's size is known: on the mask's box only, scaled so that a die
     is ``die_target_px`` across if it is larger than ``die_max_px`` or smaller than ``die_min_px``
     (a small die's pips are a few px: too few to tell a pip from noise); readings in the image's px."""
@@ -152,7 +163,9 @@ def _read_scaled(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, 
         work = cv2.resize(work, size, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_CUBIC)
         if mask is not None:
             mask = cv2.resize(mask, size, interpolation=cv2.INTER_NEAREST)
-    readings = _read(cfg, work, mask, die_px * scale)
+    if plane is not None:  # from the scaled crop's px
+        plane = plane @ np.array([[1 / scale, 0, x0], [0, 1 / scale, y0], [0, 0, 1.0]])
+    readings = _read(cfg, work, mask, die_px * scale, plane)
     out = []
     for r in readings:
         if scale != 1.0:
@@ -167,8 +180,9 @@ def _rescale(r: DieReading, k: float) -> DieReading:
     return DieReading(r.value, (round(x * k), round(y * k), round(bw * k), round(bh * k)), (r.centre[0] * k, r.centre[1] * k), r.cocked, r.confidence)
 
 
-def _read(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die: float | None = None) -> list[DieReading]:
-    """The dice of an image; ``die`` is a die's side in its px where known (None: sizes from the image's)."""
+def _read(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die: float | None = None, plane: np.ndarray | None = None) -> list[DieReading]:
+    """The dice of an image; ``die`` is a die's side in its px where known (None: sizes from the image's);
+    ``plane`` maps its px to the plane the dice lie on, seen from above, where known."""
     h, w = image.shape[:2]
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     if die is None:
@@ -192,8 +206,8 @@ def _read(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die: fl
     groups = _group(cfg, pips, gray, labels_all)
     scored = []
     for g in groups:
-        scored.extend(_readings(cfg, image, gray, marks, contrast, [pips[i] for i in g], die))
-    scored = _merge_halves(cfg, image, gray, marks, contrast, scored, die)
+        scored.extend(_readings(cfg, image, gray, marks, contrast, [pips[i] for i in g], die, plane))
+    scored = _merge_halves(cfg, image, gray, marks, contrast, scored, die, plane)
     # one die, one reading: where two overlap (e.g. the light gaps between dark pips), keep the stronger
     scored.sort(key=lambda t: -t[1])
     readings: list[DieReading] = []
@@ -203,7 +217,7 @@ def _read(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die: fl
     return readings
 
 
-def _merge_halves(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, scored: list, die: float | None = None) -> list:
+def _merge_halves(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, scored: list, die: float | None = None, plane: np.ndarray | None = None) -> list:
     """Two overlapping readings of one kind of pip may be the halves of one die (a six's two
     rows, not linked across its face): where their pips together show one die, keep that."""
     scored = list(scored)
@@ -214,7 +228,7 @@ def _merge_halves(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks:
             (ra, _, pa), (rb, _, pb) = scored[i], scored[j]
             if pa[0].polarity != pb[0].polarity or len(pa) + len(pb) > 6 or _overlap(ra, rb) < 0.3:
                 continue
-            r, _ = _reading_of(cfg, image, gray, marks, contrast, pa + pb, die)
+            r, _ = _reading_of(cfg, image, gray, marks, contrast, pa + pb, die, plane)
             if r is not None and r[0].value == len(pa) + len(pb):
                 scored[i] = r
                 del scored[j]
@@ -579,25 +593,25 @@ def _split(group: list[_Pip], ratio: float) -> tuple[list[_Pip], list[_Pip]] | N
     return [group[i] for i in sorted(seen)], [group[i] for i in range(n) if i not in seen]
 
 
-def _readings(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip], die: float | None = None) -> list:
+def _readings(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip], die: float | None = None, plane: np.ndarray | None = None) -> list:
     """The dice a group of linked pips shows (touching dice, side faces), each with a score to rank overlaps.
 
     Two readings are weighed: the group as it is (see :func:`_readings_whole`) and,
     if it shows no layout as a whole, the group cut in two at its longest link
     (two touching dice); the one that explains more pips wins.
     """
-    whole = _readings_whole(cfg, image, gray, marks, contrast, group, die)
+    whole = _readings_whole(cfg, image, gray, marks, contrast, group, die, plane)
     if len(group) >= 3 and _valid(cfg, group) is None:
         parts = _split(group, cfg.dice_split_ratio)
         if parts is not None:
-            split = _readings(cfg, image, gray, marks, contrast, parts[0], die) + _readings(cfg, image, gray, marks, contrast, parts[1], die)
+            split = _readings(cfg, image, gray, marks, contrast, parts[0], die, plane) + _readings(cfg, image, gray, marks, contrast, parts[1], die, plane)
             # keep whichever explains more pips (then: fewer dice)
             if (sum(len(r[2]) for r in split), -len(split)) > (sum(len(r[2]) for r in whole), -len(whole)):
                 return split
     return whole
 
 
-def _readings_whole(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip], die: float | None = None) -> list:
+def _readings_whole(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip], die: float | None = None, plane: np.ndarray | None = None) -> list:
     """The best layout in the group first, then what is left of it (a side face's pips,
     another die); a group that shows no die is tried again without the one pip that is
     not on a uniform face (a shadow's corner, a gap between checkers)."""
@@ -606,7 +620,7 @@ def _readings_whole(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, mark
     for _ in range(4):
         if not rest:
             break
-        r, used = _reading_of(cfg, image, gray, marks, contrast, rest, die)
+        r, used = _reading_of(cfg, image, gray, marks, contrast, rest, die, plane)
         if not used:
             break
         if r is not None:
@@ -615,13 +629,13 @@ def _readings_whole(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, mark
     if not out:
         clean = [p for p in group if p.ring <= cfg.dice_pip_ring_max_spread]
         if clean and len(clean) == len(group) - 1:
-            r, _ = _reading_of(cfg, image, gray, marks, contrast, clean, die)
+            r, _ = _reading_of(cfg, image, gray, marks, contrast, clean, die, plane)
             if r is not None:
                 out.append(r)
     return out
 
 
-def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip], die: float | None = None):
+def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip], die: float | None = None, plane: np.ndarray | None = None):
     """(reading and score, or None; the pips it used, empty if no layout was found)."""
     found = _best_subset(cfg, group)
     if found is None:
@@ -648,8 +662,9 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
     else:
         sv = np.linalg.svd(A, compute_uv=False)
         offset = float(math.sqrt(sv[0] * sv[1])) if n >= 4 else float(sv[0])
-        if n >= 4 and sv[1] / sv[0] < cfg.dice_cocked_max_aspect:
-            cocked = True
+        if n >= 4:  # a leaning die's top face is seen foreshortened
+            squash = sv[1] / sv[0] if plane is None else _aspect_on_plane(plane, A, cx, cy)
+            cocked = squash < (cfg.dice_cocked_max_aspect if plane is None else cfg.dice_cocked_max_aspect_on_plane)
     side = offset / _PIP_OFFSET if offset else (d * cfg.dice_face_per_pip if die is None else die)
     side = max(side, d * 2.5)
     narrow = side if n < 4 else side * float(sv[1] / sv[0])  # a cocked die's face is foreshortened
@@ -674,6 +689,18 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
     conf = max(0.05, min(1.0, 1.0 - err))
     score = float(np.mean([p.contrast * p.fill for p in group])) * (1 + 0.1 * n)
     return (DieReading(value, box, (float(cx), float(cy)), cocked, conf), score, group), group
+
+
+def _aspect_on_plane(plane: np.ndarray, A: np.ndarray, x: float, y: float) -> float:
+    """Minor over major axis of a pip layout's map ``A`` (layout units to px) at (x, y), seen on
+    the plane that the homography ``plane`` maps the image's px to: its derivative there times ``A``."""
+    H = plane
+    den = H[2, 0] * x + H[2, 1] * y + H[2, 2]
+    u = (H[0, 0] * x + H[0, 1] * y + H[0, 2]) / den
+    v = (H[1, 0] * x + H[1, 1] * y + H[1, 2]) / den
+    J = np.array([[H[0, 0] - u * H[2, 0], H[0, 1] - u * H[2, 1]], [H[1, 0] - v * H[2, 0], H[1, 1] - v * H[2, 1]]]) / den
+    sv = np.linalg.svd(J @ A, compute_uv=False)
+    return float(sv[1] / sv[0])
 
 
 def _face_spread(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: float, d: float, halo_per_pip: float, r_in: float = 0.0) -> tuple[float, float]:

@@ -147,7 +147,7 @@ def _read_dice(config: VisionConfig, geometry: Geometry, image: np.ndarray) -> l
     lay = geometry.layout
     die_mm = lay.profile.die_size_mm
     out = []
-    for d in read_dice(config, image, mask=_field_mask(geometry, image.shape[:2]), die_px=_die_px(geometry, die_mm)):
+    for d in read_dice(config, image, mask=_field_mask(geometry, image.shape[:2]), die_px=_die_px(geometry, die_mm), plane=np.linalg.inv(geometry.matrix)):
         mm = geometry.to_board([d.centre])[0]
         # on a calibrated board a die's size is known: a "die" the size of a checker is not one
         x, y, w, h = d.box
