@@ -666,6 +666,8 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
             squash = sv[1] / sv[0] if plane is None else _aspect_on_plane(plane, A, cx, cy)
             cocked = squash < (cfg.dice_cocked_max_aspect if plane is None else cfg.dice_cocked_max_aspect_on_plane)
     side = offset / _PIP_OFFSET if offset else (d * cfg.dice_face_per_pip if die is None else die)
+    if cocked and n >= 4:  # a leaning face is foreshortened across its tilt only: its side is along the other axis
+        side = float(sv[0]) / _PIP_OFFSET
     side = max(side, d * 2.5)
     narrow = side if n < 4 else side * float(sv[1] / sv[0])  # a cocked die's face is foreshortened
     if n == 1:  # a ring of face around a lone pip, inside the face of a die of known size however it is turned
