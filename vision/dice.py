@@ -420,17 +420,20 @@ def _gap_clear(a: np.ndarray, b: np.ndarray, r: float, limit: float, gray: np.nd
     vary by at most ``limit`` (no edge, gap or shadow between two dice on the way)."""
     h, w = gray.shape
     length = float(np.hypot(*(b - a)))
-    seen = []
-    for t in np.linspace(0.05, 0.95, 19):
-        if min(t, 1 - t) * length < r:
-            continue
-        x, y = a + (b - a) * t
-        xi, yi = int(round(x)), int(round(y))
-        if not (0 <= xi < w and 0 <= yi < h):
-            return False
-        if not labels[yi, xi]:
-            seen.append(int(gray[yi, xi]))
-    return len(seen) < 2 or max(seen) - min(seen) <= limit
+    t = _GAP_STEPS[_GAP_REACH * length >= r]  # not within r of either pip
+    xy = np.rint(a + (b - a) * t[:, None]).astype(np.int64)
+    xi, yi = xy[:, 0], xy[:, 1]
+    if not ((xi >= 0) & (xi < w) & (yi >= 0) & (yi < h)).all():
+        return False
+    free = labels[yi, xi] == 0
+    if free.sum() < 2:
+        return True
+    seen = gray[yi[free], xi[free]]
+    return int(seen.max()) - int(seen.min()) <= limit
+
+
+_GAP_STEPS = np.linspace(0.05, 0.95, 19)  # where the face between two pips is looked at, as fractions of the way
+_GAP_REACH = np.minimum(_GAP_STEPS, 1 - _GAP_STEPS)  # ... and those fractions' distances from the nearer pip
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> float:
