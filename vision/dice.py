@@ -98,26 +98,21 @@ def read_dice(config: VisionConfig | None, image: np.ndarray, mask: np.ndarray |
     ``die_px`` is the side of a die in image px where it is known (a calibrated board):
     the pips are then measured on that scale (a copy scaled to ``die_target_px`` a die when
     dice are much larger or smaller, only the mask's box of it), and a die must be about that size. Without
-    it the scale comes from the image's size (``kernel_frac``, ``pip_max_frac``).
+    it the scale comes from the image's size (``kernel_frac``, ``pip_max_frac``). A fixed camera's
+    frames are read the same way, with the mask's box and scale worked out once, by
+    :func:`dice_field` and :func:`read_dice_in`.
 
     Raises :class:`DiceImageError` for an empty or non-BGR image or a mask of another size,
     ValueError for a ``die_px`` that is not a positive number.
     """
     cfg = config or default_config()
-    if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
-        shape = getattr(image, "shape", None)
-        raise DiceImageError(f"image: shape {shape!r}: expected a non-empty BGR image (H x W x 3)")
-    if image.dtype != np.uint8:
-        raise DiceImageError(f"image: dtype {image.dtype!r}: expected uint8")
+    _check_image(image)
     h, w = image.shape[:2]
-    if mask is not None and (not isinstance(mask, np.ndarray) or mask.shape[:2] != (h, w)):
-        raise DiceImageError(f"mask: shape {getattr(mask, 'shape', None)!r}: expected {(h, w)!r}")
-    if mask is not None:
-        mask = (mask.reshape(h, w, -1)[..., 0] != 0).astype(np.uint8)
     if die_px is not None:
-        if isinstance(die_px, bool) or not isinstance(die_px, (int, float)) or not math.isfinite(die_px) or die_px <= 0:
-            raise ValueError(f"die_px: {die_px!r}: expected a positive number of px")
-        return _read_scaled(cfg, image, mask, float(die_px))
+        field = dice_field(cfg, (h, w), mask, die_px=die_px)
+        return [] if field is None else read_dice_in(cfg, image, field)
+    if mask is not None:
+        mask = _mask01(mask, (h, w))
     scale = 1.0
     work = image
     if max(h, w) > cfg.dice_max_side_px:
@@ -131,28 +126,91 @@ def read_dice(config: VisionConfig | None, image: np.ndarray, mask: np.ndarray |
     return sorted(readings, key=lambda r: (r.centre[0], r.centre[1]))
 
 
-def _read_scaled(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die_px: float) -> list[DieReading]:
-    """:func:`read_dice` where a die's size is known: on the mask's box only, scaled so that a die
-    is ``die_target_px`` across if it is larger than ``die_max_px`` or smaller than ``die_min_px``
-    (a small die's pips are a few px: too few to tell a pip from noise); readings in the image's px."""
-    h, w = image.shape[:2]
+def _check_image(image: np.ndarray) -> None:
+    if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
+        shape = getattr(image, "shape", None)
+        raise DiceImageError(f"image: shape {shape!r}: expected a non-empty BGR image (H x W x 3)")
+    if image.dtype != np.uint8:
+        raise DiceImageError(f"image: dtype {image.dtype!r}: expected uint8")
+
+
+def _mask01(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """A mask of an image of ``shape`` (height, width) as 0/1 px. Raises :class:`DiceImageError` for one of another size."""
+    h, w = shape
+    if not isinstance(mask, np.ndarray) or mask.shape[:2] != (h, w):
+        raise DiceImageError(f"mask: shape {getattr(mask, 'shape', None)!r}: expected {(h, w)!r}")
+    return (mask.reshape(h, w, -1)[..., 0] != 0).astype(np.uint8)
+
+
+@dataclass(frozen=True, slots=True)
+class DiceField:
+    """Where the dice of a fixed camera's frames are read, worked out once by :func:`dice_field`:
+    the frame's ``(height, width)``, the ``box`` ``(x0, y0, x1, y1)`` of it that is read (the mask's
+    box and a die's margin), the ``scale`` it is read at and the box's ``size`` (width, height) at
+    that scale, the ``mask`` over the scaled box (0/1, read-only; None: all of it) and a die's side
+    ``die`` in scaled px."""
+
+    frame: tuple[int, int]
+    box: tuple[int, int, int, int]
+    scale: float
+    size: tuple[int, int]
+    mask: np.ndarray | None
+    die: float
+
+
+def dice_field(config: VisionConfig | None, shape: tuple[int, int], mask: np.ndarray | None = None, *, die_px: float) -> DiceField | None:
+    """Where :func:`read_dice` with ``die_px`` reads the dice of an image of ``shape`` (height, width):
+    the mask's box (the whole image without one), scaled so that a die is ``die_target_px`` across if it
+    is larger than ``die_max_px`` or smaller than ``die_min_px`` (a small die's pips are a few px: too
+    few to tell a pip from noise). None where the mask is empty (no die can be found).
+
+    Raises :class:`DiceImageError` for a mask of another size, ValueError for a ``die_px`` that is
+    not a positive number.
+    """
+    cfg = config or default_config()
+    h, w = (int(v) for v in shape[:2])
+    if mask is not None:
+        mask = _mask01(mask, (h, w))
+    if isinstance(die_px, bool) or not isinstance(die_px, (int, float)) or not math.isfinite(die_px) or die_px <= 0:
+        raise ValueError(f"die_px: {die_px!r}: expected a positive number of px")
+    die_px = float(die_px)
     x0, y0, x1, y1 = 0, 0, w, h
     if mask is not None:
         bx, by, bw, bh = cv2.boundingRect(mask)  # of its nonzero px
         if bw == 0 or bh == 0:
-            return []
+            return None
         m = int(math.ceil(die_px))
         x0, y0, x1, y1 = max(0, bx - m), max(0, by - m), min(w, bx + bw + m), min(h, by + bh + m)
         mask = mask[y0:y1, x0:x1]
-    work = image[y0:y1, x0:x1]
     scale = 1.0
+    size = (x1 - x0, y1 - y0)
     if not cfg.dice_die_min_px <= die_px <= cfg.dice_die_max_px:
         scale = cfg.dice_die_target_px / die_px
-        size = (max(1, round(work.shape[1] * scale)), max(1, round(work.shape[0] * scale)))
-        work = cv2.resize(work, size, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_CUBIC)
+        size = (max(1, round(size[0] * scale)), max(1, round(size[1] * scale)))
         if mask is not None:
             mask = cv2.resize(mask, size, interpolation=cv2.INTER_NEAREST)
-    readings = _read(cfg, work, mask, die_px * scale)
+    if mask is not None:
+        mask = np.ascontiguousarray(mask)
+        mask.setflags(write=False)
+    return DiceField((h, w), (x0, y0, x1, y1), scale, size, mask, die_px * scale)
+
+
+def read_dice_in(config: VisionConfig | None, image: np.ndarray, field: DiceField) -> list[DieReading]:
+    """All dice in a BGR image within its :func:`dice_field`, sorted left to right (readings in the image's px):
+    as :func:`read_dice` with that field's mask and ``die_px``.
+
+    Raises :class:`DiceImageError` for an empty or non-BGR image or one of another size than the field's.
+    """
+    cfg = config or default_config()
+    _check_image(image)
+    if image.shape[:2] != field.frame:
+        raise DiceImageError(f"image: shape {image.shape!r}: expected {field.frame!r} px, the field's frame")
+    x0, y0, x1, y1 = field.box
+    work = image[y0:y1, x0:x1]
+    scale = field.scale
+    if scale != 1.0:
+        work = cv2.resize(work, field.size, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_CUBIC)
+    readings = _read(cfg, work, field.mask, field.die)
     out = []
     for r in readings:
         if scale != 1.0:
