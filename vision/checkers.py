@@ -243,7 +243,28 @@ def _all_samples(lay: Layout) -> tuple[np.ndarray, tuple[slice, ...], tuple[tupl
     return np.concatenate([m[0] for m in models]), slices, preds
 
 
-_all_samples(_layout())  # the renderer's board, every geometry's default: built at import, not on the first frame
+@lru_cache(maxsize=8)
+def _stacked_samples(lay: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_all_samples` as one block for points 1..24: each point's samples' indices in that
+    array (24 x N, a point with fewer samples padded with its first), whether each is clear of
+    the board's own edges (padding: not), and the predictions (24 x hypotheses x N, 0/1 float32;
+    padding 0), so that every point's mismatches are two batched products (whole numbers, exact)."""
+    models = _models(lay)
+    _, slices, preds = _all_samples(lay)
+    n = max(sl.stop - sl.start for sl in slices)
+    index = np.zeros((len(slices), n), np.intp)
+    valid = np.zeros((len(slices), n), bool)
+    pred = np.zeros((len(slices), _HYPOTHESES, n), np.float32)
+    not_pred = np.zeros((len(slices), _HYPOTHESES, n), np.float32)
+    for i, (sl, (p, q), (_, ok, _)) in enumerate(zip(slices, preds, models)):
+        k = sl.stop - sl.start
+        index[i, :k], index[i, k:] = np.arange(sl.start, sl.stop), sl.start
+        valid[i, :k] = ok
+        pred[i, :, :k], not_pred[i, :, :k] = p, q
+    return index, valid, pred, not_pred
+
+
+_stacked_samples(_layout())  # the renderer's board, every geometry's default: built at import, not on the first frame
 
 
 def _as_rendered(lay: Layout) -> bool:
@@ -317,15 +338,26 @@ def noise_grey(image: np.ndarray, side: int = 512) -> float:
 
 def _disc_colour(lab: np.ndarray, centre_mm, ppm: float, radius_mm: float) -> np.ndarray:
     """Median Lab colour of a disc (board mm) of the rectified view."""
-    cx, cy = centre_mm[0] * ppm - 0.5, centre_mm[1] * ppm - 0.5
-    rad = radius_mm * ppm
-    x0, x1 = int(max(0, cx - rad)), int(min(lab.shape[1], cx + rad + 1))
-    y0, y1 = int(max(0, cy - rad)), int(min(lab.shape[0], cy + rad + 1))
-    if x1 <= x0 or y1 <= y0:
+    at = _disc_px(float(centre_mm[0] * ppm - 0.5), float(centre_mm[1] * ppm - 0.5), float(radius_mm * ppm), lab.shape[:2])
+    if at is None:
         return np.zeros(3, np.float32)
+    ys, xs = at
+    return _median_rows(lab[ys, xs].T).astype(np.float32)
+
+
+@lru_cache(maxsize=1024)
+def _disc_px(cx: float, cy: float, rad: float, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The px (rows, columns, row by row) of a view of ``shape`` within ``rad`` of (cx, cy), in
+    the box :func:`_disc_colour` looks in; None for an empty box. A layout's slots are the same
+    places on every frame: each disc is worked out once."""
+    x0, x1 = int(max(0, cx - rad)), int(min(shape[1], cx + rad + 1))
+    y0, y1 = int(max(0, cy - rad)), int(min(shape[0], cy + rad + 1))
+    if x1 <= x0 or y1 <= y0:
+        return None
     ys, xs = np.ogrid[y0:y1, x0:x1]
     m = (xs - cx) ** 2 + (ys - cy) ** 2 <= rad * rad
-    return _median_rows(lab[y0:y1, x0:x1][m].T).astype(np.float32)
+    rows, cols = np.nonzero(m)
+    return rows + y0, cols + x0
 
 
 def _median_rows(values: np.ndarray) -> np.ndarray:
@@ -438,19 +470,20 @@ def read_checkers(
     board_edges = palette.board_edges if palette is not None else ()
     quiet = _quiet(lay, board_edges) if board_edges and not _as_rendered(lay) else None
     heights, confs, pinned = [], [], []
-    everywhere, slices, preds = _all_samples(lay)
+    everywhere = _all_samples(lay)[0]
     shown = v.edges_at(everywhere)  # every point's samples at once
     usable = np.ones(len(everywhere), bool)
     if quiet is not None:
         usable &= _at(quiet, everywhere)
     for x, y, r in ignore:
         usable &= np.hypot(everywhere[:, 0] - x, everywhere[:, 1] - y) > r
-    for (_, valid, _), at, (pred, not_pred) in zip(_models(lay), slices, preds):
-        valid = valid & usable[at]
-        seen = shown[at]
-        # mismatches: a rim predicted where none shows, or none predicted where one shows
-        err = (pred @ (valid & ~seen).astype(np.float32) + not_pred @ (valid & seen).astype(np.float32)).astype(np.int64)
-        order = np.argsort(err, kind="stable")
+    index, valid, pred, not_pred = _stacked_samples(lay)
+    valid = valid & usable[index]
+    seen = shown[index]
+    # mismatches: a rim predicted where none shows, or none predicted where one shows (every point at once)
+    errs = (np.matmul(pred, (valid & ~seen).astype(np.float32)[:, :, None]) + np.matmul(not_pred, (valid & seen).astype(np.float32)[:, :, None]))[:, :, 0].astype(np.int64)
+    orders = np.argsort(errs, axis=1, kind="stable")
+    for err, order in zip(errs, orders):
         n, under = _hypothesis(int(order[0]))
         heights.append(n)
         pinned.append(under)
