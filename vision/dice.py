@@ -389,6 +389,8 @@ def _pip_like(cfg: VisionConfig, c: np.ndarray, pts: np.ndarray, labels: np.ndar
         return ok & False
     n = len(area)
     ok &= np.bincount(lab[strong], minlength=n) > 0
+    keep = ok[lab]  # only the px of blobs still in the running are measured (each one's px all, in their order)
+    lab, pts = lab[keep], pts[keep]
     xs, ys = pts[:, 0].astype(np.float64), pts[:, 1].astype(np.float64)
     a = np.maximum(np.bincount(lab, minlength=n), 1)
     mx, my = np.bincount(lab, xs, n) / a, np.bincount(lab, ys, n) / a
