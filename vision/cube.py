@@ -146,7 +146,7 @@ def _coarse_scores(edge_map: np.ndarray, ppm: float, threshold: float, ks) -> tu
     lo = np.min([f.min(axis=0) for f in first], axis=0)
     hi = np.max([f.max(axis=0) for f in first], axis=0) + (np.array([nx, ny]) - 1) * step + 1
     h, w = edge_map.shape[:2]
-    crop = np.zeros((hi[1] - lo[1], hi[0] - lo[0]), np.uint8)  # the map around the grid, zero off it
+    crop = np.zeros((hi[1] - lo[1], hi[0] - lo[0]), np.int16)  # the map around the grid, zero off it (int16: the hits add up without a cast)
     sy, sx = slice(max(0, lo[1]), min(h, hi[1])), slice(max(0, lo[0]), min(w, hi[0]))
     crop[sy.start - lo[1] : sy.stop - lo[1], sx.start - lo[0] : sx.stop - lo[0]] = edge_map[sy, sx] > threshold
     best = np.full((ny, nx), -np.inf, np.float32)
