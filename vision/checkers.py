@@ -559,17 +559,8 @@ def bar_rings(
     also clear of whatever its frame showed there. A centre with fewer than a third of its rim clear scores 0.
     """
     lay = v.layout
-    diameter, step = lay.profile.checker_diameter_mm, lay.profile.checker_step_mm
-    x = (lay.geometry.bar[0] + lay.geometry.bar[2]) / 2
-    ys = np.arange(lay.field[1] + diameter / 2, lay.field[3] - diameter / 2, 1.0)
-    centres = np.c_[np.full_like(ys, x), ys]
-    pts = (centres[:, None, :] + _rim_mm(lay) * _UNIT[None]).reshape(-1, 2)
-    valid = np.ones(len(pts), bool)
-    if diameter + 2 * _STATIC_CLEARANCE_MM > lay.geometry.bar[2] - lay.geometry.bar[0]:  # its rim meets the bar's sides
-        valid = _at(_clearance(lay), pts) > _STATIC_CLEARANCE_MM
-    if board_edges and not _as_rendered(lay):
-        valid &= _at(_quiet(lay, board_edges), pts)
-    valid = valid.reshape(len(centres), _ANGLES)
+    step = lay.profile.checker_step_mm
+    x, ys, centres, pts, valid = _bar_samples(lay, board_edges)
     shown = v.edges_at(pts).reshape(len(centres), _ANGLES) & valid
     n_valid = valid.sum(axis=1)
     s = np.where(n_valid >= _ANGLES // 3, shown.sum(axis=1) / np.maximum(n_valid, 1), 0.0)
@@ -582,6 +573,26 @@ def bar_rings(
         if all(abs(ys[i] - ys[j]) >= step * 0.45 for j in found):
             found.append(int(i))
     return [((float(x), float(ys[i])), float(s[i])) for i in sorted(found)]
+
+
+@lru_cache(maxsize=8)
+def _bar_samples(lay: Layout, board_edges: tuple[tuple[float, float], ...]) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`bar_rings`' places on a layout, worked out once: the bar's centre line (x, and the ys of
+    the centres along it, 1 mm apart), the centres (N x 2), their rim samples (N * angles x 2) and
+    which samples are clear of the board's own edges (N x angles)."""
+    diameter = lay.profile.checker_diameter_mm
+    x = (lay.geometry.bar[0] + lay.geometry.bar[2]) / 2
+    ys = np.arange(lay.field[1] + diameter / 2, lay.field[3] - diameter / 2, 1.0)
+    centres = np.c_[np.full_like(ys, x), ys]
+    pts = (centres[:, None, :] + _rim_mm(lay) * _UNIT[None]).reshape(-1, 2)
+    valid = np.ones(len(pts), bool)
+    if diameter + 2 * _STATIC_CLEARANCE_MM > lay.geometry.bar[2] - lay.geometry.bar[0]:  # its rim meets the bar's sides
+        valid = _at(_clearance(lay), pts) > _STATIC_CLEARANCE_MM
+    if board_edges and not _as_rendered(lay):
+        valid &= _at(_quiet(lay, board_edges), pts)
+    for a in (ys, centres, pts, valid):
+        a.setflags(write=False)
+    return x, ys, centres, pts, valid.reshape(len(centres), _ANGLES)
 
 
 def _read_bar(v: View, pal: Palette, min_ring: float, rings) -> tuple[tuple[int, int], tuple[float, float]]:
@@ -598,25 +609,21 @@ def _read_bar(v: View, pal: Palette, min_ring: float, rings) -> tuple[tuple[int,
 def _read_off(v: View, pal: Palette, max_gap_per_step: float) -> tuple[tuple[int, int], tuple[float, float]]:
     """Borne-off checkers: the length of each side's row in its tray, sampled across the tray's middle half.
     The row goes on past a break of up to ``max_gap_per_step`` of a checker's step on edge (a rim, a seam)."""
-    lab, ppm, g = v.lab, v.ppm, v.layout.geometry
+    lab = v.lab
     counts, confs = [], []
     gap = int(max_gap_per_step * _OFF_STEP_MM / 0.5)  # samples are 0.5 mm apart
-    for side, tray in ((0, g.tray_white), (1, g.tray_black)):
-        x0, y0, x1, y1 = tray
-        inset = min(12.0, (x1 - x0) * 0.24)
-        xs = np.linspace(x0 + inset, x1 - inset, 5)
-        along = np.arange(0.0, (y1 - y0) - 2, 0.5)
-        ys = (y1 - along) if side == 0 else (y0 + along)
-        pts = np.stack(np.broadcast_arrays(xs[None, :], ys[:, None]), axis=-1).reshape(-1, 2) * ppm - 0.5  # row by row
-        col = _sample(lab, pts).reshape(len(ys), len(xs), 3).astype(np.float32).mean(axis=1)
+    for side, (along, pts, across) in enumerate(_tray_samples(v.layout, v.ppm)):
+        col = _sample(lab, pts).reshape(len(along), across, 3).astype(np.float32).mean(axis=1)
         own = np.array(pal.white if side == 0 else pal.black)
         other = np.array(pal.tray) if pal.tray is not None else _tray_guess(col)
         d_own = np.linalg.norm(col - own, axis=1)
         d_other = np.linalg.norm(col - other, axis=1)
         is_checker = d_own < d_other
-        run = 0
-        while run < len(is_checker) and (is_checker[run] or is_checker[run : run + gap].any()):
-            run += 1
+        # the row runs on while a checker shows at a sample or within the next gap samples
+        seen = np.concatenate([[0], np.cumsum(is_checker)])
+        ahead = np.minimum(np.arange(len(is_checker)) + max(gap, 1), len(is_checker))
+        goes_on = seen[ahead] > seen[:-1]
+        run = int(np.argmin(goes_on)) if not goes_on.all() else len(goes_on)
         length = along[run - 1] if run else 0.0
         n = int(round((length - 2 * _OFF_FIRST_MM + _OFF_STEP_MM) / _OFF_STEP_MM)) if length > _OFF_FIRST_MM else 0
         n = max(0, min(MAX_STACK, n))
@@ -624,6 +631,26 @@ def _read_off(v: View, pal: Palette, max_gap_per_step: float) -> tuple[tuple[int
         counts.append(n)
         confs.append(float(max(0.0, 1 - 2 * abs(frac))))
     return (counts[0], counts[1]), (confs[0], confs[1])
+
+
+@lru_cache(maxsize=8)
+def _tray_samples(lay: Layout, ppm: float) -> tuple[tuple[np.ndarray, np.ndarray, int], ...]:
+    """:func:`_read_off`'s samples of white's tray and black's, worked out once: for each, the
+    distances along the tray from its start (0.5 mm apart), the samples (view px, row by row: each
+    distance across the tray's middle half) and how many there are across."""
+    g = lay.geometry
+    out = []
+    for side, tray in ((0, g.tray_white), (1, g.tray_black)):
+        x0, y0, x1, y1 = tray
+        inset = min(12.0, (x1 - x0) * 0.24)
+        xs = np.linspace(x0 + inset, x1 - inset, 5)
+        along = np.arange(0.0, (y1 - y0) - 2, 0.5)
+        ys = (y1 - along) if side == 0 else (y0 + along)
+        pts = np.stack(np.broadcast_arrays(xs[None, :], ys[:, None]), axis=-1).reshape(-1, 2) * ppm - 0.5  # row by row
+        along.setflags(write=False)
+        pts.setflags(write=False)
+        out.append((along, pts, len(xs)))
+    return tuple(out)
 
 
 def _tray_guess(col: np.ndarray) -> np.ndarray:
