@@ -149,16 +149,23 @@ def _coarse_scores(edge_map: np.ndarray, ppm: float, threshold: float, ks) -> tu
     crop = np.zeros((hi[1] - lo[1], hi[0] - lo[0]), np.int16)  # the map around the grid, zero off it (int16: the hits add up without a cast)
     sy, sx = slice(max(0, lo[1]), min(h, hi[1])), slice(max(0, lo[0]), min(w, hi[0]))
     crop[sy.start - lo[1] : sy.stop - lo[1], sx.start - lo[0] : sx.stop - lo[0]] = edge_map[sy, sx] > threshold
-    best = np.full((ny, nx), -np.inf, np.float32)
+    # the map split by px phase (column and row modulo the step) and turned, so that one sample's
+    # px over the whole grid, crop[r + step * i, c + step * j], are a block of whole rows of one phase:
+    # phases[c % step, r % step][c // step + j, r // step + i]
+    rows, cols = -(-crop.shape[0] // step) * step, -(-crop.shape[1] // step) * step
+    turned = np.zeros((cols, rows), np.int16)
+    turned[: crop.shape[1], : crop.shape[0]] = crop.T
+    phases = np.ascontiguousarray(turned.reshape(cols // step, step, rows // step, step).transpose(1, 3, 0, 2))
+    best = np.full((nx, ny), -np.inf, np.float32)
     for i in range(0, len(rings), 3):
-        score = np.zeros((ny, nx), np.float32)
+        score = np.zeros((nx, ny), np.float32)
         for (ring, sign), px in zip(rings[i : i + 3], first[i : i + 3]):
-            hits = np.zeros((ny, nx), np.int16)
-            for c, r in px - lo:
-                hits += crop[r : r + (ny - 1) * step + 1 : step, c : c + (nx - 1) * step + 1 : step]
+            hits = np.zeros((nx, ny), np.int16)
+            for c, r in (px - lo).tolist():
+                hits += phases[c % step, r % step, c // step : c // step + nx, r // step : r // step + ny]
             score += sign * hits / len(ring)
         np.maximum(best, score, out=best)
-    return _BAR_CENTRES, best.ravel()
+    return _BAR_CENTRES, best.T.ravel()
 
 
 def place_of(centre_mm: tuple[float, float]) -> str:
