@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import cv2
@@ -83,9 +84,10 @@ def find_cube(
 
     def scores(centres: np.ndarray, ks) -> np.ndarray:
         """Score of a cube at every centre for every angle index in ``ks``: len(ks) x N, all sampled at once."""
-        rings = [np.concatenate([_OUTLINES[k], _INSIDE[k], _OUTSIDE[k]]) for k in ks]
+        rings = _rings(tuple(ks))
         sizes = (len(_OUTLINES[ks[0]]), len(_INSIDE[ks[0]]), len(_OUTSIDE[ks[0]]))
-        pts = centres[None, :, None, :] + np.stack(rings)[:, None, :, :]
+        # every centre plus every ring sample (x, y interleaved: one long run of additions, not pairs)
+        pts = np.tile(centres, rings.shape[1])[None, :, :] + rings.reshape(len(ks), 1, -1)
         seen = edges_at(pts.reshape(-1, 2)).reshape(len(ks), len(centres), -1)
         a, b = sizes[0], sizes[0] + sizes[1]
         on, ins, out = seen[..., :a].mean(axis=2), seen[..., a:b].mean(axis=2), seen[..., b:].mean(axis=2)
@@ -115,6 +117,14 @@ def find_cube(
     if best is None or best[2] < min_score:
         return None
     return best
+
+
+@lru_cache(maxsize=8)
+def _rings(ks: tuple[int, ...]) -> np.ndarray:
+    """The samples of a cube's outline, face and surround at each angle index of ``ks``, stacked (len(ks) x N x 2 mm; read-only)."""
+    out = np.stack([np.concatenate([_OUTLINES[k], _INSIDE[k], _OUTSIDE[k]]) for k in ks])
+    out.setflags(write=False)
+    return out
 
 
 _COARSE_STEP_MM = 2.0
