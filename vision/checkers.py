@@ -301,8 +301,7 @@ def _sample(img: np.ndarray, pts_px: np.ndarray) -> np.ndarray:
     rows = max(1, -(-n // cols))
     flat = np.zeros((rows * cols, 2), np.float32)
     flat[:n] = pts_px
-    maps = flat.reshape(rows, cols, 2)
-    out = cv2.remap(img, maps[..., 0], maps[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    out = cv2.remap(img, flat.reshape(rows, cols, 2), None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)  # one two-channel map: no copies
     return out.reshape(rows * cols, -1)[:n]
 
 
