@@ -244,6 +244,17 @@ def _all_samples(lay: Layout) -> tuple[np.ndarray, tuple[slice, ...], tuple[tupl
 
 
 @lru_cache(maxsize=8)
+def _samples_by_x(lay: Layout) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_all_samples`' samples in order of their x (their indices), and those xs: the samples near a place are a run of them."""
+    everywhere = _all_samples(lay)[0]
+    by_x = np.argsort(everywhere[:, 0], kind="stable")
+    xs = everywhere[by_x, 0]
+    by_x.setflags(write=False)
+    xs.setflags(write=False)
+    return by_x, xs
+
+
+@lru_cache(maxsize=8)
 def _stacked_samples(lay: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_all_samples` as one block for points 1..24: each point's samples' indices in that
     array (24 x N, a point with fewer samples padded with its first), whether each is clear of
@@ -474,8 +485,11 @@ def read_checkers(
     usable = np.ones(len(everywhere), bool)
     if quiet is not None:
         usable &= _at(quiet, everywhere)
+    by_x, xs = _samples_by_x(lay)
     for x, y, r in ignore:
-        usable &= np.hypot(everywhere[:, 0] - x, everywhere[:, 1] - y) > r
+        lo, hi = np.searchsorted(xs, (x - r - 1, x + r + 1))  # only samples this close across can lie in the disc
+        near = by_x[lo:hi]
+        usable[near] &= np.hypot(everywhere[near, 0] - x, everywhere[near, 1] - y) > r
     index, valid, pred, not_pred = _stacked_samples(lay)
     valid = valid & usable[index]
     seen = shown[index]
