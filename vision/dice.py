@@ -476,33 +476,38 @@ def _group(cfg: VisionConfig, pips: list[_Pip], gray: np.ndarray, labels_all) ->
     con = np.array([p.contrast for p in pips])
     cand &= np.maximum(con[:, None], con[None, :]) <= cfg.dice_link_max_contrast_ratio * np.minimum(con[:, None], con[None, :])
     ii, jj = np.nonzero(np.triu(cand, 1))
-    for i, j in zip(ii.tolist(), jj.tolist()):
-        limit = max(cfg.dice_gap_max_contrast, cfg.dice_gap_peak_frac * min(pips[i].contrast, pips[j].contrast))
-        if _gap_clear(xy[i], xy[j], (d[i] + d[j]) / 4 + 1, limit, gray, labels_all[pol[i]]):
-            a, b = find(i), find(j)
-            if a != b:
-                parent[a] = b
+    limit = np.maximum(cfg.dice_gap_max_contrast, cfg.dice_gap_peak_frac * np.minimum(con[ii], con[jj]))
+    clear = _gaps_clear(xy[ii], xy[jj], (d[ii] + d[jj]) / 4 + 1, limit, gray, labels_all, pol[ii])
+    for i, j in zip(ii[clear].tolist(), jj[clear].tolist()):
+        a, b = find(i), find(j)
+        if a != b:
+            parent[a] = b
     groups: dict[int, list[int]] = {}
     for i in range(n):
         groups.setdefault(find(i), []).append(i)
     return list(groups.values())
 
 
-def _gap_clear(a: np.ndarray, b: np.ndarray, r: float, limit: float, gray: np.ndarray, labels: np.ndarray) -> bool:
-    """True if the face between two pips (centres a, b; radius r) is uniform: its grey levels
-    vary by at most ``limit`` (no edge, gap or shadow between two dice on the way)."""
+def _gaps_clear(a: np.ndarray, b: np.ndarray, r: np.ndarray, limit: np.ndarray, gray: np.ndarray, labels_all, polarity: np.ndarray) -> np.ndarray:
+    """For each pair of pips of one polarity (centres a[k], b[k]; radius r[k]), whether the face between
+    them is uniform: its grey levels, away from pips of that polarity (``labels_all[polarity[k]]`` marks
+    them), vary by at most ``limit[k]`` (no edge, gap or shadow between two dice on the way) and it lies
+    within the image. All pairs at once."""
     h, w = gray.shape
-    length = float(np.hypot(*(b - a)))
-    t = _GAP_STEPS[_GAP_REACH * length >= r]  # not within r of either pip
-    xy = np.rint(a + (b - a) * t[:, None]).astype(np.int64)
-    xi, yi = xy[:, 0], xy[:, 1]
-    if not ((xi >= 0) & (xi < w) & (yi >= 0) & (yi < h)).all():
-        return False
-    free = labels[yi, xi] == 0
-    if free.sum() < 2:
-        return True
-    seen = gray[yi[free], xi[free]]
-    return int(seen.max()) - int(seen.min()) <= limit
+    if not len(a):
+        return np.zeros(0, bool)
+    length = np.hypot(*(b - a).T)
+    keep = _GAP_REACH[None, :] * length[:, None] >= r[:, None]  # not within r of either pip
+    xy = np.rint(a[:, None, :] + (b - a)[:, None, :] * _GAP_STEPS[None, :, None]).astype(np.int64)
+    xi, yi = xy[..., 0], xy[..., 1]
+    inside = (xi >= 0) & (xi < w) & (yi >= 0) & (yi < h)
+    xc, yc = xi.clip(0, w - 1), yi.clip(0, h - 1)
+    marked = np.where(polarity[:, None] == 0, labels_all[0][yc, xc], labels_all[1][yc, xc])
+    free = keep & inside & (marked == 0)
+    grey = gray[yc, xc].astype(np.int64)
+    spread = np.where(free, grey, -1).max(axis=1) - np.where(free, grey, 256).min(axis=1)
+    within = ~(keep & ~inside).any(axis=1)
+    return within & ((free.sum(axis=1) < 2) | (spread <= limit))
 
 
 _GAP_STEPS = np.linspace(0.05, 0.95, 19)  # where the face between two pips is looked at, as fractions of the way
