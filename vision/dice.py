@@ -245,8 +245,8 @@ def _read(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die: fl
         pips.extend(found)
         labels_all.append(labels)
     marks = labels_all[0] | labels_all[1]
-    for p in pips:
-        p.ring = _ring_spread(gray, marks, p, die)
+    for p, ring in zip(pips, _ring_spreads(gray, marks, pips, die)):
+        p.ring = ring
     groups = _group(cfg, pips, gray, labels_all)
     scored = []
     for g in groups:
@@ -406,26 +406,38 @@ def _pip_like(cfg: VisionConfig, c: np.ndarray, pts: np.ndarray, labels: np.ndar
     return ok & (round_ | (area <= cfg.dice_blob_cut_max_area_per_die2 * die * die))
 
 
-def _ring_spread(gray: np.ndarray, marks: np.ndarray, p: _Pip, die: float | None = None) -> float:
-    """Spread (90th - 10th percentile) of the grey levels on a circle just outside a pip, other pips left out.
+def _ring_spreads(gray: np.ndarray, marks: np.ndarray, pips: list[_Pip], die: float | None = None) -> list[float]:
+    """Each pip's spread (90th - 10th percentile) of the grey levels on a circle just outside it, other
+    pips left out (their circles' px all found at once).
 
     Where a die's size is known, the circle stays on the face for a corner pip too: no further
     out than halfway from the pip's edge to the face's (a dark rim or shadow there is not the face)."""
+    if not pips:
+        return []
     h, w = gray.shape
-    r = p.d / 2 + max(2.0, 0.3 * p.d)
-    if die is not None:
-        r = min(r, max(p.d / 2 + 1.0, (p.d / 2 + die * (0.5 - _PIP_OFFSET)) / 2))
-    xs = np.round(p.x + r * _RING_COS).astype(int)
-    ys = np.round(p.y + r * _RING_SIN).astype(int)
+    radii = []
+    for p in pips:
+        r = p.d / 2 + max(2.0, 0.3 * p.d)
+        if die is not None:
+            r = min(r, max(p.d / 2 + 1.0, (p.d / 2 + die * (0.5 - _PIP_OFFSET)) / 2))
+        radii.append(r)
+    r = np.array(radii)[:, None]
+    xs = np.round(np.array([p.x for p in pips])[:, None] + r * _RING_COS).astype(int)
+    ys = np.round(np.array([p.y for p in pips])[:, None] + r * _RING_SIN).astype(int)
     inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
-    if inside.sum() < 12:
-        return 255.0
-    xs, ys = xs[inside], ys[inside]
-    free = marks[ys, xs] == 0
-    if free.sum() < 6:  # packed among other pips: nothing left to judge by
-        return 0.0
-    v = np.sort(gray[ys[free], xs[free]].astype(np.float32))
-    return float(_percentile_sorted(v, 90) - _percentile_sorted(v, 10))
+    xc, yc = xs.clip(0, w - 1), ys.clip(0, h - 1)
+    free = inside & (marks[yc, xc] == 0)
+    # each circle's free grey levels first, in order, the rest after them
+    v = np.sort(np.where(free, gray[yc, xc].astype(np.float32), np.float32(np.inf)), axis=1)
+    out = []
+    for k_in, k_free, row in zip(inside.sum(axis=1).tolist(), free.sum(axis=1).tolist(), v):
+        if k_in < 12:
+            out.append(255.0)
+        elif k_free < 6:  # packed among other pips: nothing left to judge by
+            out.append(0.0)
+        else:
+            out.append(float(_percentile_sorted(row[:k_free], 90) - _percentile_sorted(row[:k_free], 10)))
+    return out
 
 
 _RING_ANGLES = np.linspace(0, 2 * np.pi, 24, endpoint=False)
