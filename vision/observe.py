@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
@@ -28,6 +28,9 @@ from vision.calibrate import Geometry, check
 from vision.config import VisionConfig, default_config
 from vision.profile import DEFAULT_PROFILE
 from vision.rectify import prepare
+
+if TYPE_CHECKING:
+    from vision.dice import DiceField
 
 FORMAT = "tavli-observation/1"
 
@@ -143,7 +146,7 @@ def _die_px(geometry: Geometry, die_mm: float) -> float:
 
 
 @lru_cache(maxsize=8)
-def _dice_field(config: VisionConfig, geometry: Geometry, shape: tuple[int, int]):
+def _dice_field(config: VisionConfig, geometry: Geometry, shape: tuple[int, int]) -> DiceField | None:
     """Where a camera's frames of ``shape`` (height, width) are read for dice: the field, at a die's size on it (a fixed camera: once)."""
     from vision.dice import dice_field
 
