@@ -243,7 +243,39 @@ def _all_samples(lay: Layout) -> tuple[np.ndarray, tuple[slice, ...], tuple[tupl
     return np.concatenate([m[0] for m in models]), slices, preds
 
 
-_all_samples(_layout())  # the renderer's board, every geometry's default: built at import, not on the first frame
+@lru_cache(maxsize=8)
+def _samples_by_x(lay: Layout) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_all_samples`' samples in order of their x (their indices), and those xs: the samples near a place are a run of them."""
+    everywhere = _all_samples(lay)[0]
+    by_x = np.argsort(everywhere[:, 0], kind="stable")
+    xs = everywhere[by_x, 0]
+    by_x.setflags(write=False)
+    xs.setflags(write=False)
+    return by_x, xs
+
+
+@lru_cache(maxsize=8)
+def _stacked_samples(lay: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_all_samples` as one block for points 1..24: each point's samples' indices in that
+    array (24 x N, a point with fewer samples padded with its first), whether each is clear of
+    the board's own edges (padding: not), and the predictions (24 x hypotheses x N, 0/1 float32;
+    padding 0), so that every point's mismatches are two batched products (whole numbers, exact)."""
+    models = _models(lay)
+    _, slices, preds = _all_samples(lay)
+    n = max(sl.stop - sl.start for sl in slices)
+    index = np.zeros((len(slices), n), np.intp)
+    valid = np.zeros((len(slices), n), bool)
+    pred = np.zeros((len(slices), _HYPOTHESES, n), np.float32)
+    not_pred = np.zeros((len(slices), _HYPOTHESES, n), np.float32)
+    for i, (sl, (p, q), (_, ok, _)) in enumerate(zip(slices, preds, models)):
+        k = sl.stop - sl.start
+        index[i, :k], index[i, k:] = np.arange(sl.start, sl.stop), sl.start
+        valid[i, :k] = ok
+        pred[i, :, :k], not_pred[i, :, :k] = p, q
+    return index, valid, pred, not_pred
+
+
+_stacked_samples(_layout())  # the renderer's board, every geometry's default: built at import, not on the first frame
 
 
 def _as_rendered(lay: Layout) -> bool:
@@ -280,8 +312,7 @@ def _sample(img: np.ndarray, pts_px: np.ndarray) -> np.ndarray:
     rows = max(1, -(-n // cols))
     flat = np.zeros((rows * cols, 2), np.float32)
     flat[:n] = pts_px
-    maps = flat.reshape(rows, cols, 2)
-    out = cv2.remap(img, maps[..., 0], maps[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    out = cv2.remap(img, flat.reshape(rows, cols, 2), None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)  # one two-channel map: no copies
     return out.reshape(rows * cols, -1)[:n]
 
 
@@ -317,15 +348,26 @@ def noise_grey(image: np.ndarray, side: int = 512) -> float:
 
 def _disc_colour(lab: np.ndarray, centre_mm, ppm: float, radius_mm: float) -> np.ndarray:
     """Median Lab colour of a disc (board mm) of the rectified view."""
-    cx, cy = centre_mm[0] * ppm - 0.5, centre_mm[1] * ppm - 0.5
-    rad = radius_mm * ppm
-    x0, x1 = int(max(0, cx - rad)), int(min(lab.shape[1], cx + rad + 1))
-    y0, y1 = int(max(0, cy - rad)), int(min(lab.shape[0], cy + rad + 1))
-    if x1 <= x0 or y1 <= y0:
+    at = _disc_px(float(centre_mm[0] * ppm - 0.5), float(centre_mm[1] * ppm - 0.5), float(radius_mm * ppm), lab.shape[:2])
+    if at is None:
         return np.zeros(3, np.float32)
+    ys, xs = at
+    return _median_rows(lab[ys, xs].T).astype(np.float32)
+
+
+@lru_cache(maxsize=1024)
+def _disc_px(cx: float, cy: float, rad: float, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The px (rows, columns, row by row) of a view of ``shape`` within ``rad`` of (cx, cy), in
+    the box :func:`_disc_colour` looks in; None for an empty box. A layout's slots are the same
+    places on every frame: each disc is worked out once."""
+    x0, x1 = int(max(0, cx - rad)), int(min(shape[1], cx + rad + 1))
+    y0, y1 = int(max(0, cy - rad)), int(min(shape[0], cy + rad + 1))
+    if x1 <= x0 or y1 <= y0:
+        return None
     ys, xs = np.ogrid[y0:y1, x0:x1]
     m = (xs - cx) ** 2 + (ys - cy) ** 2 <= rad * rad
-    return _median_rows(lab[y0:y1, x0:x1][m].T).astype(np.float32)
+    rows, cols = np.nonzero(m)
+    return rows + y0, cols + x0
 
 
 def _median_rows(values: np.ndarray) -> np.ndarray:
@@ -438,19 +480,23 @@ def read_checkers(
     board_edges = palette.board_edges if palette is not None else ()
     quiet = _quiet(lay, board_edges) if board_edges and not _as_rendered(lay) else None
     heights, confs, pinned = [], [], []
-    everywhere, slices, preds = _all_samples(lay)
+    everywhere = _all_samples(lay)[0]
     shown = v.edges_at(everywhere)  # every point's samples at once
     usable = np.ones(len(everywhere), bool)
     if quiet is not None:
         usable &= _at(quiet, everywhere)
+    by_x, xs = _samples_by_x(lay)
     for x, y, r in ignore:
-        usable &= np.hypot(everywhere[:, 0] - x, everywhere[:, 1] - y) > r
-    for (_, valid, _), at, (pred, not_pred) in zip(_models(lay), slices, preds):
-        valid = valid & usable[at]
-        seen = shown[at]
-        # mismatches: a rim predicted where none shows, or none predicted where one shows
-        err = (pred @ (valid & ~seen).astype(np.float32) + not_pred @ (valid & seen).astype(np.float32)).astype(np.int64)
-        order = np.argsort(err, kind="stable")
+        lo, hi = np.searchsorted(xs, (x - r - 1, x + r + 1))  # only samples this close across can lie in the disc
+        near = by_x[lo:hi]
+        usable[near] &= np.hypot(everywhere[near, 0] - x, everywhere[near, 1] - y) > r
+    index, valid, pred, not_pred = _stacked_samples(lay)
+    valid = valid & usable[index]
+    seen = shown[index]
+    # mismatches: a rim predicted where none shows, or none predicted where one shows (every point at once)
+    errs = (np.matmul(pred, (valid & ~seen).astype(np.float32)[:, :, None]) + np.matmul(not_pred, (valid & seen).astype(np.float32)[:, :, None]))[:, :, 0].astype(np.int64)
+    orders = np.argsort(errs, axis=1, kind="stable")
+    for err, order in zip(errs, orders):
         n, under = _hypothesis(int(order[0]))
         heights.append(n)
         pinned.append(under)
@@ -526,17 +572,8 @@ def bar_rings(
     also clear of whatever its frame showed there. A centre with fewer than a third of its rim clear scores 0.
     """
     lay = v.layout
-    diameter, step = lay.profile.checker_diameter_mm, lay.profile.checker_step_mm
-    x = (lay.geometry.bar[0] + lay.geometry.bar[2]) / 2
-    ys = np.arange(lay.field[1] + diameter / 2, lay.field[3] - diameter / 2, 1.0)
-    centres = np.c_[np.full_like(ys, x), ys]
-    pts = (centres[:, None, :] + _rim_mm(lay) * _UNIT[None]).reshape(-1, 2)
-    valid = np.ones(len(pts), bool)
-    if diameter + 2 * _STATIC_CLEARANCE_MM > lay.geometry.bar[2] - lay.geometry.bar[0]:  # its rim meets the bar's sides
-        valid = _at(_clearance(lay), pts) > _STATIC_CLEARANCE_MM
-    if board_edges and not _as_rendered(lay):
-        valid &= _at(_quiet(lay, board_edges), pts)
-    valid = valid.reshape(len(centres), _ANGLES)
+    step = lay.profile.checker_step_mm
+    x, ys, centres, pts, valid = _bar_samples(lay, board_edges)
     shown = v.edges_at(pts).reshape(len(centres), _ANGLES) & valid
     n_valid = valid.sum(axis=1)
     s = np.where(n_valid >= _ANGLES // 3, shown.sum(axis=1) / np.maximum(n_valid, 1), 0.0)
@@ -549,6 +586,26 @@ def bar_rings(
         if all(abs(ys[i] - ys[j]) >= step * 0.45 for j in found):
             found.append(int(i))
     return [((float(x), float(ys[i])), float(s[i])) for i in sorted(found)]
+
+
+@lru_cache(maxsize=8)
+def _bar_samples(lay: Layout, board_edges: tuple[tuple[float, float], ...]) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`bar_rings`' places on a layout, worked out once: the bar's centre line (x, and the ys of
+    the centres along it, 1 mm apart), the centres (N x 2), their rim samples (N * angles x 2) and
+    which samples are clear of the board's own edges (N x angles)."""
+    diameter = lay.profile.checker_diameter_mm
+    x = (lay.geometry.bar[0] + lay.geometry.bar[2]) / 2
+    ys = np.arange(lay.field[1] + diameter / 2, lay.field[3] - diameter / 2, 1.0)
+    centres = np.c_[np.full_like(ys, x), ys]
+    pts = (centres[:, None, :] + _rim_mm(lay) * _UNIT[None]).reshape(-1, 2)
+    valid = np.ones(len(pts), bool)
+    if diameter + 2 * _STATIC_CLEARANCE_MM > lay.geometry.bar[2] - lay.geometry.bar[0]:  # its rim meets the bar's sides
+        valid = _at(_clearance(lay), pts) > _STATIC_CLEARANCE_MM
+    if board_edges and not _as_rendered(lay):
+        valid &= _at(_quiet(lay, board_edges), pts)
+    for a in (ys, centres, pts, valid):
+        a.setflags(write=False)
+    return x, ys, centres, pts, valid.reshape(len(centres), _ANGLES)
 
 
 def _read_bar(v: View, pal: Palette, min_ring: float, rings) -> tuple[tuple[int, int], tuple[float, float]]:
@@ -565,25 +622,21 @@ def _read_bar(v: View, pal: Palette, min_ring: float, rings) -> tuple[tuple[int,
 def _read_off(v: View, pal: Palette, max_gap_per_step: float) -> tuple[tuple[int, int], tuple[float, float]]:
     """Borne-off checkers: the length of each side's row in its tray, sampled across the tray's middle half.
     The row goes on past a break of up to ``max_gap_per_step`` of a checker's step on edge (a rim, a seam)."""
-    lab, ppm, g = v.lab, v.ppm, v.layout.geometry
+    lab = v.lab
     counts, confs = [], []
     gap = int(max_gap_per_step * _OFF_STEP_MM / 0.5)  # samples are 0.5 mm apart
-    for side, tray in ((0, g.tray_white), (1, g.tray_black)):
-        x0, y0, x1, y1 = tray
-        inset = min(12.0, (x1 - x0) * 0.24)
-        xs = np.linspace(x0 + inset, x1 - inset, 5)
-        along = np.arange(0.0, (y1 - y0) - 2, 0.5)
-        ys = (y1 - along) if side == 0 else (y0 + along)
-        pts = np.stack(np.broadcast_arrays(xs[None, :], ys[:, None]), axis=-1).reshape(-1, 2) * ppm - 0.5  # row by row
-        col = _sample(lab, pts).reshape(len(ys), len(xs), 3).astype(np.float32).mean(axis=1)
+    for side, (along, pts, across) in enumerate(_tray_samples(v.layout, v.ppm)):
+        col = _sample(lab, pts).reshape(len(along), across, 3).astype(np.float32).mean(axis=1)
         own = np.array(pal.white if side == 0 else pal.black)
         other = np.array(pal.tray) if pal.tray is not None else _tray_guess(col)
         d_own = np.linalg.norm(col - own, axis=1)
         d_other = np.linalg.norm(col - other, axis=1)
         is_checker = d_own < d_other
-        run = 0
-        while run < len(is_checker) and (is_checker[run] or is_checker[run : run + gap].any()):
-            run += 1
+        # the row runs on while a checker shows at a sample or within the next gap samples
+        seen = np.concatenate([[0], np.cumsum(is_checker)])
+        ahead = np.minimum(np.arange(len(is_checker)) + max(gap, 1), len(is_checker))
+        goes_on = seen[ahead] > seen[:-1]
+        run = int(np.argmin(goes_on)) if not goes_on.all() else len(goes_on)
         length = along[run - 1] if run else 0.0
         n = int(round((length - 2 * _OFF_FIRST_MM + _OFF_STEP_MM) / _OFF_STEP_MM)) if length > _OFF_FIRST_MM else 0
         n = max(0, min(MAX_STACK, n))
@@ -591,6 +644,26 @@ def _read_off(v: View, pal: Palette, max_gap_per_step: float) -> tuple[tuple[int
         counts.append(n)
         confs.append(float(max(0.0, 1 - 2 * abs(frac))))
     return (counts[0], counts[1]), (confs[0], confs[1])
+
+
+@lru_cache(maxsize=8)
+def _tray_samples(lay: Layout, ppm: float) -> tuple[tuple[np.ndarray, np.ndarray, int], ...]:
+    """:func:`_read_off`'s samples of white's tray and black's, worked out once: for each, the
+    distances along the tray from its start (0.5 mm apart), the samples (view px, row by row: each
+    distance across the tray's middle half) and how many there are across."""
+    g = lay.geometry
+    out = []
+    for side, tray in ((0, g.tray_white), (1, g.tray_black)):
+        x0, y0, x1, y1 = tray
+        inset = min(12.0, (x1 - x0) * 0.24)
+        xs = np.linspace(x0 + inset, x1 - inset, 5)
+        along = np.arange(0.0, (y1 - y0) - 2, 0.5)
+        ys = (y1 - along) if side == 0 else (y0 + along)
+        pts = np.stack(np.broadcast_arrays(xs[None, :], ys[:, None]), axis=-1).reshape(-1, 2) * ppm - 0.5  # row by row
+        along.setflags(write=False)
+        pts.setflags(write=False)
+        out.append((along, pts, len(xs)))
+    return tuple(out)
 
 
 def _tray_guess(col: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import cv2
@@ -83,9 +84,10 @@ def find_cube(
 
     def scores(centres: np.ndarray, ks) -> np.ndarray:
         """Score of a cube at every centre for every angle index in ``ks``: len(ks) x N, all sampled at once."""
-        rings = [np.concatenate([_OUTLINES[k], _INSIDE[k], _OUTSIDE[k]]) for k in ks]
+        rings = _rings(tuple(ks))
         sizes = (len(_OUTLINES[ks[0]]), len(_INSIDE[ks[0]]), len(_OUTSIDE[ks[0]]))
-        pts = centres[None, :, None, :] + np.stack(rings)[:, None, :, :]
+        # every centre plus every ring sample (x, y interleaved: one long run of additions, not pairs)
+        pts = np.tile(centres, rings.shape[1])[None, :, :] + rings.reshape(len(ks), 1, -1)
         seen = edges_at(pts.reshape(-1, 2)).reshape(len(ks), len(centres), -1)
         a, b = sizes[0], sizes[0] + sizes[1]
         on, ins, out = seen[..., :a].mean(axis=2), seen[..., a:b].mean(axis=2), seen[..., b:].mean(axis=2)
@@ -117,6 +119,14 @@ def find_cube(
     return best
 
 
+@lru_cache(maxsize=8)
+def _rings(ks: tuple[int, ...]) -> np.ndarray:
+    """The samples of a cube's outline, face and surround at each angle index of ``ks``, stacked (len(ks) x N x 2 mm; read-only)."""
+    out = np.stack([np.concatenate([_OUTLINES[k], _INSIDE[k], _OUTSIDE[k]]) for k in ks])
+    out.setflags(write=False)
+    return out
+
+
 _COARSE_STEP_MM = 2.0
 _COARSE_KEEP = 4  # places the fine search looks around, from the exact coarse scores
 _COARSE_KEEP_MAP = 6  # ... from the nearest-px ones (a few more: they are rougher)
@@ -146,19 +156,26 @@ def _coarse_scores(edge_map: np.ndarray, ppm: float, threshold: float, ks) -> tu
     lo = np.min([f.min(axis=0) for f in first], axis=0)
     hi = np.max([f.max(axis=0) for f in first], axis=0) + (np.array([nx, ny]) - 1) * step + 1
     h, w = edge_map.shape[:2]
-    crop = np.zeros((hi[1] - lo[1], hi[0] - lo[0]), np.uint8)  # the map around the grid, zero off it
+    crop = np.zeros((hi[1] - lo[1], hi[0] - lo[0]), np.int16)  # the map around the grid, zero off it (int16: the hits add up without a cast)
     sy, sx = slice(max(0, lo[1]), min(h, hi[1])), slice(max(0, lo[0]), min(w, hi[0]))
     crop[sy.start - lo[1] : sy.stop - lo[1], sx.start - lo[0] : sx.stop - lo[0]] = edge_map[sy, sx] > threshold
-    best = np.full((ny, nx), -np.inf, np.float32)
+    # the map split by px phase (column and row modulo the step) and turned, so that one sample's
+    # px over the whole grid, crop[r + step * i, c + step * j], are a block of whole rows of one phase:
+    # phases[c % step, r % step][c // step + j, r // step + i]
+    rows, cols = -(-crop.shape[0] // step) * step, -(-crop.shape[1] // step) * step
+    turned = np.zeros((cols, rows), np.int16)
+    turned[: crop.shape[1], : crop.shape[0]] = crop.T
+    phases = np.ascontiguousarray(turned.reshape(cols // step, step, rows // step, step).transpose(1, 3, 0, 2))
+    best = np.full((nx, ny), -np.inf, np.float32)
     for i in range(0, len(rings), 3):
-        score = np.zeros((ny, nx), np.float32)
+        score = np.zeros((nx, ny), np.float32)
         for (ring, sign), px in zip(rings[i : i + 3], first[i : i + 3]):
-            hits = np.zeros((ny, nx), np.int16)
-            for c, r in px - lo:
-                hits += crop[r : r + (ny - 1) * step + 1 : step, c : c + (nx - 1) * step + 1 : step]
+            hits = np.zeros((nx, ny), np.int16)
+            for c, r in (px - lo).tolist():
+                hits += phases[c % step, r % step, c // step : c // step + nx, r // step : r // step + ny]
             score += sign * hits / len(ring)
         np.maximum(best, score, out=best)
-    return _BAR_CENTRES, best.ravel()
+    return _BAR_CENTRES, best.T.ravel()
 
 
 def place_of(centre_mm: tuple[float, float]) -> str:

@@ -104,31 +104,23 @@ def read_dice(
     (with ``die_px`` only) is a 3 x 3 homography from the image's px to the surface the dice
     lie on seen from above (a calibrated board's mm): a four's, five's or six's layout is then
     judged for a leaning die's squash there (``cocked_max_aspect_on_plane``), the camera's
-    tilt taken out, rather than in the image (``cocked_max_aspect``).
+    tilt taken out, rather than in the image (``cocked_max_aspect``). A fixed camera's
+    frames are read the same way, with the mask's box and scale worked out once, by
+    :func:`dice_field` and :func:`read_dice_in` (``plane`` given to the latter).
 
     Raises :class:`DiceImageError` for an empty or non-BGR image or a mask of another size,
     ValueError for a ``die_px`` that is not a positive number or a ``plane`` that is not a
     finite 3 x 3 matrix, or is given without ``die_px``.
     """
     cfg = config or default_config()
-    if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
-        shape = getattr(image, "shape", None)
-        raise DiceImageError(f"image: shape {shape!r}: expected a non-empty BGR image (H x W x 3)")
-    if image.dtype != np.uint8:
-        raise DiceImageError(f"image: dtype {image.dtype!r}: expected uint8")
+    _check_image(image)
     h, w = image.shape[:2]
-    if mask is not None and (not isinstance(mask, np.ndarray) or mask.shape[:2] != (h, w)):
-        raise DiceImageError(f"mask: shape {getattr(mask, 'shape', None)!r}: expected {(h, w)!r}")
-    if mask is not None:
-        mask = (mask.reshape(h, w, -1)[..., 0] != 0).astype(np.uint8)
-    if plane is not None:
-        plane = np.asarray(plane, dtype=np.float64)
-        if die_px is None or plane.shape != (3, 3) or not np.isfinite(plane).all():
-            raise ValueError(f"plane: expected a finite 3 x 3 homography, with die_px (shape {plane.shape!r})")
+    plane = _plane(plane, die_px)
     if die_px is not None:
-        if isinstance(die_px, bool) or not isinstance(die_px, (int, float)) or not math.isfinite(die_px) or die_px <= 0:
-            raise ValueError(f"die_px: {die_px!r}: expected a positive number of px")
-        return _read_scaled(cfg, image, mask, float(die_px), plane)
+        field = dice_field(cfg, (h, w), mask, die_px=die_px)
+        return [] if field is None else read_dice_in(cfg, image, field, plane=plane)
+    if mask is not None:
+        mask = _mask01(mask, (h, w))
     scale = 1.0
     work = image
     if max(h, w) > cfg.dice_max_side_px:
@@ -142,30 +134,106 @@ def read_dice(
     return sorted(readings, key=lambda r: (r.centre[0], r.centre[1]))
 
 
-def _read_scaled(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die_px: float, plane: np.ndarray | None = None) -> list[DieReading]:
-    """:func:`read_dice` where a die's size is known: on the mask's box only, scaled so that a die
-    is ``die_target_px`` across if it is larger than ``die_max_px`` or smaller than ``die_min_px``
-    (a small die's pips are a few px: too few to tell a pip from noise); readings in the image's px."""
-    h, w = image.shape[:2]
+def _check_image(image: np.ndarray) -> None:
+    if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
+        shape = getattr(image, "shape", None)
+        raise DiceImageError(f"image: shape {shape!r}: expected a non-empty BGR image (H x W x 3)")
+    if image.dtype != np.uint8:
+        raise DiceImageError(f"image: dtype {image.dtype!r}: expected uint8")
+
+
+def _plane(plane: np.ndarray | None, die_px: float | None) -> np.ndarray | None:
+    """``plane`` as a float 3 x 3 homography (None stays None). Raises ValueError for one that is
+    not a finite 3 x 3 matrix, or is given without a die's size."""
+    if plane is None:
+        return None
+    plane = np.asarray(plane, dtype=np.float64)
+    if die_px is None or plane.shape != (3, 3) or not np.isfinite(plane).all():
+        raise ValueError(f"plane: expected a finite 3 x 3 homography, with die_px (shape {plane.shape!r})")
+    return plane
+
+
+def _mask01(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """A mask of an image of ``shape`` (height, width) as 0/1 px. Raises :class:`DiceImageError` for one of another size."""
+    h, w = shape
+    if not isinstance(mask, np.ndarray) or mask.shape[:2] != (h, w):
+        raise DiceImageError(f"mask: shape {getattr(mask, 'shape', None)!r}: expected {(h, w)!r}")
+    return (mask.reshape(h, w, -1)[..., 0] != 0).astype(np.uint8)
+
+
+@dataclass(frozen=True, slots=True)
+class DiceField:
+    """Where the dice of a fixed camera's frames are read, worked out once by :func:`dice_field`:
+    the frame's ``(height, width)``, the ``box`` ``(x0, y0, x1, y1)`` of it that is read (the mask's
+    box and a die's margin), the ``scale`` it is read at and the box's ``size`` (width, height) at
+    that scale, the ``mask`` over the scaled box (0/1, read-only; None: all of it) and a die's side
+    ``die`` in scaled px."""
+
+    frame: tuple[int, int]
+    box: tuple[int, int, int, int]
+    scale: float
+    size: tuple[int, int]
+    mask: np.ndarray | None
+    die: float
+
+
+def dice_field(config: VisionConfig | None, shape: tuple[int, int], mask: np.ndarray | None = None, *, die_px: float) -> DiceField | None:
+    """Where :func:`read_dice` with ``die_px`` reads the dice of an image of ``shape`` (height, width):
+    the mask's box (the whole image without one), scaled so that a die is ``die_target_px`` across if it
+    is larger than ``die_max_px`` or smaller than ``die_min_px`` (a small die's pips are a few px: too
+    few to tell a pip from noise). None where the mask is empty (no die can be found).
+
+    Raises :class:`DiceImageError` for a mask of another size, ValueError for a ``die_px`` that is
+    not a positive number.
+    """
+    cfg = config or default_config()
+    h, w = (int(v) for v in shape[:2])
+    if mask is not None:
+        mask = _mask01(mask, (h, w))
+    if isinstance(die_px, bool) or not isinstance(die_px, (int, float)) or not math.isfinite(die_px) or die_px <= 0:
+        raise ValueError(f"die_px: {die_px!r}: expected a positive number of px")
+    die_px = float(die_px)
     x0, y0, x1, y1 = 0, 0, w, h
     if mask is not None:
         bx, by, bw, bh = cv2.boundingRect(mask)  # of its nonzero px
         if bw == 0 or bh == 0:
-            return []
+            return None
         m = int(math.ceil(die_px))
         x0, y0, x1, y1 = max(0, bx - m), max(0, by - m), min(w, bx + bw + m), min(h, by + bh + m)
         mask = mask[y0:y1, x0:x1]
-    work = image[y0:y1, x0:x1]
     scale = 1.0
+    size = (x1 - x0, y1 - y0)
     if not cfg.dice_die_min_px <= die_px <= cfg.dice_die_max_px:
         scale = cfg.dice_die_target_px / die_px
-        size = (max(1, round(work.shape[1] * scale)), max(1, round(work.shape[0] * scale)))
-        work = cv2.resize(work, size, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_CUBIC)
+        size = (max(1, round(size[0] * scale)), max(1, round(size[1] * scale)))
         if mask is not None:
             mask = cv2.resize(mask, size, interpolation=cv2.INTER_NEAREST)
-    if plane is not None:  # from the scaled crop's px
+    if mask is not None:
+        mask = np.ascontiguousarray(mask)
+        mask.setflags(write=False)
+    return DiceField((h, w), (x0, y0, x1, y1), scale, size, mask, die_px * scale)
+
+
+def read_dice_in(config: VisionConfig | None, image: np.ndarray, field: DiceField, *, plane: np.ndarray | None = None) -> list[DieReading]:
+    """All dice in a BGR image within its :func:`dice_field`, sorted left to right (readings in the image's px):
+    as :func:`read_dice` with that field's mask and ``die_px`` (and ``plane``, the image's px to the dice's surface).
+
+    Raises :class:`DiceImageError` for an empty or non-BGR image or one of another size than the field's,
+    ValueError for a ``plane`` that is not a finite 3 x 3 matrix.
+    """
+    cfg = config or default_config()
+    _check_image(image)
+    if image.shape[:2] != field.frame:
+        raise DiceImageError(f"image: shape {image.shape!r}: expected {field.frame!r} px, the field's frame")
+    x0, y0, x1, y1 = field.box
+    work = image[y0:y1, x0:x1]
+    scale = field.scale
+    if scale != 1.0:
+        work = cv2.resize(work, field.size, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_CUBIC)
+    plane = _plane(plane, field.die)
+    if plane is not None:  # from the scaled box's px
         plane = plane @ np.array([[1 / scale, 0, x0], [0, 1 / scale, y0], [0, 0, 1.0]])
-    readings = _read(cfg, work, mask, die_px * scale, plane)
+    readings = _read(cfg, work, field.mask, field.die, plane)
     out = []
     for r in readings:
         if scale != 1.0:
@@ -201,8 +269,8 @@ def _read(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die: fl
         pips.extend(found)
         labels_all.append(labels)
     marks = labels_all[0] | labels_all[1]
-    for p in pips:
-        p.ring = _ring_spread(gray, marks, p, die)
+    for p, ring in zip(pips, _ring_spreads(gray, marks, pips, die)):
+        p.ring = ring
     groups = _group(cfg, pips, gray, labels_all)
     scored = []
     for g in groups:
@@ -269,7 +337,7 @@ def _find_pips(
         crop, x0, y0, depth = queue.pop()
         hh, ww = crop.shape
         sub = c[y0 : y0 + hh, x0 : x0 + ww]
-        m = cv2.moments(crop.astype(np.uint8), binaryImage=True)
+        m = cv2.moments(crop.view(np.uint8), binaryImage=True)
         a = m["m00"]
         if a < cfg.dice_pip_min_area_px:
             continue
@@ -281,12 +349,15 @@ def _find_pips(
         # filled ellipse: area = 4 pi sqrt(l1 l2); pixelised small blobs get +1/12 px^2 of slack
         fill = min(1.0, max(a / (4 * math.pi * math.sqrt(l1 * l2)), a / (4 * math.pi * math.sqrt((l1 + 1 / 12) * (l2 + 1 / 12)))))
         diameter = 2 * math.sqrt(a / math.pi)
+        shaped = aspect >= cfg.dice_pip_min_aspect and fill >= cfg.dice_pip_min_fill and max(hh, ww) <= max_d
+        if not shaped and depth >= cfg.dice_pip_cuts:
+            continue  # no pip, and cut often enough
         peak = float(sub[crop].max())
-        cut = (crop & (sub >= (cfg.dice_pip_peak_frac + cfg.dice_pip_cut_step * depth) * peak)).astype(np.uint8)
+        cut = (crop & (sub >= (cfg.dice_pip_peak_frac + cfg.dice_pip_cut_step * depth) * peak)).view(np.uint8)
         k, sl, sst, _ = cv2.connectedComponentsWithStats(cut, connectivity=4)
         # one solid peak (not a die body with its own pips in it, not a rim around a hole)
         solid = k == 2 and sst[1, cv2.CC_STAT_AREA] >= cfg.dice_pip_min_core * a
-        if solid and aspect >= cfg.dice_pip_min_aspect and fill >= cfg.dice_pip_min_fill and max(hh, ww) <= max_d:
+        if solid and shaped:
             marks[y0 : y0 + hh, x0 : x0 + ww][crop] = 1
             pips.append(_Pip(x0 + m["m10"] / a, y0 + m["m01"] / a, diameter, aspect, polarity, peak, fill))
             continue
@@ -307,8 +378,10 @@ def _components(binary: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.nda
     several times faster on a sparse image than OpenCV's, which visits every background px too.
     """
     n, labels = cv2.connectedComponentsWithAlgorithm(binary, 8, cv2.CV_32S, cv2.CCL_GRANA)
-    found = cv2.findNonZero(binary)
-    pts = np.zeros((0, 2), np.int32) if found is None else found.reshape(-1, 2)
+    # the nonzero px row by row, as cv2.findNonZero gives them (numpy finds them in a 0/1 image several times faster)
+    ys, xs = np.divmod(np.flatnonzero(binary.view(bool)), binary.shape[1])
+    pts = np.empty((len(xs), 2), np.int32)
+    pts[:, 0], pts[:, 1] = xs, ys
     xs, ys = pts[:, 0], pts[:, 1]
     lab = labels[ys, xs]
     big = np.iinfo(np.int32).max
@@ -340,6 +413,8 @@ def _pip_like(cfg: VisionConfig, c: np.ndarray, pts: np.ndarray, labels: np.ndar
         return ok & False
     n = len(area)
     ok &= np.bincount(lab[strong], minlength=n) > 0
+    keep = ok[lab]  # only the px of blobs still in the running are measured (each one's px all, in their order)
+    lab, pts = lab[keep], pts[keep]
     xs, ys = pts[:, 0].astype(np.float64), pts[:, 1].astype(np.float64)
     a = np.maximum(np.bincount(lab, minlength=n), 1)
     mx, my = np.bincount(lab, xs, n) / a, np.bincount(lab, ys, n) / a
@@ -355,30 +430,50 @@ def _pip_like(cfg: VisionConfig, c: np.ndarray, pts: np.ndarray, labels: np.ndar
     return ok & (round_ | (area <= cfg.dice_blob_cut_max_area_per_die2 * die * die))
 
 
-def _ring_spread(gray: np.ndarray, marks: np.ndarray, p: _Pip, die: float | None = None) -> float:
-    """Spread (90th - 10th percentile) of the grey levels on a circle just outside a pip, other pips left out.
+def _ring_spreads(gray: np.ndarray, marks: np.ndarray, pips: list[_Pip], die: float | None = None) -> list[float]:
+    """Each pip's spread (90th - 10th percentile) of the grey levels on a circle just outside it, other
+    pips left out (their circles' px all found at once).
 
     Where a die's size is known, the circle stays on the face for a corner pip too: no further
     out than halfway from the pip's edge to the face's (a dark rim or shadow there is not the face)."""
+    if not pips:
+        return []
     h, w = gray.shape
-    r = p.d / 2 + max(2.0, 0.3 * p.d)
-    if die is not None:
-        r = min(r, max(p.d / 2 + 1.0, (p.d / 2 + die * (0.5 - _PIP_OFFSET)) / 2))
-    xs = np.round(p.x + r * _RING_COS).astype(int)
-    ys = np.round(p.y + r * _RING_SIN).astype(int)
+    radii = []
+    for p in pips:
+        r = p.d / 2 + max(2.0, 0.3 * p.d)
+        if die is not None:
+            r = min(r, max(p.d / 2 + 1.0, (p.d / 2 + die * (0.5 - _PIP_OFFSET)) / 2))
+        radii.append(r)
+    r = np.array(radii)[:, None]
+    xs = np.round(np.array([p.x for p in pips])[:, None] + r * _RING_COS).astype(int)
+    ys = np.round(np.array([p.y for p in pips])[:, None] + r * _RING_SIN).astype(int)
     inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
-    if inside.sum() < 12:
-        return 255.0
-    xs, ys = xs[inside], ys[inside]
-    free = marks[ys, xs] == 0
-    if free.sum() < 6:  # packed among other pips: nothing left to judge by
-        return 0.0
-    v = np.sort(gray[ys[free], xs[free]].astype(np.float32))
-    return float(_percentile_sorted(v, 90) - _percentile_sorted(v, 10))
+    xc, yc = xs.clip(0, w - 1), ys.clip(0, h - 1)
+    free = inside & (marks[yc, xc] == 0)
+    # each circle's free grey levels first, in order, the rest after them
+    v = np.sort(np.where(free, gray[yc, xc].astype(np.float32), np.float32(np.inf)), axis=1)
+    out = []
+    for k_in, k_free, row in zip(inside.sum(axis=1).tolist(), free.sum(axis=1).tolist(), v):
+        if k_in < 12:
+            out.append(255.0)
+        elif k_free < 6:  # packed among other pips: nothing left to judge by
+            out.append(0.0)
+        else:
+            out.append(float(_percentile_sorted(row[:k_free], 90) - _percentile_sorted(row[:k_free], 10)))
+    return out
 
 
 _RING_ANGLES = np.linspace(0, 2 * np.pi, 24, endpoint=False)
 _RING_COS, _RING_SIN = np.cos(_RING_ANGLES), np.sin(_RING_ANGLES)
+
+
+def _median_of(values) -> float:
+    """``np.median`` of a few numbers (the mean of the two middle ones of an even count), without
+    numpy's general path (some ten times slower on a few values)."""
+    s = sorted(float(v) for v in values)
+    k = len(s) // 2
+    return s[k] if len(s) % 2 else (s[k - 1] + s[k]) / 2
 
 
 def _percentile_sorted(v: np.ndarray, q: float) -> np.floating:
@@ -417,34 +512,42 @@ def _group(cfg: VisionConfig, pips: list[_Pip], gray: np.ndarray, labels_all) ->
     con = np.array([p.contrast for p in pips])
     cand &= np.maximum(con[:, None], con[None, :]) <= cfg.dice_link_max_contrast_ratio * np.minimum(con[:, None], con[None, :])
     ii, jj = np.nonzero(np.triu(cand, 1))
-    for i, j in zip(ii.tolist(), jj.tolist()):
-        limit = max(cfg.dice_gap_max_contrast, cfg.dice_gap_peak_frac * min(pips[i].contrast, pips[j].contrast))
-        if _gap_clear(xy[i], xy[j], (d[i] + d[j]) / 4 + 1, limit, gray, labels_all[pol[i]]):
-            a, b = find(i), find(j)
-            if a != b:
-                parent[a] = b
+    limit = np.maximum(cfg.dice_gap_max_contrast, cfg.dice_gap_peak_frac * np.minimum(con[ii], con[jj]))
+    clear = _gaps_clear(xy[ii], xy[jj], (d[ii] + d[jj]) / 4 + 1, limit, gray, labels_all, pol[ii])
+    for i, j in zip(ii[clear].tolist(), jj[clear].tolist()):
+        a, b = find(i), find(j)
+        if a != b:
+            parent[a] = b
     groups: dict[int, list[int]] = {}
     for i in range(n):
         groups.setdefault(find(i), []).append(i)
     return list(groups.values())
 
 
-def _gap_clear(a: np.ndarray, b: np.ndarray, r: float, limit: float, gray: np.ndarray, labels: np.ndarray) -> bool:
-    """True if the face between two pips (centres a, b; radius r) is uniform: its grey levels
-    vary by at most ``limit`` (no edge, gap or shadow between two dice on the way)."""
+def _gaps_clear(a: np.ndarray, b: np.ndarray, r: np.ndarray, limit: np.ndarray, gray: np.ndarray, labels_all, polarity: np.ndarray) -> np.ndarray:
+    """For each pair of pips of one polarity (centres a[k], b[k]; radius r[k]), whether the face between
+    them is uniform: its grey levels, away from pips of that polarity (``labels_all[polarity[k]]`` marks
+    them), vary by at most ``limit[k]`` (no edge, gap or shadow between two dice on the way) and it lies
+    within the image. All pairs at once."""
     h, w = gray.shape
-    length = float(np.hypot(*(b - a)))
-    seen = []
-    for t in np.linspace(0.05, 0.95, 19):
-        if min(t, 1 - t) * length < r:
-            continue
-        x, y = a + (b - a) * t
-        xi, yi = int(round(x)), int(round(y))
-        if not (0 <= xi < w and 0 <= yi < h):
-            return False
-        if not labels[yi, xi]:
-            seen.append(int(gray[yi, xi]))
-    return len(seen) < 2 or max(seen) - min(seen) <= limit
+    if not len(a):
+        return np.zeros(0, bool)
+    length = np.hypot(*(b - a).T)
+    keep = _GAP_REACH[None, :] * length[:, None] >= r[:, None]  # not within r of either pip
+    xy = np.rint(a[:, None, :] + (b - a)[:, None, :] * _GAP_STEPS[None, :, None]).astype(np.int64)
+    xi, yi = xy[..., 0], xy[..., 1]
+    inside = (xi >= 0) & (xi < w) & (yi >= 0) & (yi < h)
+    xc, yc = xi.clip(0, w - 1), yi.clip(0, h - 1)
+    marked = np.where(polarity[:, None] == 0, labels_all[0][yc, xc], labels_all[1][yc, xc])
+    free = keep & inside & (marked == 0)
+    grey = gray[yc, xc].astype(np.int64)
+    spread = np.where(free, grey, -1).max(axis=1) - np.where(free, grey, 256).min(axis=1)
+    within = ~(keep & ~inside).any(axis=1)
+    return within & ((free.sum(axis=1) < 2) | (spread <= limit))
+
+
+_GAP_STEPS = np.linspace(0.05, 0.95, 19)  # where the face between two pips is looked at, as fractions of the way
+_GAP_REACH = np.minimum(_GAP_STEPS, 1 - _GAP_STEPS)  # ... and those fractions' distances from the nearer pip
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> float:
@@ -519,7 +622,7 @@ def _valid(cfg: VisionConfig, group: list[_Pip]):
     if value is None or err > cfg.dice_pattern_max_error:
         return None
     if A is not None:
-        d = float(np.median([p.d for p in group]))
+        d = _median_of([p.d for p in group])
         sv = np.linalg.svd(A, compute_uv=False)
         offset = float(math.sqrt(sv[0] * sv[1])) if len(group) >= 4 else float(sv[0])
         if not cfg.dice_spacing_min_diameters <= 2 * offset / d <= cfg.dice_spacing_max_diameters:
@@ -529,8 +632,8 @@ def _valid(cfg: VisionConfig, group: list[_Pip]):
 
 def _least_pip(group: list[_Pip]) -> int:
     """Index of the pip least like the others of its group: flattest, smallest, faintest."""
-    med_d = float(np.median([p.d for p in group]))
-    med_c = float(np.median([p.contrast for p in group]))
+    med_d = _median_of([p.d for p in group])
+    med_c = _median_of([p.contrast for p in group])
     return min(range(len(group)), key=lambda i: group[i].aspect * min(1.0, group[i].d / med_d) * min(1.0, group[i].contrast / med_c))
 
 
@@ -577,7 +680,7 @@ def _split(group: list[_Pip], ratio: float) -> tuple[list[_Pip], list[_Pip]] | N
                 best[k], parent[k] = dist[j, k], j
     edges.sort()
     longest = edges[-1]
-    if longest[0] < ratio * float(np.median([e[0] for e in edges[:-1]])):
+    if longest[0] < ratio * _median_of([e[0] for e in edges[:-1]]):
         return None
     # the two sides of the cut: grow from one end without the cut edge
     adj: dict[int, list[int]] = {i: [] for i in range(n)}
@@ -641,13 +744,13 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
     if found is None:
         return None, []
     group, (value, err, A) = found
-    if float(np.median([p.ring for p in group])) > cfg.dice_pip_ring_max_spread and (die is None or len(group) < 4):
+    if _median_of([p.ring for p in group]) > cfg.dice_pip_ring_max_spread and (die is None or len(group) < 4):
         # pips that do not sit on a uniform face; four or more in a die's layout at a die's known size
         # vouch for each other (packed small pips' halos reach the ring), and the face is checked below
         return None, group
     n = len(group)
     pts = np.array([(p.x, p.y) for p in group])
-    d = float(np.median([p.d for p in group]))
+    d = _median_of([p.d for p in group])
     cx, cy = pts.mean(0)
     c = contrast[group[0].polarity]
     cocked = False
@@ -678,9 +781,9 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
     if spread > cfg.dice_face_max_spread:
         return None, group  # the pips are not on one uniform face
     h, w = gray.shape
-    pip_level = float(np.median([gray[min(h - 1, int(round(p.y))), min(w - 1, int(round(p.x)))] for p in group]))
+    pip_level = _median_of([gray[min(h - 1, int(round(p.y))), min(w - 1, int(round(p.x)))] for p in group])
     against = (level - pip_level) if group[0].polarity == 0 else (pip_level - level)
-    if against < cfg.dice_face_min_contrast_frac * float(np.median([p.contrast for p in group])):
+    if against < cfg.dice_face_min_contrast_frac * _median_of([p.contrast for p in group]):
         return None, group  # the pips do not stand out from this face (they stand out from something else)
     if not cocked:
         if die is None:
@@ -721,7 +824,10 @@ def _face_spread(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: flo
     v = gray[y0:y1, x0:x1][disc & (pipmask == 0)]
     if v.size < 8:
         return 0.0, float(np.median(gray[y0:y1, x0:x1]))
-    return float(np.percentile(v, 90) - np.percentile(v, 10)), float(np.median(v))
+    v = np.sort(v).astype(np.float64)
+    k = len(v) // 2
+    median = v[k] if len(v) % 2 else (v[k - 1] + v[k]) / 2
+    return float(_percentile_sorted(v, 90) - _percentile_sorted(v, 10)), float(median)
 
 
 def _side_face_shows(cfg: VisionConfig, image: np.ndarray, marks: np.ndarray, x: float, y: float, side: float, d: float) -> bool:
@@ -763,12 +869,11 @@ def _side_run(cfg: VisionConfig, image: np.ndarray, marks: np.ndarray, x: float,
     free = cv2.dilate(marks[y0:y1, x0:x1], np.ones((halo, halo), np.uint8)) == 0
     if free.sum() < 8:
         return 0
-    face = np.median(image[y0:y1, x0:x1][free].astype(np.float32), axis=0) + 1.0
-    ang = np.linspace(0, 2 * np.pi, 32, endpoint=False)
+    face = _median_columns(image[y0:y1, x0:x1][free].astype(np.float32)) + 1.0
     shaded = np.ones(32, bool)
     for k in np.linspace(cfg.dice_side_run_near, cfg.dice_side_run_far, 3):
-        xs = np.round(x + k * die * np.cos(ang)).astype(int)
-        ys = np.round(y + k * die * np.sin(ang)).astype(int)
+        xs = np.round(x + k * die * _RUN_COS).astype(int)
+        ys = np.round(y + k * die * _RUN_SIN).astype(int)
         ok = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
         seen = image[ys.clip(0, h - 1), xs.clip(0, w - 1)].astype(np.float32) + 1.0
         shade = seen @ face / float(face @ face)
@@ -779,6 +884,21 @@ def _side_run(cfg: VisionConfig, image: np.ndarray, marks: np.ndarray, x: float,
         run = run + 1 if v else 0
         best = max(best, run)
     return min(best, 32)
+
+
+_RUN_ANGLES = np.linspace(0, 2 * np.pi, 32, endpoint=False)  # the directions :func:`_side_run` looks in
+_RUN_COS, _RUN_SIN = np.cos(_RUN_ANGLES), np.sin(_RUN_ANGLES)
+
+
+def _median_columns(values: np.ndarray) -> np.ndarray:
+    """``np.median(values, axis=0)`` of a 2-D float array with rows (the mean of the two middle values
+    of an even count, in the array's precision), found by one partial sort rather than np.median's general path."""
+    n = len(values)
+    k = n // 2
+    if n % 2:
+        return np.partition(values, k, axis=0)[k]
+    part = np.partition(values, (k - 1, k), axis=0)
+    return (part[k - 1] + part[k]) / 2
 
 
 def _ring_clear(limit: float, c: np.ndarray, x: float, y: float, d: float) -> bool:

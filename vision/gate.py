@@ -120,12 +120,17 @@ def occlusion(
     """
     pts, index = samples if samples is not None and len(samples[0]) else static_samples()
     expected = np.ones(len(pts), bool)
-    by_x = np.argsort(pts[:, 0], kind="stable")
-    xs = pts[by_x, 0]
-    for x, y, r in covers:
-        lo, hi = np.searchsorted(xs, (x - r - 1, x + r + 1))  # only samples this close across can lie in the disc
-        near = by_x[lo:hi]
-        expected[near] &= np.hypot(pts[near, 0] - x, pts[near, 1] - y) > r
+    if len(covers):
+        by_x = np.argsort(pts[:, 0], kind="stable")
+        xs = pts[by_x, 0]
+        cx, cy, cr = np.asarray(covers, dtype=np.float64).reshape(-1, 3).T
+        # only samples this close across can lie in a disc: each disc's run of the samples by x, all at once
+        lo, hi = np.searchsorted(xs, cx - cr - 1), np.searchsorted(xs, cx + cr + 1)
+        runs = hi - lo
+        disc = np.repeat(np.arange(len(cx)), runs)
+        near = by_x[np.arange(runs.sum()) - np.repeat(np.cumsum(runs) - runs - lo, runs)]
+        outside = np.hypot(pts[near, 0] - cx[disc], pts[near, 1] - cy[disc]) > cr[disc]
+        expected[near[~outside]] = False
     seen = np.zeros(len(pts), bool)
     if expected.any():
         seen[expected] = edges_at(pts[expected])

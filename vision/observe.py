@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
@@ -27,6 +28,9 @@ from vision.calibrate import Geometry, check
 from vision.config import VisionConfig, default_config
 from vision.profile import DEFAULT_PROFILE
 from vision.rectify import prepare
+
+if TYPE_CHECKING:
+    from vision.dice import DiceField
 
 FORMAT = "tavli-observation/1"
 
@@ -141,13 +145,22 @@ def _die_px(geometry: Geometry, die_mm: float) -> float:
     return die_mm * float(np.sqrt(abs(cv2.contourArea(px)) / abs(cv2.contourArea(mm))))
 
 
+@lru_cache(maxsize=8)
+def _dice_field(config: VisionConfig, geometry: Geometry, shape: tuple[int, int]) -> DiceField | None:
+    """Where a camera's frames of ``shape`` (height, width) are read for dice: the field, at a die's size on it (a fixed camera: once)."""
+    from vision.dice import dice_field
+
+    return dice_field(config, shape, _field_mask(geometry, shape), die_px=_die_px(geometry, geometry.layout.profile.die_size_mm))
+
+
 def _read_dice(config: VisionConfig, geometry: Geometry, image: np.ndarray) -> list[DieObservation]:
-    from vision.dice import read_dice
+    from vision.dice import read_dice_in
 
     lay = geometry.layout
     die_mm = lay.profile.die_size_mm
     out = []
-    for d in read_dice(config, image, mask=_field_mask(geometry, image.shape[:2]), die_px=_die_px(geometry, die_mm), plane=np.linalg.inv(geometry.matrix)):
+    where = _dice_field(config, geometry, image.shape[:2])
+    for d in read_dice_in(config, image, where, plane=np.linalg.inv(geometry.matrix)) if where is not None else ():
         mm = geometry.to_board([d.centre])[0]
         # on a calibrated board a die's size is known: a "die" the size of a checker is not one
         x, y, w, h = d.box
