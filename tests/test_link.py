@@ -276,7 +276,9 @@ def test_ack_for_another_seq_or_type_does_not_complete_send_leds(boards, links):
     link = links(board.path, retries=2, retry_after_s=0.05).start()
     assert link.send_leds(FRAME) is False
     sends = board.led_frames()
-    assert len(sends) == 3 and len({seq for seq, _ in sends}) == 1  # the same frame, same seq, three times
+    # the same frame, same seq, three times (a busy machine may have the link back and the frame
+    # sent afresh, under a new seq, by the time they are counted)
+    assert [seq for seq, _ in sends].count(sends[0][0]) == 3 and all(seq != sends[0][0] for seq, _ in sends[3:])
     assert link.stats.retries == 2
     assert next_event(link, "disconnected").detail.startswith("command seq=")  # unacknowledged: the board is lost
 

@@ -425,3 +425,23 @@ def test_the_cubes_faint_shape_threshold_may_not_exceed_the_reporting_one():
 
     with pytest.raises(ConfigError, match="min_shape"):
         _replace(default_config(), cube_min_shape=0.7)
+
+@pytest.mark.parametrize("seed, points", [(730002, (19, 21)), (730027, (13, 21))])
+def test_a_dark_glossy_checker_alone_on_a_point_of_its_colour_is_counted_in_a_noisy_720p_frame(seed, points):
+    """Development frames of the accuracy benchmark at 1280x720 with noise: the lone checker's rim
+    is faint after the noise's blur, below the edge threshold over most of it, but above 0.7 of it."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("bench_vision", Path(__file__).resolve().parents[1] / "benchmarks" / "bench_vision.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    s = bench.scene(seed, 0.0)
+    pos = s.pop("position")
+    frame = render(pos, seed=seed, size=(1280, 720), **s)
+    noisy = np.clip(frame.image.astype(np.int16) + np.random.default_rng(seed).normal(0, 3, frame.image.shape).astype(np.int16), 0, 255).astype(np.uint8)
+    obs = read_frame(calibrate(frame.image), noisy)
+    assert obs.status == "settling", obs.messages
+    for p in points:
+        assert pos.points[p - 1] == -1 and obs.checkers.points[p - 1] == -1
+    _assert_reads(frame, obs.checkers)

@@ -412,8 +412,12 @@ class View:
 
     def edges_at(self, points_mm) -> np.ndarray:
         """Whether the frame shows an edge at each board-mm point (N x 2 -> N bools)."""
+        return self.edge_strength_at(points_mm) > self.threshold
+
+    def edge_strength_at(self, points_mm) -> np.ndarray:
+        """The edge strength at each board-mm point (N x 2 -> N floats; an edge above ``threshold``)."""
         pts = np.asarray(points_mm, dtype=np.float64).reshape(-1, 2)
-        return _sample(self.edges[..., None], pts * self.ppm - 0.5)[:, 0] > self.threshold
+        return _sample(self.edges[..., None], pts * self.ppm - 0.5)[:, 0]
 
     def lab_at(self, points_mm) -> np.ndarray:
         """Lab colours at board-mm points (N x 2 -> N x 3 float)."""
@@ -481,7 +485,8 @@ def read_checkers(
     quiet = _quiet(lay, board_edges) if board_edges and not _as_rendered(lay) else None
     heights, confs, pinned = [], [], []
     everywhere = _all_samples(lay)[0]
-    shown = v.edges_at(everywhere)  # every point's samples at once
+    strength = v.edge_strength_at(everywhere)  # every point's samples at once
+    shown = strength > v.threshold
     usable = np.ones(len(everywhere), bool)
     if quiet is not None:
         usable &= _at(quiet, everywhere)
@@ -496,8 +501,15 @@ def read_checkers(
     # mismatches: a rim predicted where none shows, or none predicted where one shows (every point at once)
     errs = (np.matmul(pred, (valid & ~seen).astype(np.float32)[:, :, None]) + np.matmul(not_pred, (valid & seen).astype(np.float32)[:, :, None]))[:, :, 0].astype(np.int64)
     orders = np.argsort(errs, axis=1, kind="stable")
-    for err, order in zip(errs, orders):
+    # a lone checker whose rim is faint (a dark checker on a point of its colour, in a small noisy
+    # frame): most of its rim samples show an edge of faint_rim_frac of the threshold
+    first = valid & (pred[:, 1, :] > 0)
+    faint = (first & (strength[index] > cfg.faint_rim_frac * v.threshold)).sum(axis=1)
+    whole = (_stacked_samples(lay)[1] & (pred[:, 1, :] > 0)).sum(axis=1)  # clear of the board's drawing, dice or none
+    for i, (err, order) in enumerate(zip(errs, orders)):
         n, under = _hypothesis(int(order[0]))
+        if n == 0 and first[i].sum() >= _FAINT_MIN_CLEAR * whole[i] > 0 and faint[i] >= cfg.faint_rim_min_share * first[i].sum():
+            n, under = 1, False
         heights.append(n)
         pinned.append(under)
         # the runner-up that would change the count
@@ -528,6 +540,9 @@ def read_checkers(
 
 
 
+# a faint rim is trusted only where next to all of it is in view: no die on it (one half under a
+# die showed the die's own edges there)
+_FAINT_MIN_CLEAR = 0.9
 _CONFIDENT_MARGIN = 24  # rim samples: a margin this large between the best and second-best height is certain
 
 

@@ -22,6 +22,8 @@ _KEYS = {
     "edge_blur_mm_per_grey": ("checkers", "edge_blur_mm_per_grey"),
     "edge_blur_above_noise": ("checkers", "edge_blur_above_noise"),
     "bar_min_ring": ("checkers", "bar_min_ring"),
+    "faint_rim_frac": ("checkers", "faint_rim_frac"),
+    "faint_rim_min_share": ("checkers", "faint_rim_min_share"),
     "tray_max_gap_per_step": ("checkers", "tray_max_gap_per_step"),
     "max_missing_edges": ("gate", "max_missing_edges"),
     "min_seen_edges": ("gate", "min_seen_edges"),
@@ -104,6 +106,8 @@ class VisionConfig:
     edge_blur_mm_per_grey: float = 0.19
     edge_blur_above_noise: float = 0.8
     bar_min_ring: float = 0.55
+    faint_rim_frac: float = 0.7
+    faint_rim_min_share: float = 0.8
     tray_max_gap_per_step: float = 0.4
     max_missing_edges: float = 0.25
     min_seen_edges: float = 0.5
@@ -183,7 +187,7 @@ class VisionConfig:
         blur = self.edge_blur_mm_per_grey
         if isinstance(blur, bool) or not isinstance(blur, (int, float)) or not 0 <= blur <= 1:
             raise ConfigError(f"edge_blur_mm_per_grey: {blur!r}: expected a number of mm (per grey level of noise) from 0 to 1")
-        for name in ("bar_min_ring", "tray_max_gap_per_step", "max_missing_edges", "min_seen_edges", "max_motion_fraction", "cube_min_outline", "cube_min_shape"):
+        for name in ("bar_min_ring", "faint_rim_frac", "faint_rim_min_share", "tray_max_gap_per_step", "max_missing_edges", "min_seen_edges", "max_motion_fraction", "cube_min_outline", "cube_min_shape"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
                 raise ConfigError(f"{name}: {v!r}: expected a fraction between 0 and 1")
