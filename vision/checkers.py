@@ -275,6 +275,15 @@ def _stacked_samples(lay: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     return index, valid, pred, not_pred
 
 
+@lru_cache(maxsize=8)
+def _first_rims(lay: Layout) -> tuple[np.ndarray, np.ndarray]:
+    """Of :func:`_stacked_samples`: which samples lie on the rim of a point's first checker alone
+    (24 x N), and how many of those are clear of the board's own edges on each point (24)."""
+    _, valid, pred, _ = _stacked_samples(lay)
+    rim = pred[:, 1, :] > 0
+    return rim, (rim & valid).sum(axis=1)
+
+
 _stacked_samples(_layout())  # the renderer's board, every geometry's default: built at import, not on the first frame
 
 
@@ -501,15 +510,14 @@ def read_checkers(
     # mismatches: a rim predicted where none shows, or none predicted where one shows (every point at once)
     errs = (np.matmul(pred, (valid & ~seen).astype(np.float32)[:, :, None]) + np.matmul(not_pred, (valid & seen).astype(np.float32)[:, :, None]))[:, :, 0].astype(np.int64)
     orders = np.argsort(errs, axis=1, kind="stable")
-    # a lone checker whose rim is faint (a dark checker on a point of its colour, in a small noisy
-    # frame): most of its rim samples show an edge of faint_rim_frac of the threshold
-    first = valid & (pred[:, 1, :] > 0)
-    faint = (first & (strength[index] > cfg.faint_rim_frac * v.threshold)).sum(axis=1)
-    whole = (_stacked_samples(lay)[1] & (pred[:, 1, :] > 0)).sum(axis=1)  # clear of the board's drawing, dice or none
+    rim_one, rim_one_clear = _first_rims(lay)
     for i, (err, order) in enumerate(zip(errs, orders)):
         n, under = _hypothesis(int(order[0]))
-        if n == 0 and first[i].sum() >= _FAINT_MIN_CLEAR * whole[i] > 0 and faint[i] >= cfg.faint_rim_min_share * first[i].sum():
-            n, under = 1, False
+        if n == 0:  # a lone checker whose rim is faint (a dark one on a point of its colour, a small noisy frame)
+            on = valid[i] & rim_one[i]
+            k = int(on.sum())
+            if k >= _FAINT_MIN_CLEAR * rim_one_clear[i] > 0 and (strength[index[i][on]] > cfg.faint_rim_frac * v.threshold).sum() >= cfg.faint_rim_min_share * k:
+                n, under = 1, False
         heights.append(n)
         pinned.append(under)
         # the runner-up that would change the count
