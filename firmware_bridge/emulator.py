@@ -102,6 +102,9 @@ def _wanted_length(msg_type: int, payload: bytes) -> int:
     return {Hello.TYPE: 2, Config.TYPE: 10, Calibrate.TYPE: 1}[msg_type]
 
 
+WRITE_STALL_S = 1.0  # a frame for a host that reads nothing waits this long, then is lost
+
+
 class BoardEmulator:
     """A sensor/LED board on a pseudo-terminal; the host cannot tell it from hardware.
 
@@ -141,6 +144,8 @@ class BoardEmulator:
         self.heartbeat_s = heartbeat_s
         self.sensor_config = sensor_config
         self.report_mode = ReportMode.SNAPSHOTS_AND_EVENTS
+        self.write_stall_s = WRITE_STALL_S  # how long a frame waits for a host that does not read
+        self.bytes_lost = 0  # bytes dropped because the host did not read them
         self.debounce_scans = 3
         self.replugged = threading.Event()
         self._rng = random.Random(seed)
@@ -419,6 +424,7 @@ class BoardEmulator:
         attrs = termios.tcgetattr(slave)
         attrs[3] &= ~termios.ECHO
         termios.tcsetattr(slave, termios.TCSANOW, attrs)
+        os.set_blocking(master, False)  # a full line waits in _write, for a while only
         self._master, self._slave = master, slave
         self._path = os.ttyname(slave)
 
@@ -480,12 +486,20 @@ class BoardEmulator:
             self._send(msg)
 
     def _write(self, data: bytes) -> None:
+        """Write to the host, waiting at most ``write_stall_s`` for room: a host that does not read
+        fills the line's buffer, and the bytes that do not fit are lost (:attr:`bytes_lost`), as
+        the real board's USB-serial bridge loses them; the board goes on sensing, never stuck."""
         view = memoryview(data)
+        deadline = time.monotonic() + self.write_stall_s
         while view and self._master is not None:
             try:
                 n = os.write(self._master, view)
             except BlockingIOError:
-                select.select([], [self._master], [], 0.1)
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self.bytes_lost += len(view)
+                    return
+                select.select([], [self._master], [], min(0.1, left))
                 continue
             except OSError:
                 return

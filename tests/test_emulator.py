@@ -439,3 +439,21 @@ def test_a_checker_put_on_a_blocked_point_lies_on_top_and_reads_as_both_colours(
     board.place(24, "white")
     snap = host.wait_for(lambda m: isinstance(m, Snapshot) and counts(m).points == start.points)
     assert counts(snap).uncertain == ()
+
+
+def test_a_host_that_stops_reading_loses_bytes_but_never_stalls_the_board(board, host):
+    """The real board's USB-serial bridge drops what the host does not read; the emulator waited
+    for room for ever, so a starved host made every later action time out."""
+    host.handshake()
+    board.write_stall_s = 0.02
+    pos = Position.start("backgammon")
+    start = time.monotonic()
+    while board.bytes_lost == 0 and time.monotonic() - start < 30:
+        board.set_position(pos)  # every call sends a snapshot the host does not read
+    assert board.bytes_lost > 0
+    t0 = time.monotonic()
+    board.move(1, 2)  # still answers at once
+    assert time.monotonic() - t0 < 1.0
+    host.quiet(0.5)  # the host reads again: what is left of the lost frames is skipped
+    board.move(2, 1)
+    host.wait_for(lambda m: isinstance(m, Snapshot) and counts(m).points == pos.points)  # and the board is heard again
