@@ -191,8 +191,10 @@ def read_frame(
     """Read one camera frame on the geometry's board layout. Its status is ``board-not-found``,
     ``occluded`` or, for a readable frame, ``settling`` (one frame alone is never ``stable``: see
     :class:`Pipeline`). A reading with more than 15 checkers of a side is ``occluded`` too: no
-    position has 16, so a hand or a sleeve was read as checkers. The cube is looked for on the
-    renderer's board only (:mod:`vision.cube` knows its bar).
+    position has 16, so a hand or a sleeve was read as checkers; but where the 16th is on the
+    bar and a square fainter than ``cube.min_shape`` (at least ``cube.min_conserve``) lies
+    there, that square is taken for the cube and the reading of 15 kept. The cube is looked
+    for on the renderer's board only (:mod:`vision.cube` knows its bar).
 
     Raises ValueError for an image that is not a BGR uint8 array.
     """
@@ -208,6 +210,15 @@ def read_frame(
     board_edges = palette.board_edges if palette is not None else ()
     rings = _checkers.bar_rings(v, cfg.bar_min_ring, not_on_bar, board_edges)
     reading = _checkers.read_checkers(geometry, v, palette, cfg, not_on_bar, on_board, rings)
+    if shape is None and prof.name == DEFAULT_PROFILE and any(t == 16 and b for t, b in zip(reading.totals(), reading.bar)):
+        # a 16th checker on the bar: a cube too faint to be seen as one is the likelier reading
+        faint = _cube.find_cube(v.edges_at, min_score=cfg.cube_min_conserve, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold)
+        if faint is not None:
+            away = (faint[0][0], faint[0][1], prof.cube_size_mm * 0.8)
+            rings2 = _checkers.bar_rings(v, cfg.bar_min_ring, away, board_edges)
+            reading2 = _checkers.read_checkers(geometry, v, palette, cfg, away, on_board, rings2)
+            if max(reading2.totals()) <= 15:
+                shape, rings, reading = faint, rings2, reading2
     cube = None
     covers = _gate.checker_covers(reading.points, lambda p, k: lay.checker_slot(p, k)[:2], [c for c, _ in rings], prof.checker_diameter_mm)
     covers += [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * 0.9) for d in dice]
