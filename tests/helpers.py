@@ -1,8 +1,26 @@
-"""Small helpers to draw positions in tests."""
+"""Small helpers for tests: positions drawn by hand, and waiting on a queue."""
 
 from __future__ import annotations
 
+import queue
+import time
+from typing import Any, Callable
+
 from board_rules import Position, Roll, Side, find_variant
+
+
+def first_from(q: queue.Queue, wanted: Callable[[Any], bool], timeout: float) -> Any | None:
+    """The first item taken off ``q`` within ``timeout`` s that ``wanted`` accepts (the items before
+    it are taken off and dropped; ``wanted`` may record or assert on them), or None if none came."""
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            item = q.get(timeout=left)
+        except queue.Empty:
+            break
+        if wanted(item):
+            return item
+    return None
 
 
 def make(variant, points=None, *, turn="white", bar=(0, 0), off=None, pinned=None, rolls=(0, 0), **options) -> Position:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import queue
 import threading
 import time
 
@@ -15,6 +14,7 @@ from firmware_bridge.emulator import BoardEmulator
 from firmware_bridge.link import BoardLink, LinkEvent
 from firmware_bridge.protocol import Snapshot
 from firmware_bridge.sensing import counts_from_slots
+from tests.helpers import first_from
 
 
 def sensed(snapshot: Snapshot):
@@ -24,15 +24,10 @@ def sensed(snapshot: Snapshot):
 
 
 def wait_for(link: BoardLink, predicate, timeout: float = 5.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            event = link.events.get(timeout=0.1)
-        except queue.Empty:
-            continue
-        if predicate(event):
-            return event
-    raise AssertionError("the expected event did not come")
+    event = first_from(link.events, predicate, timeout)
+    if event is None:
+        raise AssertionError("the expected event did not come")
+    return event
 
 
 def test_host_sees_the_emulated_board_and_lights_its_leds():

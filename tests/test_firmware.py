@@ -62,6 +62,7 @@ from firmware_bridge.protocol import (
     encode_frame,
 )
 from firmware_bridge.sensing import classify, counts_from_slots
+from tests.helpers import first_from
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRMWARE = ROOT / "hardware" / "firmware"
@@ -752,18 +753,16 @@ class Sim:
             (self.leds if line.startswith("LEDS ") else self.lines).put(line.rstrip("\n"))
 
     def expect(self, prefix: str, timeout: float = 20.0) -> str:
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"simboard printed no {prefix!r} line within {timeout} s")
-            try:
-                line = self.lines.get(timeout=left)
-            except queue.Empty:
-                continue
+        def wanted(line: str) -> bool:
             if line.startswith(prefix):
-                return line
+                return True
             assert not line.startswith(("ERR", "CRASHED")), line
+            return False
+
+        line = first_from(self.lines, wanted, timeout)
+        if line is None:
+            raise AssertionError(f"simboard printed no {prefix!r} line within {timeout} s")
+        return line
 
     def send(self, command: str) -> None:
         self.proc.stdin.write(command + "\n")
@@ -774,15 +773,10 @@ class Sim:
         return self.expect("OK t_ms=")
 
     def led_frame(self, want, timeout: float = 20.0) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                line = self.leds.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                continue
-            if want(line):
-                return line
-        raise AssertionError("no matching LED frame on the data pin")
+        line = first_from(self.leds, want, timeout)
+        if line is None:
+            raise AssertionError("no matching LED frame on the data pin")
+        return line
 
     def close(self) -> None:
         """Stop the harness; raises AssertionError if the simulated CPU crashed on the way."""
@@ -804,18 +798,14 @@ def _link(path: str) -> BoardLink:
 
 
 def _next(link: BoardLink, kind, timeout: float = 20.0, where=lambda m: True):
-    deadline = time.monotonic() + timeout
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise AssertionError(f"no {kind.__name__} from the simulated board within {timeout} s")
-        try:
-            msg = link.events.get(timeout=left)
-        except queue.Empty:
-            continue
+    def wanted(msg) -> bool:
         assert not (isinstance(msg, LinkEvent) and msg.kind == "disconnected"), msg
-        if isinstance(msg, kind) and where(msg):
-            return msg
+        return isinstance(msg, kind) and where(msg)
+
+    msg = first_from(link.events, wanted, timeout)
+    if msg is None:
+        raise AssertionError(f"no {kind.__name__} from the simulated board within {timeout} s")
+    return msg
 
 
 @pytest.fixture(scope="module")

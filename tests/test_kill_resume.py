@@ -15,6 +15,7 @@ import pytest
 from board_rules import Position, Roll
 from firmware_bridge.emulator import BoardEmulator
 from referee.journal import read_journal
+from tests.helpers import first_from
 
 START = Position.start("backgammon")
 OPENING = START.play("8/5 6/5", Roll(3, 1))
@@ -44,16 +45,14 @@ class Player:
         self.proc.stdin.flush()
 
     def hear(self, text: str, timeout: float = 20.0) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                line = self.lines.get(timeout=0.1)
-            except queue.Empty:
-                continue
+        def said(line: str) -> bool:
             self.heard.append(line)
-            if text in line:
-                return line
-        raise AssertionError(f"tavli play never said {text!r}; it said {self.heard[-5:]}")
+            return text in line
+
+        line = first_from(self.lines, said, timeout)
+        if line is None:
+            raise AssertionError(f"tavli play never said {text!r}; it said {self.heard[-5:]}")
+        return line
 
     def kill(self) -> None:
         self.proc.send_signal(signal.SIGKILL)

@@ -8,7 +8,6 @@ tests wait on the link's event queue or on threading events, with timeouts.
 from __future__ import annotations
 
 import os
-import queue
 import select
 import threading
 import time
@@ -45,6 +44,7 @@ from firmware_bridge.protocol import (
     Snapshot,
     encode_frame,
 )
+from tests.helpers import first_from
 
 WAIT = 3.0  # seconds any single expected event may take
 SLOTS = (5, 4, 4)  # slots per point, bar slots, tray slots (HelloReply's defaults)
@@ -201,19 +201,15 @@ def links():
 
 def next_event(link: BoardLink, kind: type | str, timeout: float = WAIT):
     """The next event on ``link.events`` of this message type or LinkEvent kind, skipping others."""
-    deadline = time.monotonic() + timeout
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            pytest.fail(f"no {kind!r} event within {timeout} s")
-        try:
-            event = link.events.get(timeout=left)
-        except queue.Empty:
-            continue
-        if isinstance(kind, str) and isinstance(event, LinkEvent) and event.kind == kind:
-            return event
-        if isinstance(kind, type) and isinstance(event, kind):
-            return event
+    def of_kind(event) -> bool:
+        if isinstance(kind, str):
+            return isinstance(event, LinkEvent) and event.kind == kind
+        return isinstance(event, kind)
+
+    event = first_from(link.events, of_kind, timeout)
+    if event is None:
+        pytest.fail(f"no {kind!r} event within {timeout} s")
+    return event
 
 
 def test_handshake_emits_connected_then_the_first_snapshot(boards, links):
