@@ -26,6 +26,7 @@ import cv2
 import numpy as np
 
 from board_rules.errors import TavliError
+from vision.checkers import _median_rows
 from vision.config import VisionConfig, default_config
 
 
@@ -869,7 +870,7 @@ def _side_run(cfg: VisionConfig, image: np.ndarray, marks: np.ndarray, x: float,
     free = cv2.dilate(marks[y0:y1, x0:x1], np.ones((halo, halo), np.uint8)) == 0
     if free.sum() < 8:
         return 0
-    face = _median_columns(image[y0:y1, x0:x1][free].astype(np.float32)) + 1.0
+    face = _median_rows(image[y0:y1, x0:x1][free].T).astype(np.float32) + 1.0
     shaded = np.ones(32, bool)
     for k in np.linspace(cfg.dice_side_run_near, cfg.dice_side_run_far, 3):
         xs = np.round(x + k * die * _RUN_COS).astype(int)
@@ -888,17 +889,6 @@ def _side_run(cfg: VisionConfig, image: np.ndarray, marks: np.ndarray, x: float,
 
 _RUN_ANGLES = np.linspace(0, 2 * np.pi, 32, endpoint=False)  # the directions :func:`_side_run` looks in
 _RUN_COS, _RUN_SIN = np.cos(_RUN_ANGLES), np.sin(_RUN_ANGLES)
-
-
-def _median_columns(values: np.ndarray) -> np.ndarray:
-    """``np.median(values, axis=0)`` of a 2-D float array with rows (the mean of the two middle values
-    of an even count, in the array's precision), found by one partial sort rather than np.median's general path."""
-    n = len(values)
-    k = n // 2
-    if n % 2:
-        return np.partition(values, k, axis=0)[k]
-    part = np.partition(values, (k - 1, k), axis=0)
-    return (part[k - 1] + part[k]) / 2
 
 
 def _ring_clear(limit: float, c: np.ndarray, x: float, y: float, d: float) -> bool:
