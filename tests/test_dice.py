@@ -322,3 +322,32 @@ def test_on_a_calibrated_board_a_leaning_six_whose_pips_run_together_is_flagged_
     (truth,) = [d for d in frame.dice if d.cocked]
     near = [d for d in obs.dice if np.hypot(d.centre[0] - truth.centre[0], d.centre[1] - truth.centre[1]) < 20]
     assert [(d.value, d.cocked) for d in near] == [(None, True)]
+
+
+@pytest.mark.parametrize("seed", [740021, 740048, 740095])
+def test_on_a_calibrated_board_a_leaning_six_whose_columns_run_into_two_bars_is_flagged(seed):
+    """Development frames: each column of a leaning six's three pips runs into one bar, so no pip is
+    found; the two parallel bars on its face were lost before and are flagged as a cocked die now."""
+    frame, obs = _bench_frame(seed, hands=0.0)
+    (truth,) = [d for d in frame.dice if d.cocked and d.value == 6]
+    near = [d for d in obs.dice if np.hypot(d.centre[0] - truth.centre[0], d.centre[1] - truth.centre[1]) < 20]
+    assert [(d.value, d.cocked) for d in near] == [(None, True)]
+
+
+def _barred_die(angles=(0.0, 0.0), face=(245, 245, 245), gap=13.0):
+    """A 200x160 photo of a 24 px die face at (100, 80) on wood brown, with two dark bars
+    (12 x 4 px, at ``angles`` in degrees from upright) ``gap`` px apart across them."""
+    img = np.full((160, 200, 3), (70, 110, 150), np.uint8)
+    cv2.rectangle(img, (88, 68), (112, 92), face, -1)
+    for dx, angle in zip((-gap / 2, gap / 2), angles):
+        box = cv2.boxPoints(((100 + dx, 80.0), (4.0, 12.0), angle))
+        cv2.fillConvexPoly(img, np.rint(box * 16).astype(np.int32), (25, 25, 25), cv2.LINE_AA, 4)
+    return cv2.GaussianBlur(img, (3, 3), 0)
+
+
+def test_two_parallel_bars_on_a_die_face_of_known_size_are_a_cocked_six_and_nothing_else_is():
+    (r,) = read_dice(default_config(), _barred_die(), die_px=24.0)
+    assert (r.value, r.cocked) == (6, True) and np.hypot(r.centre[0] - 100, r.centre[1] - 80) < 2
+    assert read_dice(default_config(), _barred_die(), die_px=None) == []  # a die's size unknown: no bars looked for
+    assert read_dice(default_config(), _barred_die(angles=(0.0, 40.0)), die_px=24.0) == []  # not parallel
+    assert read_dice(default_config(), _barred_die(gap=22.0), die_px=24.0) == []  # too far apart for one face

@@ -90,6 +90,15 @@ _KEYS = {
     "dice_blob_cut_max_area_per_die2": ("dice", "blob_cut_max_area_per_die2"),
     "dice_pip_min_peak": ("dice", "pip_min_peak"),
     "dice_single_face_per_die": ("dice", "single_face_per_die"),
+    "dice_bar_min_per_die": ("dice", "bar_min_per_die"),
+    "dice_bar_max_per_die": ("dice", "bar_max_per_die"),
+    "dice_bar_max_width_per_die": ("dice", "bar_max_width_per_die"),
+    "dice_bar_max_aspect": ("dice", "bar_max_aspect"),
+    "dice_bar_max_length_ratio": ("dice", "bar_max_length_ratio"),
+    "dice_bar_max_turn_deg": ("dice", "bar_max_turn_deg"),
+    "dice_bar_max_shift": ("dice", "bar_max_shift"),
+    "dice_bar_min_gap_per_die": ("dice", "bar_min_gap_per_die"),
+    "dice_bar_max_gap_per_die": ("dice", "bar_max_gap_per_die"),
 }
 
 
@@ -174,6 +183,15 @@ class VisionConfig:
     dice_blob_cut_max_area_per_die2: float = 0.35
     dice_pip_min_peak: float = 80.0
     dice_single_face_per_die: float = 0.42
+    dice_bar_min_per_die: float = 0.5
+    dice_bar_max_per_die: float = 0.85
+    dice_bar_max_width_per_die: float = 0.35
+    dice_bar_max_aspect: float = 0.5
+    dice_bar_max_length_ratio: float = 1.3
+    dice_bar_max_turn_deg: float = 15.0
+    dice_bar_max_shift: float = 0.25
+    dice_bar_min_gap_per_die: float = 0.4
+    dice_bar_max_gap_per_die: float = 0.75
 
     def __post_init__(self) -> None:
         if not isinstance(self.min_markers, int) or not 3 <= self.min_markers <= 4:

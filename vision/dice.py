@@ -93,6 +93,20 @@ class _Pip:
     ring: float = 0.0  # spread of grey levels just around the pip (a pip sits on a uniform face)
 
 
+@dataclass(slots=True)
+class _Bar:
+    """A blob too long for a pip: maybe a column of pips run together (a leaning six)."""
+
+    x: float
+    y: float
+    length: float  # the full axes of the ellipse of its moments, px
+    width: float
+    angle: float  # of its long axis, radians
+    polarity: int
+    contrast: float
+    px: tuple[np.ndarray, int, int]  # its px: a crop's mask and the crop's left, top
+
+
 def read_dice(
     config: VisionConfig | None, image: np.ndarray, mask: np.ndarray | None = None, *, die_px: float | None = None, plane: np.ndarray | None = None
 ) -> list[DieReading]:
@@ -265,8 +279,9 @@ def _read(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die: fl
     contrast = (cv2.morphologyEx(gray, cv2.MORPH_BLACKHAT, se), cv2.morphologyEx(gray, cv2.MORPH_TOPHAT, se))
     pips: list[_Pip] = []
     labels_all = []
+    bars: list[_Bar] | None = [] if die is not None else None
     for polarity, c in enumerate(contrast):
-        found, labels = _find_pips(cfg, c, polarity, mask, max_d, die)
+        found, labels = _find_pips(cfg, c, polarity, mask, max_d, die, bars)
         pips.extend(found)
         labels_all.append(labels)
     marks = labels_all[0] | labels_all[1]
@@ -283,6 +298,8 @@ def _read(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die: fl
     for r, _, _ in scored:
         if all(_overlap(r, q) < 0.3 for q in readings):
             readings.append(r)
+    if bars:
+        readings += _run_together_sixes(cfg, gray, marks, bars, readings, die)
     return readings
 
 
@@ -316,9 +333,10 @@ def _overlap(a: DieReading, b: DieReading) -> float:
 
 
 def _find_pips(
-    cfg: VisionConfig, c: np.ndarray, polarity: int, mask: np.ndarray | None, max_d: float, die: float | None = None
+    cfg: VisionConfig, c: np.ndarray, polarity: int, mask: np.ndarray | None, max_d: float, die: float | None = None, bars: list[_Bar] | None = None
 ) -> tuple[list[_Pip], np.ndarray]:
-    """Round blobs of the contrast image ``c`` at most ``max_d`` px across: the pips, and a label image marking their pixels."""
+    """Round blobs of the contrast image ``c`` at most ``max_d`` px across: the pips, and a label image marking their pixels.
+    Blobs shaped like a column of a six's pips run together are added to ``bars`` where given (``die`` known)."""
     binary = cv2.threshold(c, cfg.dice_pip_min_contrast - 1, 1, cv2.THRESH_BINARY)[1] if c.dtype == np.uint8 else (c >= cfg.dice_pip_min_contrast).astype(np.uint8)
     if mask is not None:
         binary = cv2.bitwise_and(binary, mask)
@@ -354,6 +372,16 @@ def _find_pips(
         if not shaped and depth >= cfg.dice_pip_cuts:
             continue  # no pip, and cut often enough
         peak = float(sub[crop].max())
+        if bars is not None and depth == 0 and not shaped and die is not None:
+            length, width = 4 * math.sqrt(l1), 4 * math.sqrt(l2)
+            if (
+                cfg.dice_bar_min_per_die * die <= length <= cfg.dice_bar_max_per_die * die
+                and width <= cfg.dice_bar_max_width_per_die * die
+                and aspect <= cfg.dice_bar_max_aspect
+                and fill >= cfg.dice_pip_min_fill
+            ):
+                angle = 0.5 * math.atan2(2 * cxy, cxx - cyy)
+                bars.append(_Bar(x0 + m["m10"] / a, y0 + m["m01"] / a, length, width, angle, polarity, peak, (crop, x0, y0)))
         cut = (crop & (sub >= (cfg.dice_pip_peak_frac + cfg.dice_pip_cut_step * depth) * peak)).view(np.uint8)
         k, sl, sst, _ = cv2.connectedComponentsWithStats(cut, connectivity=4)
         # one solid peak (not a die body with its own pips in it, not a rim around a hole)
@@ -368,6 +396,48 @@ def _find_pips(
             x, y, w2, h2 = (int(v) for v in sst[j, :4])
             queue.append((sl[y : y + h2, x : x + w2] == j, x0 + x, y0 + y, depth + 1))
     return pips, marks
+
+
+def _run_together_sixes(cfg: VisionConfig, gray: np.ndarray, marks: np.ndarray, bars: list[_Bar], readings: list[DieReading], die: float) -> list[DieReading]:
+    """Where a die's size is known: dice whose pips run together in two parallel bars on a uniform face, a six's
+    two columns, where no die was read. A leaning six's face is seen squashed and its three pips a column
+    blur into one; its value is not trusted, so it is flagged cocked (thrown again), not left unseen."""
+    out: list[DieReading] = []
+    seen = [r.centre for r in readings]
+    for a, b in combinations(bars, 2):
+        if a.polarity != b.polarity or max(a.length, b.length) > cfg.dice_bar_max_length_ratio * min(a.length, b.length):
+            continue
+        if max(a.contrast, b.contrast) > cfg.dice_link_max_contrast_ratio * min(a.contrast, b.contrast):
+            continue
+        turn = abs((a.angle - b.angle + math.pi / 2) % math.pi - math.pi / 2)
+        if turn > math.radians(cfg.dice_bar_max_turn_deg):
+            continue
+        mean = math.atan2(math.sin(2 * a.angle) + math.sin(2 * b.angle), math.cos(2 * a.angle) + math.cos(2 * b.angle)) / 2
+        ux, uy = math.cos(mean), math.sin(mean)
+        vx, vy = b.x - a.x, b.y - a.y
+        along, across = abs(vx * ux + vy * uy), abs(vx * uy - vy * ux)
+        if along > cfg.dice_bar_max_shift * (a.length + b.length) / 2 or not cfg.dice_bar_min_gap_per_die * die <= across <= cfg.dice_bar_max_gap_per_die * die:
+            continue
+        cx, cy = (a.x + b.x) / 2, (a.y + b.y) / 2
+        if any(math.hypot(cx - x, cy - y) < 0.5 * die for x, y in seen):
+            continue
+        painted = marks.copy()
+        for bar in (a, b):
+            crop, x0, y0 = bar.px
+            painted[y0 : y0 + crop.shape[0], x0 : x0 + crop.shape[1]][crop] = 1
+        width = (a.width + b.width) / 2
+        spread, level = _face_spread(gray, painted, cx, cy, cfg.dice_face_radius * die, width, cfg.dice_face_halo_per_pip)
+        if spread > cfg.dice_face_max_spread:
+            continue
+        h, w = gray.shape
+        bar_level = _median_of([gray[min(h - 1, int(round(p.y))), min(w - 1, int(round(p.x)))] for p in (a, b)])
+        against = (level - bar_level) if a.polarity == 0 else (bar_level - level)
+        if against < cfg.dice_face_min_contrast_frac * (a.contrast + b.contrast) / 2:
+            continue
+        box = (int(round(cx - die / 2)), int(round(cy - die / 2)), int(round(die)), int(round(die)))
+        out.append(DieReading(6, box, (float(cx), float(cy)), True, 0.5))
+        seen.append((cx, cy))
+    return out
 
 
 def _components(binary: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
