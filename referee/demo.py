@@ -27,7 +27,7 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.text import Text
 
-from board_rules import Position, Roll, Side
+from board_rules import Position, Side
 from referee.fusion import fuse
 from referee.journal import MatchSpec
 from referee.players import choose

@@ -24,12 +24,8 @@ import tomllib
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-import cv2
-import numpy as np
-
-from board_rules import Position
 from board_rules.errors import TavliError
 from vision import render as _render
 

@@ -27,7 +27,7 @@ All randomness comes from ``numpy.random.default_rng`` streams derived from
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
 
 import cv2
