@@ -225,15 +225,15 @@ def test_on_a_calibrated_board_a_white_die_by_a_dark_point_and_a_black_die_among
         assert [(d.value, d.cocked) for d in near] == [(value, False)]
 
 
-def _bench_frame(seed, hands=0.2):
+def _bench_frame(seed, hands=0.2, size=None):
     """A frame of the accuracy benchmark (``benchmarks/bench_vision.py``, ``hands`` the share of
-    frames with a hand) and its observation."""
+    frames with a hand; ``size`` (width, height) if not the renderer's) and its observation."""
     spec = importlib.util.spec_from_file_location("bench_vision", Path(__file__).resolve().parents[1] / "benchmarks" / "bench_vision.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     s = bench.scene(seed, hands)
     pos = s.pop("position")
-    frame = render(pos, seed=seed, **s)
+    frame = render(pos, seed=seed, **s) if size is None else render(pos, seed=seed, size=size, **s)
     return frame, read_frame(calibrate(frame.image), frame.image)
 
 
@@ -351,3 +351,36 @@ def test_two_parallel_bars_on_a_die_face_of_known_size_are_a_cocked_six_and_noth
     assert read_dice(default_config(), _barred_die(), die_px=None) == []  # a die's size unknown: no bars looked for
     assert read_dice(default_config(), _barred_die(angles=(0.0, 40.0)), die_px=24.0) == []  # not parallel
     assert read_dice(default_config(), _barred_die(gap=22.0), die_px=24.0) == []  # too far apart for one face
+
+
+def _die_with_pips(pips, side=24):
+    """A 160x160 photo of one white die face ``side`` px across at (80, 80) on wood brown; ``pips``
+    are (x, y, grey) in pip offsets from its centre (0.27 of its side), each 4 px across."""
+    img = np.full((160, 160, 3), (70, 110, 150), np.uint8)
+    h = side // 2
+    cv2.rectangle(img, (80 - h, 80 - h), (80 + h, 80 + h), (245, 245, 245), -1)
+    for x, y, grey in pips:
+        centre = (round((80 + x * 0.27 * side) * 16), round((80 + y * 0.27 * side) * 16))
+        cv2.circle(img, centre, 2 * 16, (grey, grey, grey), -1, cv2.LINE_AA, 4)
+    return cv2.GaussianBlur(img, (3, 3), 0)
+
+
+@pytest.mark.parametrize("noise_seed", [2, 5])
+def test_on_a_calibrated_board_a_six_whose_middle_pips_ran_into_its_corners_is_read_six(noise_seed):
+    """Development frame 730064 at 1280x720 with sensor noise (sigma 3): a red six's middle pips run
+    into its corner ones and its four corners were read as a four; its middle places stand out."""
+    frame, _ = _bench_frame(730064, size=(1280, 720))
+    noise = np.random.default_rng(noise_seed).normal(0, 3, frame.image.shape).astype(np.int16)
+    image = np.clip(frame.image.astype(np.int16) + noise, 0, 255).astype(np.uint8)
+    obs = read_frame(calibrate(image), image)
+    (truth,) = [d for d in frame.dice if d.value == 6]
+    near = [d for d in obs.dice if np.hypot(d.centre[0] - truth.centre[0], d.centre[1] - truth.centre[1]) < 15]
+    assert [(d.value, d.cocked) for d in near] == [(6, False)]
+
+
+def test_on_a_die_of_known_size_a_fours_side_read_as_a_two_is_a_four():
+    # two pips a side apart (0.54 of a die: a two's are a diagonal, 0.76, apart) with faint pips beside them
+    image = _die_with_pips([(-1, -1, 95), (1, -1, 95), (-1, 1, 168), (1, 1, 168)])
+    assert [(r.value, r.cocked) for r in read_dice(default_config(), image, die_px=24.0)] == [(4, False)]
+    two = _die_with_pips([(-1, -1, 95), (1, 1, 95)])
+    assert [(r.value, r.cocked) for r in read_dice(default_config(), two, die_px=24.0)] == [(2, False)]

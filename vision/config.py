@@ -99,6 +99,8 @@ _KEYS = {
     "dice_bar_max_shift": ("dice", "bar_max_shift"),
     "dice_bar_min_gap_per_die": ("dice", "bar_min_gap_per_die"),
     "dice_bar_max_gap_per_die": ("dice", "bar_max_gap_per_die"),
+    "dice_probe_min_frac": ("dice", "probe_min_frac"),
+    "dice_two_min_span_per_die": ("dice", "two_min_span_per_die"),
 }
 
 
@@ -192,6 +194,8 @@ class VisionConfig:
     dice_bar_max_shift: float = 0.25
     dice_bar_min_gap_per_die: float = 0.4
     dice_bar_max_gap_per_die: float = 0.75
+    dice_probe_min_frac: float = 0.5
+    dice_two_min_span_per_die: float = 0.6
 
     def __post_init__(self) -> None:
         if not isinstance(self.min_markers, int) or not 3 <= self.min_markers <= 4:

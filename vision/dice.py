@@ -861,10 +861,45 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
             cocked = _side_face_shows(cfg, image, marks, cx, cy, side, d)
         else:
             cocked = _side_run(cfg, image, marks, cx, cy, die, d) >= cfg.dice_side_min_run
+    if die is not None and value in (2, 4) and not cocked:
+        value = _completed(cfg, value, A, pts, c, d, _median_of([p.contrast for p in group]), die)
     box = (int(round(cx - side / 2)), int(round(cy - side / 2)), int(round(side)), int(round(side)))
     conf = max(0.05, min(1.0, 1.0 - err))
     score = float(np.mean([p.contrast * p.fill for p in group])) * (1 + 0.1 * n)
     return (DieReading(value, box, (float(cx), float(cy)), cocked, conf), score, group), group
+
+
+def _completed(cfg: VisionConfig, value: int, A: np.ndarray, pts: np.ndarray, c: np.ndarray, d: float, contrast: float, die: float) -> int:
+    """Where a die's size is known, the value of a two or four once the places of the pips the finder
+    missed (faint, or run into a neighbour at a few px a pip) are looked at in the contrast image ``c``:
+    a four whose centre stands out by probe_min_frac of its pips' ``contrast`` is a five, one whose two
+    middle places of a six do is a six; a two whose pips are closer than two_min_span_per_die of a die
+    (a face's side, not its diagonal) and whose two places beside them on one side stand out is a four."""
+    r = max(1, int(round(d / 3)))
+    floor = cfg.dice_probe_min_frac * contrast
+
+    def shows(*xy: np.ndarray) -> bool:
+        return all(_peak_near(c, float(x), float(y), r) >= floor for x, y in xy)
+
+    centre = pts.mean(0)
+    if value == 4:
+        mid = shows(centre)
+        six = any(shows(centre + A @ q, centre - A @ q) for q in (np.array([1.0, 0.0]), np.array([0.0, 1.0])))
+        if mid != six:
+            return 5 if mid else 6
+    elif value == 2 and float(np.linalg.norm(pts[1] - pts[0])) < cfg.dice_two_min_span_per_die * die:
+        w = np.array([pts[0][1] - pts[1][1], pts[1][0] - pts[0][0]])  # the side, turned a right angle
+        if shows(pts[0] + w, pts[1] + w) or shows(pts[0] - w, pts[1] - w):
+            return 4
+    return value
+
+
+def _peak_near(c: np.ndarray, x: float, y: float, r: int) -> float:
+    """The highest value of ``c`` within ``r`` px (a square) of (x, y); 0 outside the image."""
+    h, w = c.shape
+    xi, yi = int(round(x)), int(round(y))
+    x0, x1, y0, y1 = max(0, xi - r), min(w, xi + r + 1), max(0, yi - r), min(h, yi + r + 1)
+    return float(c[y0:y1, x0:x1].max()) if x0 < x1 and y0 < y1 else 0.0
 
 
 def _aspect_on_plane(plane: np.ndarray, A: np.ndarray, x: float, y: float) -> float:
