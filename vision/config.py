@@ -99,6 +99,7 @@ _KEYS = {
     "dice_bar_max_shift": ("dice", "bar_max_shift"),
     "dice_bar_min_gap_per_die": ("dice", "bar_min_gap_per_die"),
     "dice_bar_max_gap_per_die": ("dice", "bar_max_gap_per_die"),
+    "dice_bar_mid_reach": ("dice", "bar_mid_reach"),
     "dice_probe_min_frac": ("dice", "probe_min_frac"),
     "dice_two_min_span_per_die": ("dice", "two_min_span_per_die"),
 }
@@ -194,6 +195,7 @@ class VisionConfig:
     dice_bar_max_shift: float = 0.25
     dice_bar_min_gap_per_die: float = 0.4
     dice_bar_max_gap_per_die: float = 0.75
+    dice_bar_mid_reach: float = 0.35
     dice_probe_min_frac: float = 0.5
     dice_two_min_span_per_die: float = 0.6
 

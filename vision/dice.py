@@ -104,7 +104,6 @@ class _Bar:
     angle: float  # of its long axis, radians
     polarity: int
     contrast: float
-    px: tuple[np.ndarray, int, int]  # its px: a crop's mask and the crop's left, top
 
 
 def read_dice(
@@ -299,7 +298,7 @@ def _read(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die: fl
         if all(_overlap(r, q) < 0.3 for q in readings):
             readings.append(r)
     if bars:
-        readings += _run_together_sixes(cfg, gray, marks, bars, readings, die)
+        readings += _run_together_sixes(cfg, gray, bars, readings, die)
     return readings
 
 
@@ -381,7 +380,7 @@ def _find_pips(
                 and fill >= cfg.dice_pip_min_fill
             ):
                 angle = 0.5 * math.atan2(2 * cxy, cxx - cyy)
-                bars.append(_Bar(x0 + m["m10"] / a, y0 + m["m01"] / a, length, width, angle, polarity, peak, (crop, x0, y0)))
+                bars.append(_Bar(x0 + m["m10"] / a, y0 + m["m01"] / a, length, width, angle, polarity, peak))
         cut = (crop & (sub >= (cfg.dice_pip_peak_frac + cfg.dice_pip_cut_step * depth) * peak)).view(np.uint8)
         k, sl, sst, _ = cv2.connectedComponentsWithStats(cut, connectivity=4)
         # one solid peak (not a die body with its own pips in it, not a rim around a hole)
@@ -398,7 +397,7 @@ def _find_pips(
     return pips, marks
 
 
-def _run_together_sixes(cfg: VisionConfig, gray: np.ndarray, marks: np.ndarray, bars: list[_Bar], readings: list[DieReading], die: float) -> list[DieReading]:
+def _run_together_sixes(cfg: VisionConfig, gray: np.ndarray, bars: list[_Bar], readings: list[DieReading], die: float) -> list[DieReading]:
     """Where a die's size is known: dice whose pips run together in two parallel bars on a uniform face, a six's
     two columns, where no die was read. A leaning six's face is seen squashed and its three pips a column
     blur into one; its value is not trusted, so it is flagged cocked (thrown again), not left unseen."""
@@ -421,15 +420,15 @@ def _run_together_sixes(cfg: VisionConfig, gray: np.ndarray, marks: np.ndarray, 
         cx, cy = (a.x + b.x) / 2, (a.y + b.y) / 2
         if any(math.hypot(cx - x, cy - y) < 0.5 * die for x, y in seen):
             continue
-        painted = marks.copy()
-        for bar in (a, b):
-            crop, x0, y0 = bar.px
-            painted[y0 : y0 + crop.shape[0], x0 : x0 + crop.shape[1]][crop] = 1
-        width = (a.width + b.width) / 2
-        spread, level = _face_spread(gray, painted, cx, cy, cfg.dice_face_radius * die, width, cfg.dice_face_halo_per_pip)
-        if spread > cfg.dice_face_max_spread:
-            continue
+        # the face between the columns (a six's has no pip) is uniform, and the bars stand out from it
         h, w = gray.shape
+        reach = cfg.dice_bar_mid_reach * (a.length + b.length) / 2 * _BAR_MID_STEPS
+        xs = np.rint(cx + reach * ux).astype(int).clip(0, w - 1)
+        ys = np.rint(cy + reach * uy).astype(int).clip(0, h - 1)
+        mid = gray[ys, xs].astype(np.float64)
+        if mid.max() - mid.min() > cfg.dice_face_max_spread:
+            continue
+        level = float(np.median(mid))
         bar_level = _median_of([gray[min(h - 1, int(round(p.y))), min(w - 1, int(round(p.x)))] for p in (a, b)])
         against = (level - bar_level) if a.polarity == 0 else (bar_level - level)
         if against < cfg.dice_face_min_contrast_frac * (a.contrast + b.contrast) / 2:
@@ -438,6 +437,9 @@ def _run_together_sixes(cfg: VisionConfig, gray: np.ndarray, marks: np.ndarray, 
         out.append(DieReading(6, box, (float(cx), float(cy)), True, 0.5))
         seen.append((cx, cy))
     return out
+
+
+_BAR_MID_STEPS = np.linspace(-1.0, 1.0, 9)  # where the face between two bars is looked at, as fractions of bar_mid_reach
 
 
 def _components(binary: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
