@@ -849,6 +849,11 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
     if n == 1:  # a ring of face around a lone pip, inside the face of a die of known size however it is turned
         outer = 1.7 * d if die is None else max(1.3 * d, min(1.7 * d, cfg.dice_single_face_per_die * die))
         spread, level = _face_spread(gray, marks, cx, cy, outer, d, cfg.dice_face_halo_per_pip, 1.1 * d)
+        if spread > cfg.dice_face_max_spread and die is not None:
+            # a leaning one: its top face, squashed along its tilt, ends both ways along it, and its side shows
+            half, half_level = _across_face_spread(gray, marks, cx, cy, outer, d, cfg.dice_face_halo_per_pip, 1.1 * d)
+            if half <= cfg.dice_face_max_spread and _side_run(cfg, image, marks, cx, cy, die, d) >= cfg.dice_side_min_run:
+                spread, level, cocked = half, half_level, True
     else:
         spread, level = _face_spread(gray, marks, cx, cy, cfg.dice_face_radius * narrow, d, cfg.dice_face_halo_per_pip)
     if spread > cfg.dice_face_max_spread:
@@ -936,6 +941,29 @@ def _face_spread(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: flo
     k = len(v) // 2
     median = v[k] if len(v) % 2 else (v[k - 1] + v[k]) / 2
     return float(_percentile_sorted(v, 90) - _percentile_sorted(v, 10)), float(median)
+
+
+def _across_face_spread(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: float, d: float, halo_per_pip: float, r_in: float) -> tuple[float, float]:
+    """As :func:`_face_spread` on a ring round (x, y), but on two opposite quarters of it (eight ways
+    turned), those where the spread is least: (that spread, its median)."""
+    h, w = gray.shape
+    ri = int(math.ceil(r))
+    x0, y0, x1, y1 = max(0, int(x) - ri), max(0, int(y) - ri), min(w, int(x) + ri + 1), min(h, int(y) + ri + 1)
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        return 255.0, 0.0
+    yy, xx = np.mgrid[y0:y1, x0:x1]
+    rr = (xx - x) ** 2 + (yy - y) ** 2
+    halo = max(1, int(round(halo_per_pip * d)))
+    free = (rr <= r * r) & (rr >= r_in * r_in) & (cv2.dilate(marks[y0:y1, x0:x1], np.ones((2 * halo + 1, 2 * halo + 1), np.uint8)) == 0)
+    angle = np.arctan2(yy - y, xx - x)[free]
+    values = gray[y0:y1, x0:x1][free].astype(np.float64)
+    best = (255.0, 0.0)
+    for start in np.linspace(0, np.pi, 8, endpoint=False):
+        v = values[((angle - start) % np.pi) < np.pi / 2]
+        if v.size >= 8:
+            lo, hi, mid = np.percentile(v, (10, 90, 50))
+            best = min(best, (float(hi - lo), float(mid)))
+    return best
 
 
 def _side_face_shows(cfg: VisionConfig, image: np.ndarray, marks: np.ndarray, x: float, y: float, side: float, d: float) -> bool:
