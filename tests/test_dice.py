@@ -354,6 +354,16 @@ def test_at_1280x720_a_leaning_one_is_flagged_not_lost(seed):
     assert [(d.value, d.cocked) for d in near] == [(None, True)]
 
 
+@pytest.mark.parametrize("seed,value", [(720191, 2), (720204, 2), (720288, 1)])
+def test_at_1280x720_a_light_pipped_die_among_light_flecks_of_the_board_is_read(seed, value):
+    """Development frames at 1280x720: bits of a light board or checker beside a die with light pips
+    are linked to its pips; without all of them (none sits on a uniform face) the die is read."""
+    frame, obs = _bench_frame(seed, size=(1280, 720))
+    for truth in [d for d in frame.dice if d.value == value and not d.cocked]:
+        near = [d for d in obs.dice if np.hypot(d.centre[0] - truth.centre[0], d.centre[1] - truth.centre[1]) < 15]
+        assert [(d.value, d.cocked) for d in near] == [(value, False)]
+
+
 def _barred_die(angles=(0.0, 0.0), face=(245, 245, 245), gap=13.0, parted=False):
     """A 200x160 photo of a 24 px die face at (100, 80) on wood brown, with two dark bars
     (12 x 4 px, at ``angles`` in degrees from upright) ``gap`` px apart across them; ``parted``:

@@ -790,7 +790,8 @@ def _readings(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.
 def _readings_whole(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip], die: float | None = None, plane: np.ndarray | None = None) -> list:
     """The best layout in the group first, then what is left of it (a side face's pips,
     another die); a group that shows no die is tried again without the one pip that is
-    not on a uniform face (a shadow's corner, a gap between checkers)."""
+    not on a uniform face (a shadow's corner, a gap between checkers), or without all such
+    pips where a die's size is known."""
     out = []
     rest = list(group)
     for _ in range(4):
@@ -803,8 +804,10 @@ def _readings_whole(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, mark
             out.append(r)
         rest = [p for p in rest if p not in used]
     if not out:
+        # where a die's size is known, any number of such pips (light flecks of the board beside a
+        # light-pipped die) may go; in a photo, only one (more cost right readings on development photos)
         clean = [p for p in group if p.ring <= cfg.dice_pip_ring_max_spread]
-        if clean and len(clean) == len(group) - 1:
+        if clean and (len(clean) == len(group) - 1 or (die is not None and len(clean) < len(group))):
             r, _ = _reading_of(cfg, image, gray, marks, contrast, clean, die, plane)
             if r is not None:
                 out.append(r)
