@@ -364,6 +364,16 @@ def test_at_1280x720_a_light_pipped_die_among_light_flecks_of_the_board_is_read(
         assert [(d.value, d.cocked) for d in near] == [(value, False)]
 
 
+@pytest.mark.parametrize("seed", [600050, 740254])
+def test_on_a_calibrated_board_a_one_beside_a_fleck_of_a_checker_is_read_one(seed):
+    """Development frames: a one's pip and a bright fleck on a checker beside the die were read as a
+    two; the fleck does not sit on a uniform face, so a flat two it is not."""
+    frame, obs = _bench_frame(seed)
+    for truth in [d for d in frame.dice if d.value == 1 and not d.cocked]:
+        near = [d for d in obs.dice if np.hypot(d.centre[0] - truth.centre[0], d.centre[1] - truth.centre[1]) < 15]
+        assert [(d.value, d.cocked) for d in near] == [(1, False)]
+
+
 def _barred_die(angles=(0.0, 0.0), face=(245, 245, 245), gap=13.0, parted=False):
     """A 200x160 photo of a 24 px die face at (100, 80) on wood brown, with two dark bars
     (12 x 4 px, at ``angles`` in degrees from upright) ``gap`` px apart across them; ``parted``:

@@ -873,6 +873,10 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
             cocked = _side_run(cfg, image, marks, cx, cy, die, d) >= cfg.dice_side_min_run
     if die is not None and value in (2, 4) and not cocked:
         value = _completed(cfg, value, A, pts, c, d, _median_of([p.contrast for p in group]), die)
+    if n == 2 and die is not None and not cocked and max(p.ring for p in group) > cfg.dice_pip_ring_max_spread:
+        # a flat two's pips both sit on its face: one that does not (a fleck of a checker beside a one's
+        # pip) is no pip of it; a leaning two's may, beside its side face
+        return None, group
     box = (int(round(cx - side / 2)), int(round(cy - side / 2)), int(round(side)), int(round(side)))
     conf = max(0.05, min(1.0, 1.0 - err))
     score = float(np.mean([p.contrast * p.fill for p in group])) * (1 + 0.1 * n)
