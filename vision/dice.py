@@ -928,22 +928,34 @@ def _aspect_on_plane(plane: np.ndarray, A: np.ndarray, x: float, y: float) -> fl
     return float(sv[1] / sv[0])
 
 
-def _face_spread(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: float, d: float, halo_per_pip: float, r_in: float = 0.0) -> tuple[float, float]:
-    """Spread (90th - 10th percentile) of grey levels on the face around (x, y), pips and their halo
-    (``halo_per_pip`` of a pip's diameter round each: blur and a JPEG's ringing) left out."""
+def _face_ring(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: float, d: float, halo_per_pip: float, r_in: float):
+    """The face round (x, y) from ``r_in`` to ``r`` px out, pips and their halo (``halo_per_pip`` of a
+    pip's diameter round each: blur and a JPEG's ringing) left out: (the grey levels of the window
+    round it, which of its px are that face, and each px's offsets dx, dy from (x, y)),
+    or None where the window inside the image is under 2 x 2 px."""
     h, w = gray.shape
     ri = int(math.ceil(r))
     x0, y0, x1, y1 = max(0, int(x) - ri), max(0, int(y) - ri), min(w, int(x) + ri + 1), min(h, int(y) + ri + 1)
     if x1 - x0 < 2 or y1 - y0 < 2:
-        return 255.0, 0.0
+        return None
     yy, xx = np.mgrid[y0:y1, x0:x1]
-    rr = (xx - x) ** 2 + (yy - y) ** 2
-    disc = (rr <= r * r) & (rr >= r_in * r_in)
+    dx, dy = xx - x, yy - y
+    rr = dx**2 + dy**2
     halo = max(1, int(round(halo_per_pip * d)))
     pipmask = cv2.dilate(marks[y0:y1, x0:x1], np.ones((2 * halo + 1, 2 * halo + 1), np.uint8))
-    v = gray[y0:y1, x0:x1][disc & (pipmask == 0)]
+    return gray[y0:y1, x0:x1], (rr <= r * r) & (rr >= r_in * r_in) & (pipmask == 0), dx, dy
+
+
+def _face_spread(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: float, d: float, halo_per_pip: float, r_in: float = 0.0) -> tuple[float, float]:
+    """Spread (90th - 10th percentile) of grey levels on the face around (x, y), pips and their halo
+    left out (see :func:`_face_ring`), and their median."""
+    ring = _face_ring(gray, marks, x, y, r, d, halo_per_pip, r_in)
+    if ring is None:
+        return 255.0, 0.0
+    window, face, _, _ = ring
+    v = window[face]
     if v.size < 8:
-        return 0.0, float(np.median(gray[y0:y1, x0:x1]))
+        return 0.0, float(np.median(window))
     v = np.sort(v).astype(np.float64)
     k = len(v) // 2
     median = v[k] if len(v) % 2 else (v[k - 1] + v[k]) / 2
@@ -953,17 +965,12 @@ def _face_spread(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: flo
 def _across_face_spread(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: float, d: float, halo_per_pip: float, r_in: float) -> tuple[float, float]:
     """As :func:`_face_spread` on a ring round (x, y), but on two opposite quarters of it (eight ways
     turned), those where the spread is least: (that spread, its median)."""
-    h, w = gray.shape
-    ri = int(math.ceil(r))
-    x0, y0, x1, y1 = max(0, int(x) - ri), max(0, int(y) - ri), min(w, int(x) + ri + 1), min(h, int(y) + ri + 1)
-    if x1 - x0 < 2 or y1 - y0 < 2:
+    ring = _face_ring(gray, marks, x, y, r, d, halo_per_pip, r_in)
+    if ring is None:
         return 255.0, 0.0
-    yy, xx = np.mgrid[y0:y1, x0:x1]
-    rr = (xx - x) ** 2 + (yy - y) ** 2
-    halo = max(1, int(round(halo_per_pip * d)))
-    free = (rr <= r * r) & (rr >= r_in * r_in) & (cv2.dilate(marks[y0:y1, x0:x1], np.ones((2 * halo + 1, 2 * halo + 1), np.uint8)) == 0)
-    angle = np.arctan2(yy - y, xx - x)[free]
-    values = gray[y0:y1, x0:x1][free].astype(np.float64)
+    window, face, dx, dy = ring
+    angle = np.arctan2(dy, dx)[face]
+    values = window[face].astype(np.float64)
     best = (255.0, 0.0)
     for start in np.linspace(0, np.pi, 8, endpoint=False):
         v = values[((angle - start) % np.pi) < np.pi / 2]
