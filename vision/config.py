@@ -35,6 +35,8 @@ _KEYS = {
     "cube_min_outline": ("cube", "min_outline"),
     "cube_min_shape": ("cube", "min_shape"),
     "cube_min_conserve": ("cube", "min_conserve"),
+    "cube_min_face_outline": ("cube", "min_face_outline"),
+    "cube_min_face_confidence": ("cube", "min_face_confidence"),
     "min_markers": ("calibrate", "min_markers"),
     "max_reprojection_px": ("calibrate", "max_reprojection_px"),
     "drift_px_knocked": ("check", "drift_px_knocked"),
@@ -132,6 +134,8 @@ class VisionConfig:
     cube_min_outline: float = 0.6
     cube_min_shape: float = 0.44
     cube_min_conserve: float = 0.25
+    cube_min_face_outline: float = 0.4
+    cube_min_face_confidence: float = 0.9
     max_reprojection_px: float = 3.0
     drift_px_knocked: float = 4.0
     px_per_mm: float = 1.0
@@ -213,7 +217,7 @@ class VisionConfig:
         blur = self.edge_blur_mm_per_grey
         if isinstance(blur, bool) or not isinstance(blur, (int, float)) or not 0 <= blur <= 1:
             raise ConfigError(f"edge_blur_mm_per_grey: {blur!r}: expected a number of mm (per grey level of noise) from 0 to 1")
-        for name in ("bar_min_ring", "faint_rim_frac", "faint_rim_min_share", "tray_max_gap_per_step", "max_missing_edges", "min_seen_edges", "max_motion_fraction", "cube_min_outline", "cube_min_shape", "cube_min_conserve"):
+        for name in ("bar_min_ring", "faint_rim_frac", "faint_rim_min_share", "tray_max_gap_per_step", "max_missing_edges", "min_seen_edges", "max_motion_fraction", "cube_min_outline", "cube_min_shape", "cube_min_conserve", "cube_min_face_outline", "cube_min_face_confidence"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
                 raise ConfigError(f"{name}: {v!r}: expected a fraction between 0 and 1")
@@ -226,6 +230,11 @@ class VisionConfig:
             raise ConfigError(f"cube.min_shape: {self.cube_min_shape!r}: expected at most cube.min_outline ({self.cube_min_outline!r})")
         if self.cube_min_conserve > self.cube_min_shape:
             raise ConfigError(f"cube.min_conserve: {self.cube_min_conserve!r}: expected at most cube.min_shape ({self.cube_min_shape!r})")
+        if not self.cube_min_conserve <= self.cube_min_face_outline <= self.cube_min_outline:
+            raise ConfigError(
+                f"cube.min_face_outline: {self.cube_min_face_outline!r}: expected from cube.min_conserve ({self.cube_min_conserve!r}) "
+                f"to cube.min_outline ({self.cube_min_outline!r})"
+            )
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_PATH) -> VisionConfig:

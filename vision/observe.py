@@ -182,6 +182,13 @@ def _read_dice(config: VisionConfig, geometry: Geometry, image: np.ndarray) -> l
     return out
 
 
+def _read_cube_face(v: _checkers.View, shape: tuple[tuple[float, float], float, float]) -> tuple[int | None, float]:
+    """The number on the face of a square found by :func:`vision.cube.find_cube` in the view ``v``: (number or None, confidence)."""
+    centre, angle, _ = shape
+    near = v.bgr_near(centre, v.layout.profile.cube_size_mm * 0.75)  # the face's corners lie within half a side times sqrt 2
+    return _cube.read_face(_cube.face_image(near, v.ppm, centre, angle))
+
+
 def read_frame(
     geometry: Geometry,
     image: np.ndarray,
@@ -201,10 +208,19 @@ def read_frame(
     cfg = config or default_config()
     v = _checkers.view(geometry, image, cfg)
     lay, prof = v.layout, v.layout.profile
-    shape = _cube.find_cube(v.edges_at, min_score=cfg.cube_min_shape, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold) if prof.name == DEFAULT_PROFILE else None
+    faintest = min(cfg.cube_min_shape, cfg.cube_min_face_outline)
+    shape = _cube.find_cube(v.edges_at, min_score=faintest, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold) if prof.name == DEFAULT_PROFILE else None
+    face = None  # (number, confidence) once read
+    if shape is not None and shape[2] < cfg.cube_min_outline:
+        # a fainter square is the cube still where its face shows a number clearly
+        face = _read_cube_face(v, shape)
+        if not (shape[2] >= cfg.cube_min_face_outline and face[0] is not None and face[1] >= cfg.cube_min_face_confidence):
+            face = None
+            if shape[2] < cfg.cube_min_shape:
+                shape = None
+            # else a shape too faint to report as the cube: its place is still no checker, nor a hand (see covers)
     not_on_bar = None if shape is None else (shape[0][0], shape[0][1], prof.cube_size_mm * 0.8)
-    # a shape too faint to report as the cube: its place is still no checker, nor a hand (see covers)
-    found = shape if shape is not None and shape[2] >= cfg.cube_min_outline else None
+    found = shape if shape is not None and (shape[2] >= cfg.cube_min_outline or face is not None) else None
     dice = _read_dice(cfg, geometry, image)
     on_board = [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * (1.1 if d.cocked else 0.9)) for d in dice]
     board_edges = palette.board_edges if palette is not None else ()
@@ -223,10 +239,9 @@ def read_frame(
     covers = _gate.checker_covers(reading.points, lambda p, k: lay.checker_slot(p, k)[:2], [c for c, _ in rings], prof.checker_diameter_mm)
     covers += [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * 0.9) for d in dice]
     if found is not None:
-        centre, angle, score = found
-        near = v.bgr_near(centre, prof.cube_size_mm * 0.75)  # the face's corners lie within half a side times sqrt 2
-        face, face_conf = _cube.read_face(_cube.face_image(near, v.ppm, centre, angle))
-        cube = _cube.CubeReading(_cube.place_of(centre), centre, face, float(min(1.0, score)), face_conf)
+        centre, _, score = found
+        number, face_conf = face or _read_cube_face(v, found)
+        cube = _cube.CubeReading(_cube.place_of(centre), centre, number, float(min(1.0, score)), face_conf)
     if shape is not None:
         covers.append((shape[0][0], shape[0][1], prof.cube_size_mm * 0.75))
     samples = _gate.learned_samples(board_edges, lay) if board_edges else ()
