@@ -400,7 +400,7 @@ def test_an_observation_with_a_die_of_no_value_beside_one_with_a_value_has_a_key
 
 
 @pytest.mark.parametrize("seed", [730126, 730148])
-def test_a_doubled_cube_too_faint_to_report_on_a_noisy_small_frame_is_not_read_as_a_checker_on_the_bar(seed):
+def test_a_doubled_cube_too_faint_to_report_on_a_noisy_small_frame_is_not_read_as_a_checker_on_the_bar(seed, monkeypatch):
     # development frames (1280x720, sensor noise sigma 3) whose cube outline scores under cube.min_outline:
     # its place on the bar was read as a white checker, and the frame held back as 16 white checkers
     from dataclasses import replace as _replace
@@ -419,6 +419,7 @@ def test_a_doubled_cube_too_faint_to_report_on_a_noisy_small_frame_is_not_read_a
     faint_not_looked_for = _replace(
         cfg, cube_min_shape=cfg.cube_min_outline, cube_min_conserve=cfg.cube_min_outline, cube_min_face_outline=cfg.cube_min_outline
     )
+    monkeypatch.setattr("vision.cube.find_cube_near", lambda *a: ((0.0, 0.0), 0.0, 0.0))  # nor its face looked for
     before = read_frame(geometry, image, config=faint_not_looked_for)
     assert before.status == "occluded" and "more than 15 white" in before.messages[0]
 
@@ -518,3 +519,19 @@ def test_the_cubes_face_threshold_lies_between_the_conservation_and_reporting_on
         _replace(default_config(), cube_min_face_outline=0.2)
     with pytest.raises(ConfigError, match="min_face_confidence"):
         _replace(default_config(), cube_min_face_confidence=1.5)
+
+
+@pytest.mark.parametrize("seed", [730059, 730292])
+def test_a_cube_read_as_a_sixteenth_checker_on_the_bar_is_found_by_its_face_there(seed, monkeypatch):
+    """Development frames at 1280x720 with noise sigma 3: the cube's outline is plain, but the surround
+    just outside it shows edges too (the noise's blur), so no square along the bar scored as the cube
+    and its place was read as a 16th white checker (the frame held back). The best square about that
+    checker shows the cube's number clearly, and is the cube."""
+    s, pos, frame, image = _noisy_720p(seed)
+    geometry = calibrate(frame.image)
+    obs = read_frame(geometry, image)
+    assert obs.status == "settling", obs.messages
+    assert obs.cube is not None and (obs.cube.value, obs.cube.where) == s["cube"]
+    assert obs.checkers.bar == tuple(pos.bar) and obs.checkers.points == pos.points
+    monkeypatch.setattr("vision.cube.find_cube_near", lambda *a: ((0.0, 0.0), 0.0, 0.0))
+    assert read_frame(geometry, image).status == "occluded"

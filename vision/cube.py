@@ -83,14 +83,7 @@ def find_cube(
     """
 
     def scores(centres: np.ndarray, ks) -> np.ndarray:
-        """Score of a cube at every centre for every angle index in ``ks``: len(ks) x N, all sampled at once."""
-        rings = _rings(tuple(ks))
-        sizes = (len(_OUTLINES[ks[0]]), len(_INSIDE[ks[0]]), len(_OUTSIDE[ks[0]]))
-        # every centre plus every ring sample (x, y interleaved: one long run of additions, not pairs)
-        pts = np.tile(centres, rings.shape[1])[None, :, :] + rings.reshape(len(ks), 1, -1)
-        seen = edges_at(pts.reshape(-1, 2)).reshape(len(ks), len(centres), -1)
-        a, b = sizes[0], sizes[0] + sizes[1]
-        on, ins, out = seen[..., :a].mean(axis=2), seen[..., a:b].mean(axis=2), seen[..., b:].mean(axis=2)
+        on, ins, out = _square_parts(edges_at, centres, ks)
         return on - ins - out  # a face is plain inside its outline, and so is the bar just beside it
 
     # coarse: square and diagonal over the whole bar; fine: every angle around the best few places
@@ -117,6 +110,36 @@ def find_cube(
     if best is None or best[2] < min_score:
         return None
     return best
+
+
+def _square_parts(edges_at, centres: np.ndarray, ks) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For a square of the cube's size at every centre (board mm, N x 2) and every angle index in ``ks``,
+    the fractions of its outline, of the face just inside it and of the surround just outside the middle
+    of its sides that show an edge: three len(ks) x N arrays, all sampled at once."""
+    rings = _rings(tuple(ks))
+    sizes = (len(_OUTLINES[ks[0]]), len(_INSIDE[ks[0]]), len(_OUTSIDE[ks[0]]))
+    # every centre plus every ring sample (x, y interleaved: one long run of additions, not pairs)
+    pts = np.tile(centres, rings.shape[1])[None, :, :] + rings.reshape(len(ks), 1, -1)
+    seen = edges_at(pts.reshape(-1, 2)).reshape(len(ks), len(centres), -1)
+    a, b = sizes[0], sizes[0] + sizes[1]
+    return seen[..., :a].mean(axis=2), seen[..., a:b].mean(axis=2), seen[..., b:].mean(axis=2)
+
+
+def find_cube_near(edges_at, centre_mm: tuple[float, float], reach_mm: float) -> tuple[tuple[float, float], float, float]:
+    """The square of the cube's size whose outline shows best against a plain face inside it, centred
+    within ``reach_mm`` of ``centre_mm`` (1 mm steps, every angle): ``(centre_mm, angle, score)``, the
+    score the fraction of its outline that shows an edge less that of the face just inside it.
+
+    Unlike :func:`find_cube` it does not ask the surround to be plain: it looks where something on the
+    bar was already seen (a 16th checker), so whatever square is best there is the candidate for
+    the cube, to be confirmed by its face's number.
+    """
+    steps = np.arange(-math.floor(reach_mm), math.floor(reach_mm) + 1, 1.0)
+    centres = np.stack(np.broadcast_arrays(centre_mm[0] + steps[None, :], centre_mm[1] + steps[:, None]), axis=-1).reshape(-1, 2)
+    on, ins, _ = _square_parts(edges_at, centres, tuple(range(len(_ANGLES))))
+    score = on - ins
+    k, i = np.unravel_index(int(np.argmax(score)), score.shape)
+    return (float(centres[i, 0]), float(centres[i, 1])), _ANGLES[k], float(score[k, i])
 
 
 @lru_cache(maxsize=8)

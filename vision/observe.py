@@ -235,6 +235,20 @@ def read_frame(
             reading2 = _checkers.read_checkers(geometry, v, palette, cfg, away, on_board, rings2)
             if max(reading2.totals()) <= 15:
                 shape, rings, reading = faint, rings2, reading2
+        if shape is None:
+            # or the checker read on the bar is the cube, its outline lost in the surround's edges: its face tells
+            for at, _ in rings:
+                square = _cube.find_cube_near(v.edges_at, at, prof.cube_size_mm * 0.4)
+                number = _read_cube_face(v, square) if square[2] >= cfg.cube_min_face_outline else (None, 0.0)
+                if number[0] is None or number[1] < cfg.cube_min_face_confidence:
+                    continue
+                away = (square[0][0], square[0][1], prof.cube_size_mm * 0.8)
+                rings2 = _checkers.bar_rings(v, cfg.bar_min_ring, away, board_edges)
+                reading2 = _checkers.read_checkers(geometry, v, palette, cfg, away, on_board, rings2)
+                if max(reading2.totals()) <= 15:
+                    shape = found = square
+                    face, rings, reading = number, rings2, reading2
+                    break
     cube = None
     covers = _gate.checker_covers(reading.points, lambda p, k: lay.checker_slot(p, k)[:2], [c for c, _ in rings], prof.checker_diameter_mm)
     covers += [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * 0.9) for d in dice]
