@@ -189,6 +189,20 @@ def test_cli_render_writes_the_frame_and_its_truth(tmp_path):
     assert len([c for c in data["checkers"] if c["where"] == "point"]) == 30
 
 
+def test_cli_render_draws_a_red_cube_when_asked(tmp_path):
+    pos = tmp_path / "pos.json"
+    pos.write_text(START.to_json())
+    white, red = tmp_path / "white.png", tmp_path / "red.png"
+    assert _cli(["vision", "render", str(pos), "-o", str(white), "--seed", "3", "--cube", "4", "black"]) == 0
+    assert _cli(["vision", "render", str(pos), "-o", str(red), "--seed", "3", "--cube", "4", "black", "--cube-colour", "red"]) == 0
+    diff = np.abs(cv2.imread(str(red)).astype(int) - cv2.imread(str(white)).astype(int)).sum(axis=2) > 60
+    ys, xs = np.nonzero(diff)
+    assert 0 < len(xs) < 0.01 * diff.size  # only the cube changed: a few thousand px, all in one place
+    assert xs.max() - xs.min() < 120 and ys.max() - ys.min() < 120
+    with pytest.raises(SystemExit):
+        _cli(["vision", "render", str(pos), "-o", str(red), "--cube", "4", "black", "--cube-colour", "green"])
+
+
 def test_cli_render_refuses_a_missing_position_file(tmp_path):
     from board_rules import InvalidPositionError
 

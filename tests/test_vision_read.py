@@ -535,3 +535,70 @@ def test_a_cube_read_as_a_sixteenth_checker_on_the_bar_is_found_by_its_face_ther
     assert obs.checkers.bar == tuple(pos.bar) and obs.checkers.points == pos.points
     monkeypatch.setattr("vision.cube.find_cube_near", lambda *a: ((0.0, 0.0), 0.0, 0.0))
     assert read_frame(geometry, image).status == "occluded"
+
+
+@pytest.mark.parametrize("colour, value, where, size", [("red", 2, "white", (1280, 960)), ("red", 64, "centre", (1280, 720)),
+                                                        ("black", 16, "white", (1280, 960)), ("black", 32, "black", (1280, 720))])
+def test_a_red_or_black_cube_with_light_numbers_is_read(colour, value, where, size):
+    """Tournament cubes are often red or black with light numbers: the face's ink is whichever of
+    dark and light its middle shows less of."""
+    frame = render(START, seed=1004 if value == 16 else 90 + value, cube=(1 if where == "centre" else value, where), cube_colour=colour,
+                   style="olive" if value == 16 else "walnut", size=size)
+    obs = read_frame(calibrate(frame.image), frame.image)
+    assert obs.cube is not None and (obs.cube.where, obs.cube.face) == (where, value)
+
+
+def test_a_cube_number_a_little_off_the_face_s_centre_still_reads():
+    from vision.cube import _TEMPLATE_PX, read_face
+
+    for value in (16, 64, 4, 32):
+        for dx, dy in ((0, 0), (3, -2), (-3, 3)):
+            face = np.full((_TEMPLATE_PX, _TEMPLATE_PX, 3), 235, np.uint8)
+            text = str(value)
+            scale = 0.028 * _TEMPLATE_PX / len(text)
+            (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, 1)
+            cv2.putText(face, text, (_TEMPLATE_PX // 2 - tw // 2 + dx, _TEMPLATE_PX // 2 + th // 2 + dy), cv2.FONT_HERSHEY_SIMPLEX, scale, (20, 20, 20), 1, cv2.LINE_AA)
+            number, confidence = read_face(np.rot90(face, value % 4).copy())
+            assert number == value and confidence > 0.5, (value, dx, dy)
+
+
+@pytest.fixture
+def club_profile(monkeypatch):
+    """A board profile named ``club`` with the renderer's proportions, built as any measured board's
+    is (not the renderer's own geometry)."""
+    import vision.profile as profile
+
+    profiles = dict(profile._profiles())
+    profiles["club"] = profile.BoardProfile("club", "a measured board of the renderer's proportions")
+    monkeypatch.setattr(profile, "_profiles", lambda: profiles)
+    profile.layout.cache_clear()
+    yield "club"
+    profile.layout.cache_clear()
+
+
+@pytest.mark.parametrize("value, where", [(2, "black"), (1, "centre"), (32, "white")])
+def test_the_cube_is_read_on_a_measured_board_profile_too(club_profile, value, where):
+    from vision.cube import area_of
+
+    frame = render(START, seed=120 + value, cube=(value, where))
+    geometry = calibrate(frame.image, profile=club_profile)
+    assert geometry.layout.profile.name == "club"
+    area = area_of(geometry.layout)
+    assert (area.x0, area.x1, area.size) == (290.0, 340.0, 30.0)
+    obs = read_frame(geometry, frame.image)
+    assert obs.status == "settling" and obs.cube is not None and (obs.cube.where, obs.cube.value) == (where, value)
+    assert obs.checkers.points == START.points and obs.checkers.bar == (0, 0)
+
+
+def test_a_cube_wider_than_its_board_s_bar_is_looked_for_along_the_bar_s_middle():
+    from vision.cube import CubeArea, _bar_grid
+
+    xs, ys, centres = _bar_grid(CubeArea(300.0, 333.0, 40.0, 467.0, 50.0))  # 8 mm more than the 4 mm overhang each side allows
+    assert xs.tolist() == [316.5] and ys[0] == 65.0 and ys[-1] <= 442.0 and len(centres) == len(ys)
+    xs, _, _ = _bar_grid(CubeArea(290.0, 340.0, 50.0, 490.0, 30.0))
+    assert xs[0] == 301.0 and xs[-1] <= 329.0
+
+
+def test_a_cube_colour_the_renderer_does_not_know_is_refused():
+    with pytest.raises(ValueError, match="cube_colour"):
+        render(START, seed=1, cube=(2, "white"), cube_colour="green")

@@ -19,7 +19,7 @@ from board_rules.errors import InvalidPositionError
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``vision`` and its sub-commands on a parent parser."""
-    from vision.render import BOARD_STYLES, CHECKER_STYLES, CUBE_PLACES
+    from vision.render import BOARD_STYLES, CHECKER_STYLES, CUBE_COLOURS, CUBE_PLACES
 
     vision = sub.add_parser("vision", help="the camera pipeline: render frames of a table, calibrate a camera")
     vsub = vision.add_subparsers(dest="vision_command", required=True)
@@ -55,6 +55,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dice", nargs="*", type=int, default=[], metavar="D", help="die values, placed at random in the right-hand half")
     p.add_argument("--cube", nargs=2, metavar=("VALUE", "WHERE"), help=f"cube value and place ({', '.join(CUBE_PLACES)})")
+    p.add_argument("--cube-colour", choices=sorted(CUBE_COLOURS), default="white", help="the cube's face (white: black numbers; red, black: light ones)")
     p.add_argument("--style", choices=sorted(BOARD_STYLES), default="walnut")
     p.add_argument("--checkers", choices=sorted(CHECKER_STYLES), default="matte")
     p.add_argument("--hand", action="store_true", help="a hand over part of the board")
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
     position = Position.from_json(text)
     try:
         cube = None if args.cube is None else (int(args.cube[0]), args.cube[1])
-        frame = render(position, dice=[(d, None) for d in args.dice], cube=cube, seed=args.seed,
+        frame = render(position, dice=[(d, None) for d in args.dice], cube=cube, cube_colour=args.cube_colour, seed=args.seed,
                        style=args.style, checkers=args.checkers, hand=args.hand)
     except ValueError as exc:
         print(f"tavli vision render: {exc}", file=sys.stderr)

@@ -14,15 +14,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
 
 from vision.render import BAR_X0, BAR_X1, CUBE_SIZE_MM, FIELD_Y0, FIELD_Y1
 
+if TYPE_CHECKING:
+    from vision.profile import Layout
+
 FACES = (2, 4, 8, 16, 32, 64)
 _TEMPLATE_PX = 48  # side of the face image the number is matched in
+_SLIDE_PX = 4  # how far (px of it) a number may sit off the face's centre
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,16 +67,46 @@ def _outline(half: float, angle: float, n_side: int = 12, extent: float = 0.8) -
 
 
 _ANGLES = tuple(math.radians(a) for a in range(0, 90, 10))
-_OUTLINES = [_outline(CUBE_SIZE_MM / 2, a) for a in _ANGLES]
-_INSIDE = [_outline(CUBE_SIZE_MM / 2 - 4.0, a) for a in _ANGLES]
-# just outside the middle of each side: plain beside a cube, a checker's rim on a checker
-_OUTSIDE = [_outline(CUBE_SIZE_MM / 2 + 3.4, a, 6, 0.5) for a in _ANGLES]
+
+
+@dataclass(frozen=True, slots=True)
+class CubeArea:
+    """Where a board's cube is looked for: its bar, from side ``x0`` to side ``x1``, between the field's
+    ends ``y0`` and ``y1`` (board mm, black's end first), and the cube's side ``size`` (mm)."""
+
+    x0: float
+    x1: float
+    y0: float
+    y1: float
+    size: float
+
+
+RENDERED = CubeArea(BAR_X0, BAR_X1, FIELD_Y0, FIELD_Y1, CUBE_SIZE_MM)  # the renderer's board
+
+
+def area_of(layout: Layout) -> CubeArea:
+    """The :class:`CubeArea` of a board layout: its bar and its profile's cube."""
+    bar = layout.geometry.bar
+    return CubeArea(float(bar[0]), float(bar[2]), float(layout.field[1]), float(layout.field[3]), float(layout.profile.cube_size_mm))
+
+
+@lru_cache(maxsize=8)
+def _squares(size: float) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """A cube of side ``size`` mm at each of :data:`_ANGLES`: its outline's samples, the face's just inside
+    it and the surround's just outside the middle of each side (plain beside a cube, a checker's rim on a
+    checker); offsets from its centre in mm. The insets are those of a 30 mm cube, to scale."""
+    k = size / 30.0
+    outlines = tuple(_outline(size / 2, a) for a in _ANGLES)
+    inside = tuple(_outline(size / 2 - 4.0 * k, a) for a in _ANGLES)
+    outside = tuple(_outline(size / 2 + 3.4 * k, a, 6, 0.5) for a in _ANGLES)
+    return outlines, inside, outside
 
 
 def find_cube(
-    edges_at, *, min_score: float, edge_map: np.ndarray | None = None, ppm: float = 0.0, threshold: float = 0.0
+    edges_at, *, min_score: float, edge_map: np.ndarray | None = None, ppm: float = 0.0, threshold: float = 0.0, area: CubeArea = RENDERED
 ) -> tuple[tuple[float, float], float, float] | None:
-    """The best square outline of the cube's size along the bar: ``(centre_mm, angle, score)`` or None.
+    """The best square outline of the cube's size along the bar of ``area`` (the renderer's board by
+    default): ``(centre_mm, angle, score)`` or None.
 
     ``edges_at(points_mm)`` tells where the frame shows an edge. The score is the
     fraction of the outline that shows an edge less the fractions of the face just inside it and of
@@ -83,17 +117,17 @@ def find_cube(
     """
 
     def scores(centres: np.ndarray, ks) -> np.ndarray:
-        on, ins, out = _square_parts(edges_at, centres, ks)
+        on, ins, out = _square_parts(edges_at, centres, ks, area.size)
         return on - ins - out  # a face is plain inside its outline, and so is the bar just beside it
 
     # coarse: square and diagonal over the whole bar; fine: every angle around the best few places
     coarse_ks = (0, len(_ANGLES) // 2)
-    fast = _coarse_scores(edge_map, float(ppm), float(threshold), coarse_ks) if edge_map is not None and ppm > 0 else None
+    fast = _coarse_scores(edge_map, float(ppm), float(threshold), coarse_ks, area) if edge_map is not None and ppm > 0 else None
     if fast is not None:
         centres, coarse = fast
         keep = _COARSE_KEEP_MAP
     else:
-        centres = _BAR_CENTRES
+        centres = _bar_grid(area)[2]
         coarse = scores(centres, coarse_ks).max(axis=0)
         keep = _COARSE_KEEP
     best = None
@@ -112,12 +146,13 @@ def find_cube(
     return best
 
 
-def _square_parts(edges_at, centres: np.ndarray, ks) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For a square of the cube's size at every centre (board mm, N x 2) and every angle index in ``ks``,
+def _square_parts(edges_at, centres: np.ndarray, ks, size: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For a square of side ``size`` mm at every centre (board mm, N x 2) and every angle index in ``ks``,
     the fractions of its outline, of the face just inside it and of the surround just outside the middle
     of its sides that show an edge: three len(ks) x N arrays, all sampled at once."""
-    rings = _rings(tuple(ks))
-    sizes = (len(_OUTLINES[ks[0]]), len(_INSIDE[ks[0]]), len(_OUTSIDE[ks[0]]))
+    rings = _rings(float(size), tuple(ks))
+    outlines, inside, outside = _squares(float(size))
+    sizes = (len(outlines[ks[0]]), len(inside[ks[0]]), len(outside[ks[0]]))
     # every centre plus every ring sample (x, y interleaved: one long run of additions, not pairs)
     pts = np.tile(centres, rings.shape[1])[None, :, :] + rings.reshape(len(ks), 1, -1)
     seen = edges_at(pts.reshape(-1, 2)).reshape(len(ks), len(centres), -1)
@@ -125,8 +160,8 @@ def _square_parts(edges_at, centres: np.ndarray, ks) -> tuple[np.ndarray, np.nda
     return seen[..., :a].mean(axis=2), seen[..., a:b].mean(axis=2), seen[..., b:].mean(axis=2)
 
 
-def find_cube_near(edges_at, centre_mm: tuple[float, float], reach_mm: float) -> tuple[tuple[float, float], float, float]:
-    """The square of the cube's size whose outline shows best against a plain face inside it, centred
+def find_cube_near(edges_at, centre_mm: tuple[float, float], reach_mm: float, size: float = CUBE_SIZE_MM) -> tuple[tuple[float, float], float, float]:
+    """The square of side ``size`` mm (the renderer's cube by default) whose outline shows best against a plain face inside it, centred
     within ``reach_mm`` of ``centre_mm`` (1 mm steps, every angle): ``(centre_mm, angle, score)``, the
     score the fraction of its outline that shows an edge less that of the face just inside it.
 
@@ -136,16 +171,17 @@ def find_cube_near(edges_at, centre_mm: tuple[float, float], reach_mm: float) ->
     """
     steps = np.arange(-math.floor(reach_mm), math.floor(reach_mm) + 1, 1.0)
     centres = np.stack(np.broadcast_arrays(centre_mm[0] + steps[None, :], centre_mm[1] + steps[:, None]), axis=-1).reshape(-1, 2)
-    on, ins, _ = _square_parts(edges_at, centres, tuple(range(len(_ANGLES))))
+    on, ins, _ = _square_parts(edges_at, centres, tuple(range(len(_ANGLES))), size)
     score = on - ins
     k, i = np.unravel_index(int(np.argmax(score)), score.shape)
     return (float(centres[i, 0]), float(centres[i, 1])), _ANGLES[k], float(score[k, i])
 
 
-@lru_cache(maxsize=8)
-def _rings(ks: tuple[int, ...]) -> np.ndarray:
+@lru_cache(maxsize=16)
+def _rings(size: float, ks: tuple[int, ...]) -> np.ndarray:
     """The samples of a cube's outline, face and surround at each angle index of ``ks``, stacked (len(ks) x N x 2 mm; read-only)."""
-    out = np.stack([np.concatenate([_OUTLINES[k], _INSIDE[k], _OUTSIDE[k]]) for k in ks])
+    outlines, inside, outside = _squares(size)
+    out = np.stack([np.concatenate([outlines[k], inside[k], outside[k]]) for k in ks])
     out.setflags(write=False)
     return out
 
@@ -155,15 +191,25 @@ _COARSE_KEEP = 4  # places the fine search looks around, from the exact coarse s
 _COARSE_KEEP_MAP = 6  # ... from the nearest-px ones (a few more: they are rougher)
 
 
-# the coarse grid of cube centres along the bar (board mm): its columns, its rows, and every centre row by row (N x 2)
-_BAR_XS = np.arange(BAR_X0 + CUBE_SIZE_MM / 2 - 4, BAR_X1 - CUBE_SIZE_MM / 2 + 4.01, _COARSE_STEP_MM)
-_BAR_YS = np.arange(FIELD_Y0 + CUBE_SIZE_MM / 2, FIELD_Y1 - CUBE_SIZE_MM / 2 + 0.01, _COARSE_STEP_MM)
-_BAR_CENTRES = np.stack(np.broadcast_arrays(_BAR_XS[None, :], _BAR_YS[:, None]), axis=-1).reshape(-1, 2)
+@lru_cache(maxsize=8)
+def _bar_grid(area: CubeArea) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The coarse grid of cube centres along the bar of ``area`` (board mm): its columns, its rows, and every
+    centre row by row (N x 2); read-only. A cube may overhang the bar's sides by 4 mm; on a bar narrower
+    than that allows, its centre line alone."""
+    half = area.size / 2
+    xs = np.arange(area.x0 + half - 4, area.x1 - half + 4.01, _COARSE_STEP_MM)
+    if not len(xs):
+        xs = np.array([(area.x0 + area.x1) / 2])
+    ys = np.arange(area.y0 + half, area.y1 - half + 0.01, _COARSE_STEP_MM)
+    centres = np.stack(np.broadcast_arrays(xs[None, :], ys[:, None]), axis=-1).reshape(-1, 2)
+    for a in (xs, ys, centres):
+        a.setflags(write=False)
+    return xs, ys, centres
 
 
-def _coarse_scores(edge_map: np.ndarray, ppm: float, threshold: float, ks) -> tuple[np.ndarray, np.ndarray] | None:
+def _coarse_scores(edge_map: np.ndarray, ppm: float, threshold: float, ks, area: CubeArea = RENDERED) -> tuple[np.ndarray, np.ndarray] | None:
     """The coarse score (best over the angles ``ks``) of a cube at every centre of
-    :data:`_BAR_CENTRES`, sampling ``edge_map > threshold`` at the nearest px: the grid is
+    :func:`_bar_grid`'s grid on ``area``, sampling ``edge_map > threshold`` at the nearest px: the grid is
     regular, so each sample of the outline is one strided slice of the map, summed over the
     whole grid at once. Returns the centres (board mm, N x 2) and their scores (N), or None
     where the grid's step is not a whole number of px."""
@@ -171,9 +217,10 @@ def _coarse_scores(edge_map: np.ndarray, ppm: float, threshold: float, ks) -> tu
     step = int(round(step_f))
     if step < 1 or abs(step_f - step) > 1e-6:
         return None
-    xs, ys = _BAR_XS, _BAR_YS
+    xs, ys, centres = _bar_grid(area)
+    outlines, inside, outside = _squares(area.size)
     nx, ny = len(xs), len(ys)
-    rings = [(ring, sign) for k in ks for ring, sign in ((_OUTLINES[k], 1.0), (_INSIDE[k], -1.0), (_OUTSIDE[k], -1.0))]
+    rings = [(ring, sign) for k in ks for ring, sign in ((outlines[k], 1.0), (inside[k], -1.0), (outside[k], -1.0))]
     # px of the first centre's samples: nearest px of (centre + offset) mm
     first = [np.floor(np.array([xs[0], ys[0]]) * ppm - 0.5 + ring * ppm + 0.5).astype(int) for ring, _ in rings]
     lo = np.min([f.min(axis=0) for f in first], axis=0)
@@ -198,16 +245,16 @@ def _coarse_scores(edge_map: np.ndarray, ppm: float, threshold: float, ks) -> tu
                 hits += phases[c % step, r % step, c // step : c // step + nx, r // step : r // step + ny]
             score += sign * hits / len(ring)
         np.maximum(best, score, out=best)
-    return _BAR_CENTRES, best.T.ravel()
+    return centres, best.T.ravel()
 
 
-def place_of(centre_mm: tuple[float, float]) -> str:
-    """``centre`` in the middle third of the bar, else the side whose half of the board it is in (white at the bottom)."""
+def place_of(centre_mm: tuple[float, float], area: CubeArea = RENDERED) -> str:
+    """``centre`` in the middle third of the bar of ``area``, else the side whose half of the board it is in (white at the bottom)."""
     y = centre_mm[1]
-    third = (FIELD_Y1 - FIELD_Y0) / 3
-    if y < FIELD_Y0 + third:
+    third = (area.y1 - area.y0) / 3
+    if y < area.y0 + third:
         return "black"
-    if y > FIELD_Y1 - third:
+    if y > area.y1 - third:
         return "white"
     return "centre"
 
@@ -223,7 +270,7 @@ def _templates() -> dict[int, list[np.ndarray]]:
         (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
         cv2.putText(img, text, (int(n / 2 - tw / 2), int(n / 2 + th / 2)), cv2.FONT_HERSHEY_SIMPLEX, scale, 255, thick, cv2.LINE_AA)
         img = cv2.GaussianBlur(img, (0, 0), 1.0)
-        out[face] = [np.rot90(img, k).copy() for k in range(4)]
+        out[face] = [np.rot90(img, k).astype(np.float32) for k in range(4)]
     return out
 
 
@@ -231,18 +278,25 @@ _TEMPLATES = _templates()
 
 
 def read_face(face_bgr: np.ndarray) -> tuple[int | None, float]:
-    """The number on an upright square image of the cube's face: ``(face, confidence)``; None if unreadable."""
+    """The number on an upright square image of the cube's face: ``(face, confidence)``; None if unreadable.
+
+    The ink is whichever of dark and light the face's middle shows less of: black numbers on a white
+    cube, white or gold ones on a red or black cube."""
     grey = cv2.cvtColor(face_bgr, cv2.COLOR_BGR2GRAY) if face_bgr.ndim == 3 else face_bgr
-    grey = cv2.resize(grey, (_TEMPLATE_PX, _TEMPLATE_PX), interpolation=cv2.INTER_AREA)
-    ink = cv2.normalize(255 - grey.astype(np.float32), None, 0, 255, cv2.NORM_MINMAX)
+    grey = cv2.resize(grey, (_TEMPLATE_PX, _TEMPLATE_PX), interpolation=cv2.INTER_AREA).astype(np.float32)
     m = _TEMPLATE_PX // 8
+    middle = grey[m:-m, m:-m]
+    light_face = float(np.median(middle)) >= (float(middle.min()) + float(middle.max())) / 2
+    ink = cv2.normalize((255 - grey) if light_face else grey, None, 0, 255, cv2.NORM_MINMAX)
     ink[:m], ink[-m:], ink[:, :m], ink[:, -m:] = 0, 0, 0, 0  # the outline is not ink
     ink = cv2.GaussianBlur(ink, (0, 0), 1.0)
+    # a few px of slack each way: a face cut a little off its centre still matches its number
+    ink = cv2.copyMakeBorder(ink, _SLIDE_PX, _SLIDE_PX, _SLIDE_PX, _SLIDE_PX, cv2.BORDER_CONSTANT, value=0)
     scores = {}
     for face, rots in _TEMPLATES.items():
         best = -1.0
         for t in rots:
-            r = cv2.matchTemplate(ink, t.astype(np.float32), cv2.TM_CCOEFF_NORMED, mask=None)
+            r = cv2.matchTemplate(ink, t, cv2.TM_CCOEFF_NORMED)
             best = max(best, float(r.max()))
         scores[face] = best
     ranked = sorted(scores.items(), key=lambda kv: -kv[1])
@@ -251,9 +305,9 @@ def read_face(face_bgr: np.ndarray) -> tuple[int | None, float]:
     return (face if s1 >= 0.45 else None), confidence
 
 
-def face_image(rectified_bgr: np.ndarray, ppm: float, centre_mm: tuple[float, float], angle: float) -> np.ndarray:
-    """The cube's face cut out of a rectified view and turned upright, ``_TEMPLATE_PX`` square."""
-    half = CUBE_SIZE_MM / 2 - 1.0
+def face_image(rectified_bgr: np.ndarray, ppm: float, centre_mm: tuple[float, float], angle: float, size: float = CUBE_SIZE_MM) -> np.ndarray:
+    """The face of a cube of side ``size`` mm cut out of a rectified view and turned upright, ``_TEMPLATE_PX`` square."""
+    half = size / 2 - size / 30
     c, s = math.cos(angle), math.sin(angle)
     corners = np.array([(-half, -half), (half, -half), (half, half)]) @ np.array([[c, s], [-s, c]]) + centre_mm
     src = (corners * ppm - 0.5).astype(np.float32)

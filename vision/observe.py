@@ -26,7 +26,6 @@ from vision import cube as _cube
 from vision import gate as _gate
 from vision.calibrate import Geometry, check
 from vision.config import VisionConfig, default_config
-from vision.profile import DEFAULT_PROFILE
 from vision.rectify import prepare
 
 if TYPE_CHECKING:
@@ -185,8 +184,9 @@ def _read_dice(config: VisionConfig, geometry: Geometry, image: np.ndarray) -> l
 def _read_cube_face(v: _checkers.View, shape: tuple[tuple[float, float], float, float]) -> tuple[int | None, float]:
     """The number on the face of a square found by :func:`vision.cube.find_cube` in the view ``v``: (number or None, confidence)."""
     centre, angle, _ = shape
-    near = v.bgr_near(centre, v.layout.profile.cube_size_mm * 0.75)  # the face's corners lie within half a side times sqrt 2
-    return _cube.read_face(_cube.face_image(near, v.ppm, centre, angle))
+    size = v.layout.profile.cube_size_mm
+    near = v.bgr_near(centre, size * 0.75)  # the face's corners lie within half a side times sqrt 2
+    return _cube.read_face(_cube.face_image(near, v.ppm, centre, angle, size))
 
 
 def read_frame(
@@ -201,15 +201,16 @@ def read_frame(
     position has 16, so a hand or a sleeve was read as checkers; but where the 16th is on the
     bar and a square fainter than ``cube.min_shape`` (at least ``cube.min_conserve``) lies
     there, that square is taken for the cube and the reading of 15 kept. The cube is looked
-    for on the renderer's board only (:mod:`vision.cube` knows its bar).
+    for on the bar of the geometry's board profile, at its profile's size.
 
     Raises ValueError for an image that is not a BGR uint8 array.
     """
     cfg = config or default_config()
     v = _checkers.view(geometry, image, cfg)
     lay, prof = v.layout, v.layout.profile
+    area = _cube.area_of(lay)
     faintest = min(cfg.cube_min_shape, cfg.cube_min_face_outline)
-    shape = _cube.find_cube(v.edges_at, min_score=faintest, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold) if prof.name == DEFAULT_PROFILE else None
+    shape = _cube.find_cube(v.edges_at, min_score=faintest, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold, area=area)
     face = None  # (number, confidence) once read
     if shape is not None and shape[2] < cfg.cube_min_outline:
         # a fainter square is the cube still where its face shows a number clearly
@@ -226,9 +227,9 @@ def read_frame(
     board_edges = palette.board_edges if palette is not None else ()
     rings = _checkers.bar_rings(v, cfg.bar_min_ring, not_on_bar, board_edges)
     reading = _checkers.read_checkers(geometry, v, palette, cfg, not_on_bar, on_board, rings)
-    if shape is None and prof.name == DEFAULT_PROFILE and any(t == 16 and b for t, b in zip(reading.totals(), reading.bar)):
+    if shape is None and any(t == 16 and b for t, b in zip(reading.totals(), reading.bar)):
         # a 16th checker on the bar: a cube too faint to be seen as one is the likelier reading
-        faint = _cube.find_cube(v.edges_at, min_score=cfg.cube_min_conserve, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold)
+        faint = _cube.find_cube(v.edges_at, min_score=cfg.cube_min_conserve, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold, area=area)
         if faint is not None:
             away = (faint[0][0], faint[0][1], prof.cube_size_mm * 0.8)
             rings2 = _checkers.bar_rings(v, cfg.bar_min_ring, away, board_edges)
@@ -238,7 +239,7 @@ def read_frame(
         if shape is None:
             # or the checker read on the bar is the cube, its outline lost in the surround's edges: its face tells
             for at, _ in rings:
-                square = _cube.find_cube_near(v.edges_at, at, prof.cube_size_mm * 0.4)
+                square = _cube.find_cube_near(v.edges_at, at, prof.cube_size_mm * 0.4, prof.cube_size_mm)
                 number = _read_cube_face(v, square) if square[2] >= cfg.cube_min_face_outline else (None, 0.0)
                 if number[0] is None or number[1] < cfg.cube_min_face_confidence:
                     continue
@@ -255,7 +256,7 @@ def read_frame(
     if found is not None:
         centre, _, score = found
         number, face_conf = face or _read_cube_face(v, found)
-        cube = _cube.CubeReading(_cube.place_of(centre), centre, number, float(min(1.0, score)), face_conf)
+        cube = _cube.CubeReading(_cube.place_of(centre, area), centre, number, float(min(1.0, score)), face_conf)
     if shape is not None:
         covers.append((shape[0][0], shape[0][1], prof.cube_size_mm * 0.75))
     samples = _gate.learned_samples(board_edges, lay) if board_edges else ()

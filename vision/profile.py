@@ -7,7 +7,7 @@ and the default everywhere; others are ``[board_profile.<name>]`` tables of
 side of the field holds the home boards, so which point is white's 1). A
 calibrated geometry names its layout (:attr:`vision.calibrate.Geometry.layout`),
 and :mod:`vision.checkers`, :mod:`vision.gate` and :mod:`vision.observe` take
-every place from it. The cube is not looked for on a profile other than ``rendered``.
+every place from it, the cube's bar and size too.
 
 Board mm are as in :mod:`vision.render`: origin at the board's top-left outer
 corner as white sees it, x to white's right, y towards white. A profile

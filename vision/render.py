@@ -436,16 +436,21 @@ def _draw_die(canvas: np.ndarray, s: float, centre: tuple[float, float], value: 
         cv2.ellipse(canvas, tuple(_fx(p, s)), axes, angle, 0, 360, pip, -1, cv2.LINE_AA, _SHIFT)
 
 
-def _draw_cube(canvas: np.ndarray, s: float, centre: tuple[float, float], value: int) -> None:
+# a cube's face and ink (BGR): tournament cubes are often red or black with light numbers
+CUBE_COLOURS = {"white": ((235, 240, 240), (20, 20, 20)), "red": ((40, 35, 175), (235, 240, 240)), "black": ((30, 30, 32), (120, 205, 230))}
+
+
+def _draw_cube(canvas: np.ndarray, s: float, centre: tuple[float, float], value: int, colour: str = "white") -> None:
     half = CUBE_SIZE_MM / 2
     x, y = centre
-    cv2.rectangle(canvas, tuple(_fx((x - half, y - half), s)), tuple(_fx((x + half, y + half), s)), (235, 240, 240), -1, cv2.LINE_AA, _SHIFT)
+    face, ink = CUBE_COLOURS[colour]
+    cv2.rectangle(canvas, tuple(_fx((x - half, y - half), s)), tuple(_fx((x + half, y + half), s)), face, -1, cv2.LINE_AA, _SHIFT)
     cv2.rectangle(canvas, tuple(_fx((x - half, y - half), s)), tuple(_fx((x + half, y + half), s)), (120, 120, 120), 1, cv2.LINE_AA, _SHIFT)
     text = str(value)
     scale = 0.028 * s * CUBE_SIZE_MM / max(1, len(text))
     (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, max(1, int(s)))
     org = (int(x * s - tw / 2), int(y * s + th / 2))
-    cv2.putText(canvas, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, (20, 20, 20), max(1, int(s)), cv2.LINE_AA)
+    cv2.putText(canvas, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, ink, max(1, int(s)), cv2.LINE_AA)
 
 
 # ----------------------------------------------------------------- camera
@@ -534,6 +539,7 @@ def render(
     *,
     dice: Sequence[DieSpec | tuple] | None = None,
     cube: tuple[int, str] | None = None,
+    cube_colour: str = "white",
     style: BoardStyle | str = "walnut",
     checkers: CheckerStyle | str = "matte",
     seed: int = 0,
@@ -555,7 +561,8 @@ def render(
 
     ``dice`` items are :class:`DieSpec` or ``(value, (x, y) | None)`` tuples
     (board mm; None places the die at random in the right-hand half).
-    ``cube`` is ``(value, "centre" | "white" | "black")``. ``noise`` is the
+    ``cube`` is ``(value, "centre" | "white" | "black")``, its face ``cube_colour``
+    (:data:`CUBE_COLOURS`: white with black numbers, red or black with light ones). ``noise`` is the
     standard deviation of Gaussian noise (0 for none), ``blur`` a Gaussian sigma
     in px (0 for none), ``jpeg`` a quality (None for no JPEG round trip).
     ``camera`` overrides the seeded pose; ``scene_seed`` (default ``seed``)
@@ -573,6 +580,8 @@ def render(
     specs = [d if isinstance(d, DieSpec) else DieSpec(int(d[0]), None if d[1] is None else tuple(d[1])) for d in (dice or [])]
     if cube is not None and (cube[1] not in CUBE_PLACES or cube[0] not in (1, 2, 4, 8, 16, 32, 64)):
         raise ValueError(f"cube: {cube!r}: expected (1..64 power of two, 'centre' | 'white' | 'black')")
+    if cube_colour not in CUBE_COLOURS:
+        raise ValueError(f"cube_colour: {cube_colour!r}: expected one of {sorted(CUBE_COLOURS)}")
     cam = camera or camera_pose(seed, size=size, tilt=tilt, tilt_jitter=tilt_jitter, yaw_jitter=yaw_jitter, roll_jitter=roll_jitter)
     hom = cam.homography
     w, h = cam.size
@@ -620,7 +629,7 @@ def render(
     cube_truth = None
     if cube is not None:
         centre = CUBE_PLACES[cube[1]]
-        _draw_cube(canvas, s, centre, 64 if cube[0] == 1 else cube[0])
+        _draw_cube(canvas, s, centre, 64 if cube[0] == 1 else cube[0], cube_colour)
         c = _apply(hom, [centre])[0]
         cube_truth = CubeTruth(cube[0], cube[1], (float(c[0]), float(c[1])))
 
