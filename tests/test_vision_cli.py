@@ -45,3 +45,79 @@ def test_vision_calibrate_records_the_board_profile_and_home_side(tmp_path):
     assert json.loads(out.read_text())["white_point_1"]["corner"] == "bottom-left"
     code, _, err = run(["vision", "calibrate", str(image), "--corners", corners, "--profile", "nope", "-o", str(out)])
     assert code == 2 and "'nope'" in err
+
+
+_CLUB = """# my own board, measured with a ruler
+[board_profile.club]
+description = "a maker's board of the renderer's proportions"
+border_mm = 50.0
+cube_size_mm = 30.0
+"""
+
+
+def test_vision_calibrate_takes_a_maker_s_own_board_profile_from_a_file_and_the_geometry_carries_it(tmp_path):
+    """A board that is none of vision.toml's: its profile file is given to calibrate once; the geometry
+    JSON carries the profile, so reading (and tavli play) need nothing but the geometry."""
+    frame = render(Position.start("backgammon"), seed=6, cube=(4, "white"))
+    image = tmp_path / "frame.png"
+    cv2.imwrite(str(image), frame.image)
+    (tmp_path / "club.toml").write_text(_CLUB)
+    out = tmp_path / "geometry.json"
+    code, text, err = run(["vision", "calibrate", str(image), "--profile", str(tmp_path / "club.toml"), "-o", str(out)])
+    assert code == 0, err
+    assert "profile club" in text
+    data = json.loads(out.read_text())
+    assert data["profile"] == "club" and data["board_profile"]["border_mm"] == 50.0
+    geometry = Geometry.load(str(out))
+    assert geometry.board is not None and geometry.layout.profile.description.startswith("a maker's board")
+    code, text, err = run(["vision", "read", str(image), "--geometry", str(out)])
+    assert code == 0, err
+    obs = json.loads(text)
+    assert obs["status"] == "settling" and obs["points"] == list(Position.start("backgammon").points)
+    assert (obs["cube"]["where"], obs["cube"]["value"]) == ("white", 4)
+
+
+def test_vision_calibrate_names_one_board_of_a_profile_file_with_several(tmp_path):
+    frame = render(Position.start("backgammon"), seed=6)
+    image = tmp_path / "frame.png"
+    cv2.imwrite(str(image), frame.image)
+    boards = tmp_path / "boards.toml"
+    boards.write_text(_CLUB + "\n[board_profile.cafe]\nborder_mm = 50.0\ncheckers_per_row = 6\n")
+    out = tmp_path / "geometry.json"
+    code, _, err = run(["vision", "calibrate", str(image), "--profile", str(boards), "-o", str(out)])
+    assert code == 2 and "cafe" in err and "club" in err and not out.exists()
+    code, _, err = run(["vision", "calibrate", str(image), "--profile", f"{boards}:cafe", "-o", str(out)])
+    assert code == 0, err
+    assert Geometry.load(str(out)).layout.profile.checkers_per_row == 6
+    code, _, err = run(["vision", "calibrate", str(image), "--profile", f"{boards}:hall", "-o", str(out)])
+    assert code == 2 and "'hall'" in err
+
+
+def test_vision_calibrate_refuses_a_bad_or_missing_profile_file(tmp_path):
+    image = tmp_path / "frame.png"
+    cv2.imwrite(str(image), render(Position.start("backgammon"), seed=6).image)
+    out = tmp_path / "geometry.json"
+    code, _, err = run(["vision", "calibrate", str(image), "--profile", str(tmp_path / "none.toml"), "-o", str(out)])
+    assert code == 2 and "none.toml" in err and not out.exists()
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[board_profile.club]\nborder_mm = -3\n")
+    code, _, err = run(["vision", "calibrate", str(image), "--profile", str(bad), "-o", str(out)])
+    assert code == 2 and "border_mm" in err and not out.exists()
+
+
+def test_a_geometry_whose_carried_board_profile_is_bad_is_refused(tmp_path):
+    import pytest
+
+    from vision.calibrate import CalibrationError, calibrate
+    from vision.profile import read_profile_file
+
+    (tmp_path / "club.toml").write_text(_CLUB)
+    geometry = calibrate(render(Position.start("backgammon"), seed=6).image, profile=read_profile_file(tmp_path / "club.toml"))
+    data = geometry.to_dict()
+    assert Geometry.from_dict(data) == geometry
+    data["board_profile"]["point_width_mm"] = "wide"
+    with pytest.raises(CalibrationError, match="point_width_mm"):
+        Geometry.from_dict(data)
+    data["board_profile"] = {"name": "club", "colour": "oak"}
+    with pytest.raises(CalibrationError):
+        Geometry.from_dict(data)

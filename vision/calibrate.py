@@ -31,7 +31,7 @@ import numpy as np
 
 from board_rules.errors import TavliError
 from vision.config import VisionConfig, default_config
-from vision.profile import DEFAULT_PROFILE, Layout, ProfileError, layout
+from vision.profile import DEFAULT_PROFILE, BoardProfile, Layout, ProfileError, layout
 from vision.render import MARKER_IDS, MARKER_QUIET_MM, MARKER_SIZE_MM
 
 FORMAT = "tavli-geometry/1"
@@ -59,6 +59,9 @@ class Geometry:
     homography puts them (0 for a corners calibration). ``profile`` names the
     board (:func:`vision.profile.find_profile`) and ``home`` the side of white's
     home board as white sees it (``right``: white's point 1 bottom right).
+    ``board`` is the profile itself where it is none of ``vision.toml``'s (a maker's
+    own board, from a profile file: :func:`vision.profile.read_profile_file`); the
+    geometry JSON carries it, so that the geometry alone reads that board.
     """
 
     homography: tuple[tuple[float, float, float], tuple[float, float, float], tuple[float, float, float]]
@@ -68,10 +71,13 @@ class Geometry:
     reprojection_px: float = 0.0
     profile: str = DEFAULT_PROFILE
     home: str = "right"
+    board: BoardProfile | None = None
 
     def __post_init__(self) -> None:
+        if self.board is not None and (not isinstance(self.board, BoardProfile) or self.board.name != self.profile):
+            raise CalibrationError(f"board: {self.board!r}: expected the BoardProfile named {self.profile!r}")
         try:
-            layout(self.profile, self.home)
+            layout(self.board or self.profile, self.home)
         except ProfileError as exc:
             raise CalibrationError(str(exc)) from None
         h = np.asarray(self.homography, dtype=np.float64) if _is_matrix(self.homography) else None
@@ -90,7 +96,7 @@ class Geometry:
     @property
     def layout(self) -> Layout:
         """The board's regions in board mm: its profile set up with white's home on ``home``."""
-        return layout(self.profile, self.home)
+        return layout(self.board or self.profile, self.home)
 
     @property
     def matrix(self) -> np.ndarray:
@@ -140,6 +146,7 @@ class Geometry:
         return {
             "format": FORMAT,
             "profile": self.profile,
+            **({"board_profile": self.board.to_dict()} if self.board is not None else {}),
             "home": self.home,
             "homography": [list(row) for row in self.homography],
             "image_size": list(self.image_size),
@@ -174,7 +181,15 @@ class Geometry:
                 (int(k), tuple((float(c[0]), float(c[1])) for c in v)) for k, v in sorted(data.get("markers", {}).items(), key=lambda kv: int(kv[0]))
             )
             profile, home = data.get("profile", DEFAULT_PROFILE), data.get("home", "right")
-            return cls(hom, size, data["source"], markers, float(data.get("reprojection_px", 0.0)), profile, home)  # type: ignore[arg-type]
+            board = data.get("board_profile")
+            if board is not None:
+                if not isinstance(board, dict):
+                    raise CalibrationError(f"board_profile: {board!r}: expected a profile's table")
+                try:
+                    board = BoardProfile(**board)
+                except ProfileError as exc:
+                    raise CalibrationError(str(exc)) from None
+            return cls(hom, size, data["source"], markers, float(data.get("reprojection_px", 0.0)), profile, home, board)  # type: ignore[arg-type]
         except KeyError as exc:
             raise CalibrationError(f"geometry: missing field {exc.args[0]!r}") from None
         except (TypeError, ValueError, IndexError, AttributeError) as exc:
@@ -238,7 +253,7 @@ def calibrate(
     corners: Sequence[Sequence[float]] | None = None,
     *,
     field: bool = False,
-    profile: str = DEFAULT_PROFILE,
+    profile: str | BoardProfile = DEFAULT_PROFILE,
     home: str = "right",
 ) -> Geometry:
     """Locate the board in ``image`` (BGR or grey) and return its :class:`Geometry`.
@@ -249,7 +264,8 @@ def calibrate(
     them, without frame or trays, which suits boards of other proportions) the
     homography comes from them; otherwise from the ArUco markers (at least ``config.min_markers``
     of ids 0..3). ``profile`` names the board's proportions (:mod:`vision.profile`;
-    the corners are those of that board) and ``home`` the side of white's home
+    the corners are those of that board), or is a :class:`~vision.profile.BoardProfile` (a maker's own board,
+    carried in the geometry) and ``home`` the side of white's home
     board as white sees it; both are recorded in the geometry. Raises
     :class:`CalibrationError` naming the markers found when too few are seen,
     when the fit is worse than ``config.max_reprojection_px``, when the corners
@@ -261,11 +277,13 @@ def calibrate(
         lay = layout(profile, home)
     except ProfileError as exc:
         raise CalibrationError(str(exc)) from None
+    board = profile if isinstance(profile, BoardProfile) else None
+    name = lay.profile.name
     if corners is not None:
         pts = _check_corners(corners)
         model = lay.field_corners_mm if field else lay.board_corners_mm
         hom = cv2.getPerspectiveTransform(np.float32(model), np.float32(pts)).astype(np.float64)
-        return Geometry(_as_tuple(hom), (int(w), int(h)), "corners", (), 0.0, profile, home)
+        return Geometry(_as_tuple(hom), (int(w), int(h)), "corners", (), 0.0, name, home, board)
     found = detect_markers(image)
     if len(found) < cfg.min_markers:
         need = "all four" if cfg.min_markers == 4 else f"at least {cfg.min_markers} of the four"
@@ -286,7 +304,7 @@ def calibrate(
             "is the board flat and are the markers where the layout expects them?"
         )
     seen = tuple((i, tuple((float(x), float(y)) for x, y in found[i])) for i in ids)
-    return Geometry(_as_tuple(hom), (int(w), int(h)), "markers", seen, err, profile, home)  # type: ignore[arg-type]
+    return Geometry(_as_tuple(hom), (int(w), int(h)), "markers", seen, err, name, home, board)  # type: ignore[arg-type]
 
 
 def check(geometry: Geometry, image: np.ndarray, config: VisionConfig | None = None) -> float | None:

@@ -30,7 +30,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--field", action="store_true", help="the --corners are those of the playing field (both halves "
                    "and the bar, without frame or trays): for boards of other proportions")
     c.add_argument("--profile", default="rendered", help="the board's proportions: 'rendered' (the renderer's board, "
-                   "the default) or a [board_profile.<name>] of vision.toml, e.g. 'tournament'")
+                   "the default), a [board_profile.<name>] of vision.toml, e.g. 'tournament', or your own board's "
+                   "FILE.toml (one such table; FILE.toml:NAME for one of several), carried in the geometry")
     c.add_argument("--home", choices=("right", "left"), default="right", help="the side of white's home board as "
                    "white sees it (right: white's point 1 bottom right, the default)")
     c.add_argument("-o", "--output", required=True, help="where to write geometry.json")
@@ -107,6 +108,21 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
     return 0
 
 
+def _profile_arg(text: str):
+    """``--profile``: a profile's name, or a profile file's board (``FILE.toml`` or ``FILE.toml:NAME``).
+    Raises :class:`CalibrationError` for a profile file that cannot be read or holds no such board."""
+    from vision.calibrate import CalibrationError
+    from vision.profile import ProfileError, read_profile_file
+
+    path, sep, name = text.partition(".toml:")
+    if not sep and not text.endswith(".toml"):
+        return text
+    try:
+        return read_profile_file(path + ".toml" if sep else text, name or None)
+    except ProfileError as exc:
+        raise CalibrationError(f"--profile: {exc}") from None
+
+
 def _calibrate(args: argparse.Namespace, stdout: TextIO) -> int:
     """``tavli vision calibrate``: raises :class:`CalibrationError` when the board is not found or the profile is unknown."""
     from vision.calibrate import CalibrationError, calibrate
@@ -124,7 +140,7 @@ def _calibrate(args: argparse.Namespace, stdout: TextIO) -> int:
         corners = [(values[i], values[i + 1]) for i in range(0, 8, 2)]
     if args.field and corners is None:
         raise CalibrationError("--field: give the field's corners with --corners")
-    geometry = calibrate(image, corners=corners, field=args.field, profile=args.profile, home=args.home)
+    geometry = calibrate(image, corners=corners, field=args.field, profile=_profile_arg(args.profile), home=args.home)
     geometry.save(args.output)
     print(
         f"board found from {geometry.source} (reprojection {geometry.reprojection_px:.2f} px; "

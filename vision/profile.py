@@ -140,6 +140,23 @@ def find_profile(name: str) -> BoardProfile:
     return profiles[name]
 
 
+def read_profile_file(path: str | Path, name: str | None = None) -> BoardProfile:
+    """A board's profile from a TOML file of ``[board_profile.<name>]`` tables, as in ``vision.toml``
+    (a maker's own board, measured): the table ``name``, or the file's only one.
+
+    Raises :class:`ProfileError` if the file cannot be read, holds a bad table, holds no table
+    (or several and no ``name``), or has no table ``name``.
+    """
+    found = {k: v for k, v in load_profiles(path).items() if k != DEFAULT_PROFILE}
+    if name is None:
+        if len(found) != 1:
+            raise ProfileError(f"board profiles {str(path)!r}: {sorted(found)!r}: expected one [{_TABLE}.<name>] table, or a name (FILE.toml:NAME)")
+        return next(iter(found.values()))
+    if name not in found:
+        raise ProfileError(f"board profiles {str(path)!r}: {name!r}: expected one of {sorted(found)}")
+    return found[name]
+
+
 # ----------------------------------------------------------------- layout
 
 
@@ -202,14 +219,15 @@ class Layout:
 
 
 @lru_cache(maxsize=16)
-def layout(profile: str = DEFAULT_PROFILE, home: str = "right") -> Layout:
-    """The :class:`Layout` of a named profile with the home boards on white's ``home`` side.
+def layout(profile: str | BoardProfile = DEFAULT_PROFILE, home: str = "right") -> Layout:
+    """The :class:`Layout` of a profile (named, or a :class:`BoardProfile` itself: a maker's own board,
+    see :func:`read_profile_file`) with the home boards on white's ``home`` side.
 
     Raises :class:`ProfileError` for an unknown profile or a home side other than ``right`` / ``left``.
     """
     if home not in HOMES:
         raise ProfileError(f"home: {home!r}: expected 'right' (white's point 1 bottom right, as white sees the board) or 'left'")
-    prof = find_profile(profile)
+    prof = profile if isinstance(profile, BoardProfile) else find_profile(profile)
     if prof.name == DEFAULT_PROFILE and home == "right":
         g = _render.GEOMETRY
         return Layout(prof, home, g, (_render.LEFT_X0, _render.FIELD_Y0, _render.RIGHT_X1, _render.FIELD_Y1))
