@@ -349,7 +349,13 @@ class CameraSource:
 
         src: Any = int(self.where) if self.where.isdigit() else self.where
         cap = cv2.VideoCapture(src)
-        return cap if cap.isOpened() else None
+        if not cap.isOpened():
+            return None
+        if isinstance(src, int):  # a camera: ask for the size it was calibrated at (frames of another size are scaled, if they can be)
+            w, h = self.pipeline.geometry.image_size
+            cap.set(cv2.CAP_PROP_FRAME_WIDTH, w)
+            cap.set(cv2.CAP_PROP_FRAME_HEIGHT, h)
+        return cap
 
     def read(self):
         """The next observation, or None (no frame now)."""

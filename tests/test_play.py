@@ -681,3 +681,26 @@ def test_a_checker_lifted_on_the_emulated_board_lights_its_landing_points_green_
         finally:
             link.stop()
             ref.close()
+
+
+def test_a_camera_source_of_another_resolution_is_read_at_the_calibrated_size(tmp_path):
+    """A video (or a camera) giving the calibrated picture at half the size: its frames are scaled up."""
+    import cv2
+
+    from referee.play import CameraSource
+    from vision.calibrate import calibrate
+    from vision.render import render
+
+    frame = render(START, seed=2)
+    geometry = calibrate(frame.image)
+    video = tmp_path / "table.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 10, (640, 480))
+    assert writer.isOpened()
+    for _ in range(5):
+        writer.write(cv2.resize(frame.image, (640, 480), interpolation=cv2.INTER_AREA))
+    writer.release()
+    said = []
+    cam = CameraSource(str(video), geometry, say=said.append)
+    seen = [obs for obs in (cam.read() for _ in range(5)) if obs is not None]
+    assert seen and seen[-1].status == "stable" and seen[-1].checkers.points == START.points
+    assert said == []

@@ -121,3 +121,26 @@ def test_a_geometry_whose_carried_board_profile_is_bad_is_refused(tmp_path):
     data["board_profile"] = {"name": "club", "colour": "oak"}
     with pytest.raises(CalibrationError):
         Geometry.from_dict(data)
+
+
+def test_vision_read_and_learn_scale_a_still_of_another_resolution_and_refuse_another_picture(tmp_path):
+    frame = render(Position.start("backgammon"), seed=8)
+    image = tmp_path / "frame.png"
+    cv2.imwrite(str(image), frame.image)
+    out = tmp_path / "geometry.json"
+    assert run(["vision", "calibrate", str(image), "-o", str(out)])[0] == 0
+    half = tmp_path / "half.png"
+    cv2.imwrite(str(half), cv2.resize(frame.image, (640, 480), interpolation=cv2.INTER_AREA))
+    start = tmp_path / "start.json"
+    start.write_text(Position.start("backgammon").to_json())
+    code, _, err = run(["vision", "learn", str(image), "--geometry", str(out), "--position", str(start), "-o", str(tmp_path / "p.json")])
+    assert code == 0, err
+    code, text, err = run(["vision", "read", str(half), "--geometry", str(out), "--palette", str(tmp_path / "p.json")])
+    assert code == 0 and "scaled to 1280x960" in err
+    assert json.loads(text)["points"] == list(Position.start("backgammon").points)
+    wide = tmp_path / "wide.png"
+    cv2.imwrite(str(wide), cv2.resize(frame.image, (1280, 720)))
+    code, _, err = run(["vision", "read", str(wide), "--geometry", str(out)])
+    assert code == 2 and "recalibrate" in err
+    code, _, err = run(["vision", "learn", str(wide), "--geometry", str(out), "--position", str(start), "-o", str(tmp_path / "q.json")])
+    assert code == 2 and "recalibrate" in err and not (tmp_path / "q.json").exists()

@@ -602,3 +602,34 @@ def test_a_cube_wider_than_its_board_s_bar_is_looked_for_along_the_bar_s_middle(
 def test_a_cube_colour_the_renderer_does_not_know_is_refused():
     with pytest.raises(ValueError, match="cube_colour"):
         render(START, seed=1, cube=(2, "white"), cube_colour="green")
+
+
+def test_a_camera_giving_the_same_picture_at_another_resolution_is_read_as_calibrated():
+    """A webcam opened at its default resolution, or a still taken at full size: the frame is scaled to
+    the size the geometry was calibrated at (its homography is in those px)."""
+    frame = render(START, seed=33, cube=(4, "black"), dice=[(3, None), (5, None)])
+    geometry = calibrate(frame.image)
+    small = cv2.resize(frame.image, (960, 720), interpolation=cv2.INTER_AREA)  # 1280x960 at 3/4
+    big = cv2.resize(frame.image, (1600, 1200), interpolation=cv2.INTER_LINEAR)
+    want = read_frame(geometry, frame.image)
+    for image in (small, big):
+        pipe = Pipeline(geometry)
+        obs = [pipe.feed(image) for _ in range(3)][-1]
+        assert obs.status == "stable" and obs.checkers.points == START.points
+        assert [d.value for d in obs.dice] == [d.value for d in want.dice] and obs.cube.value == 4
+
+
+def test_a_frame_of_another_aspect_is_no_board_and_says_to_recalibrate_without_losing_the_pipeline():
+    from vision.observe import FrameSizeError, at_calibrated_size
+
+    frame = render(START, seed=33)
+    geometry = calibrate(frame.image)
+    wide = cv2.resize(frame.image, (1280, 720))  # 16:9 from a 4:3 calibration: another picture
+    with pytest.raises(FrameSizeError, match="1280x720.*1280x960.*recalibrate"):
+        at_calibrated_size(geometry, wide)
+    pipe = Pipeline(geometry)
+    obs = pipe.feed(wide)
+    assert obs.status == "board-not-found" and obs.checkers is None and "recalibrate" in obs.messages[0]
+    for _ in range(3):  # the right frames again: the gate starts afresh and holds
+        obs = pipe.feed(frame.image)
+    assert obs.status == "stable" and obs.checkers.points == START.points

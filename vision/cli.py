@@ -173,16 +173,25 @@ def _read(args: argparse.Namespace, stdout: TextIO) -> int:
     geometry = Geometry.load(args.geometry)
     config = VisionConfig.load(args.config) if args.config else default_config()
     palette = Palette.load(args.palette) if args.palette else None
-    image = load_image(args.image)
-    if (image.shape[1], image.shape[0]) != geometry.image_size:
-        print(f"tavli vision read: warning: image is {image.shape[1]}x{image.shape[0]} px, the geometry was "
-              f"calibrated at {geometry.image_size[0]}x{geometry.image_size[1]}", file=sys.stderr)
+    image = _at_geometry_size("read", geometry, load_image(args.image))
     obs = read_frame(geometry, image, palette, config)
     print(json.dumps(obs.to_dict()), file=stdout)
     if args.annotate and not cv2.imwrite(args.annotate, annotate(image, geometry, obs)):
         print(f"tavli vision read: {args.annotate!r}: cannot write an image there (use .png or .jpg)", file=sys.stderr)
         return 2
     return 0
+
+
+def _at_geometry_size(command: str, geometry, image):
+    """The image at the size the geometry was calibrated at, scaled (and said) where it is the same
+    picture at another resolution. Raises :class:`vision.observe.FrameSizeError` for another picture."""
+    from vision.observe import at_calibrated_size
+
+    if (image.shape[1], image.shape[0]) != geometry.image_size:
+        image = at_calibrated_size(geometry, image)
+        print(f"tavli vision {command}: note: the image was scaled to {geometry.image_size[0]}x{geometry.image_size[1]} px, "
+              "the size the geometry was calibrated at", file=sys.stderr)
+    return image
 
 
 def _learn(args: argparse.Namespace, stdout: TextIO) -> int:
@@ -193,7 +202,7 @@ def _learn(args: argparse.Namespace, stdout: TextIO) -> int:
 
     geometry = Geometry.load(args.geometry)
     position = _read_position(args.position)
-    palette = learn_palette(geometry, load_image(args.image), position)
+    palette = learn_palette(geometry, _at_geometry_size("learn", geometry, load_image(args.image)), position)
     palette.save(args.output)
     print(f"learned the checker colours; wrote {args.output}", file=stdout)
     return 0

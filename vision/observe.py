@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 import cv2
 import numpy as np
 
+from board_rules.errors import TavliError
+
 from vision import checkers as _checkers
 from vision import cube as _cube
 from vision import gate as _gate
@@ -275,6 +277,27 @@ def read_frame(
     return Observation("settling", reading, tuple(dice), cube, occ, frames_held=1)
 
 
+class FrameSizeError(TavliError, ValueError):
+    """A frame whose picture is not the calibrated one's at any scale (another aspect: a camera mode that crops)."""
+
+
+def at_calibrated_size(geometry: Geometry, image: np.ndarray, max_aspect_change: float = 0.01) -> np.ndarray:
+    """``image`` at the size ``geometry`` was calibrated at (its homography is in those px): as it is, or
+    scaled where the camera gives the same picture at another resolution (a webcam opened at its
+    default, a still taken at full size), its aspect within ``max_aspect_change``.
+
+    Raises :class:`FrameSizeError` for a frame of another aspect (a mode that crops the picture: recalibrate).
+    """
+    h, w = image.shape[:2]
+    cw, ch = geometry.image_size
+    if (w, h) == (cw, ch):
+        return image
+    if abs((w / h) / (cw / ch) - 1) > max_aspect_change:
+        raise FrameSizeError(f"the camera gives {w}x{h} px frames, the geometry was calibrated at {cw}x{ch}: "
+                             "another picture, not a scaled one; recalibrate at this size")
+    return cv2.resize(image, (cw, ch), interpolation=cv2.INTER_AREA if w > cw else cv2.INTER_LINEAR)
+
+
 class Pipeline:
     """A fixed camera's frames in order: each :meth:`feed` returns the frame's observation with
     its status from the stability gate (``stable`` once the same reading held ``stable_frames``
@@ -295,6 +318,12 @@ class Pipeline:
         if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
             raise ValueError(f"image: expected a BGR uint8 array, got {getattr(image, 'shape', type(image))!r}")
         cfg = self.config
+        try:
+            image = at_calibrated_size(self.geometry, image)
+        except FrameSizeError as exc:
+            self.gate.update(None, board_found=False)
+            self._previous = self._read = None
+            return Observation("board-not-found", None, (), None, None, messages=(str(exc),))
         small = _gate.small_grey(image)
         obs = self._reuse(small)
         if obs is None:
