@@ -144,3 +144,44 @@ def test_vision_read_and_learn_scale_a_still_of_another_resolution_and_refuse_an
     assert code == 2 and "recalibrate" in err
     code, _, err = run(["vision", "learn", str(wide), "--geometry", str(out), "--position", str(start), "-o", str(tmp_path / "q.json")])
     assert code == 2 and "recalibrate" in err and not (tmp_path / "q.json").exists()
+
+
+def _video(path, frames, size=(640, 480)):
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10, size)
+    assert writer.isOpened()
+    for f in frames:
+        writer.write(cv2.resize(f, size, interpolation=cv2.INTER_AREA))
+    writer.release()
+
+
+def test_vision_grab_takes_a_still_after_the_camera_settles_and_it_calibrates(tmp_path):
+    import numpy as np
+
+    frame = render(Position.start("backgammon"), seed=9)
+    dark = np.zeros_like(frame.image)  # a camera's first frames, before its exposure settles
+    video = tmp_path / "camera.avi"
+    _video(video, [dark, dark, dark, frame.image, frame.image])
+    still = tmp_path / "still.png"
+    code, text, err = run(["vision", "grab", "--camera", str(video), "--settle", "3", "-o", str(still)])
+    assert code == 0, err
+    assert "640x480" in text
+    image = cv2.imread(str(still))
+    assert image.shape == (480, 640, 3) and image.mean() > 50
+    code, text, err = run(["vision", "calibrate", str(still), "-o", str(tmp_path / "g.json")])
+    assert code == 0 and "from markers" in text, err
+    # a video shorter than the settling gives its last frame
+    code, _, err = run(["vision", "grab", "--camera", str(video), "--settle", "50", "-o", str(still)])
+    assert code == 0 and cv2.imread(str(still)).mean() > 50
+
+
+def test_vision_grab_refuses_a_missing_camera_a_bad_size_and_an_unwritable_output(tmp_path):
+    code, _, err = run(["vision", "grab", "--camera", str(tmp_path / "none.avi"), "-o", str(tmp_path / "s.png")])
+    assert code == 2 and "none.avi" in err and not (tmp_path / "s.png").exists()
+    code, _, err = run(["vision", "grab", "--size", "wide", "-o", str(tmp_path / "s.png")])
+    assert code == 2 and "--size" in err
+    code, _, err = run(["vision", "grab", "--settle", "-1", "-o", str(tmp_path / "s.png")])
+    assert code == 2 and "--settle" in err
+    video = tmp_path / "camera.avi"
+    _video(video, [render(Position.start("backgammon"), seed=9).image])
+    code, _, err = run(["vision", "grab", "--camera", str(video), "-o", str(tmp_path / "s.txt")])
+    assert code == 2 and "cannot write" in err

@@ -46,6 +46,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     lp.add_argument("--geometry", required=True, help="geometry.json from 'tavli vision calibrate'")
     lp.add_argument("--position", required=True, help="Position JSON of what the image shows (e.g. from 'tavli rules start')")
     lp.add_argument("-o", "--output", required=True, help="where to write palette.json")
+    gr = vsub.add_parser("grab", help="take a still from a camera (to calibrate it, or to learn the colours)")
+    gr.add_argument("--camera", default="0", help="a camera number (default 0) or a video file")
+    gr.add_argument("--size", help="WxH px to ask the camera for, e.g. 1280x720 (tavli play asks for the calibrated size)")
+    gr.add_argument("--settle", type=int, default=10, help="frames to let pass first while exposure settles (default 10)")
+    gr.add_argument("-o", "--output", required=True, help="image file to write (.png, .jpg)")
     d = vsub.add_parser("dice", help="find and read every die in a photo (no board needed): prints JSON")
     d.add_argument("image", help="any photo or camera frame with dice in it")
     d.add_argument("--config", help="a vision.toml with other thresholds")
@@ -69,8 +74,6 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
     Raises :class:`InvalidPositionError` for a bad position file (the caller
     prints it and exits 2); a bad die, cube or output path prints a message and returns 2.
     """
-    import cv2
-
     from vision.render import render
 
     stdout = sys.stdout if stdout is None else stdout
@@ -82,6 +85,8 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
         return _read(args, stdout)
     if args.vision_command == "learn":
         return _learn(args, stdout)
+    if args.vision_command == "grab":
+        return _grab(args, stdout)
     if args.vision_command != "render":  # pragma: no cover - argparse restricts it
         return 2
     path = args.position_opt or args.position_file
@@ -99,8 +104,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
     except ValueError as exc:
         print(f"tavli vision render: {exc}", file=sys.stderr)
         return 2
-    if not cv2.imwrite(args.output, frame.image):
-        print(f"tavli vision render: {args.output!r}: cannot write an image there (use .png or .jpg)", file=sys.stderr)
+    if not _write_image("render", args.output, frame.image):
         return 2
     if args.truth:
         Path(args.truth).write_text(json.dumps(frame.truth(), indent=1), encoding="utf-8")
@@ -161,8 +165,6 @@ def _read_position(path: str) -> Position:
 def _read(args: argparse.Namespace, stdout: TextIO) -> int:
     """``tavli vision read``: the observation JSON of one image (its status is never ``stable``:
     stability needs consecutive frames)."""
-    import cv2
-
     from vision.annotate import annotate
     from vision.calibrate import Geometry
     from vision.checkers import Palette
@@ -176,8 +178,7 @@ def _read(args: argparse.Namespace, stdout: TextIO) -> int:
     image = _at_geometry_size("read", geometry, load_image(args.image))
     obs = read_frame(geometry, image, palette, config)
     print(json.dumps(obs.to_dict()), file=stdout)
-    if args.annotate and not cv2.imwrite(args.annotate, annotate(image, geometry, obs)):
-        print(f"tavli vision read: {args.annotate!r}: cannot write an image there (use .png or .jpg)", file=sys.stderr)
+    if args.annotate and not _write_image("read", args.annotate, annotate(image, geometry, obs)):
         return 2
     return 0
 
@@ -192,6 +193,38 @@ def _at_geometry_size(command: str, geometry, image):
         print(f"tavli vision {command}: note: the image was scaled to {geometry.image_size[0]}x{geometry.image_size[1]} px, "
               "the size the geometry was calibrated at", file=sys.stderr)
     return image
+
+
+def _write_image(command: str, path: str, image) -> bool:
+    """Write ``image`` to ``path``; False, and said, where it cannot be (no such folder, an extension that is no image's)."""
+    import cv2
+
+    try:
+        ok = cv2.imwrite(path, image)
+    except cv2.error:
+        ok = False
+    if not ok:
+        print(f"tavli vision {command}: {path!r}: cannot write an image there (use .png or .jpg)", file=sys.stderr)
+    return ok
+
+
+def _grab(args: argparse.Namespace, stdout: TextIO) -> int:
+    """``tavli vision grab``: raises :class:`vision.images.ImageError` for a camera that cannot be opened or gives no frame."""
+    from vision.images import ImageError, grab_frame
+
+    size = None
+    if args.size:
+        w, x, h = args.size.lower().partition("x")
+        if not (x and w.isdigit() and h.isdigit() and int(w) > 0 and int(h) > 0):
+            raise ImageError(f"--size: {args.size!r}: expected WxH in px, e.g. 1280x720")
+        size = (int(w), int(h))
+    if args.settle < 0:
+        raise ImageError(f"--settle: {args.settle}: expected a number of frames >= 0")
+    frame = grab_frame(args.camera, size, args.settle)
+    if not _write_image("grab", args.output, frame):
+        return 2
+    print(f"took a {frame.shape[1]}x{frame.shape[0]} px still from camera {args.camera!r}; wrote {args.output}", file=stdout)
+    return 0
 
 
 def _learn(args: argparse.Namespace, stdout: TextIO) -> int:

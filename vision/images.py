@@ -1,7 +1,8 @@
 """Reading camera images from files, with a clear error for anything that is not one.
 
 Owns :func:`load_image` (every ``tavli vision`` command that takes an image
-uses it) and :class:`ImageError`. May import ``board_rules`` types; must not
+uses it), :func:`grab_frame` (a still from a camera, for calibrating it) and
+:class:`ImageError`. May import ``board_rules`` types; must not
 import ``firmware_bridge`` or ``referee``.
 """
 
@@ -54,3 +55,37 @@ def load_image(path: str | Path) -> np.ndarray:
     if min(h, w) < MIN_SIDE_PX or max(h, w) > MAX_SIDE_PX:
         raise ImageError(f"image: {str(path)!r}: {w}x{h} px: expected {MIN_SIDE_PX} to {MAX_SIDE_PX} px a side")
     return image
+
+
+def grab_frame(source: str, size: tuple[int, int] | None = None, settle: int = 10) -> np.ndarray:
+    """One frame from a camera (a device number, e.g. ``"0"``) or a video file, as a BGR uint8 array:
+    the frame after ``settle`` more (a camera's exposure and focus settle over its first frames; a
+    video shorter than that gives its last). ``size`` (width, height) is asked of a camera; it may
+    give another.
+
+    Raises :class:`ImageError` if the source cannot be opened or gives no frame, ValueError for
+    a ``settle`` below 0 or a ``size`` that is not two positive numbers.
+    """
+    if isinstance(settle, bool) or not isinstance(settle, int) or settle < 0:
+        raise ValueError(f"settle: {settle!r}: expected a number of frames >= 0")
+    if size is not None and (len(size) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in size)):
+        raise ValueError(f"size: {size!r}: expected (width, height) in px")
+    camera = source.isdigit()
+    cap = cv2.VideoCapture(int(source) if camera else source)
+    try:
+        if not cap.isOpened():
+            raise ImageError(f"camera {source!r}: cannot open it ({'no such camera, or it is busy' if camera else 'no such video file'})")
+        if camera and size is not None:
+            cap.set(cv2.CAP_PROP_FRAME_WIDTH, size[0])
+            cap.set(cv2.CAP_PROP_FRAME_HEIGHT, size[1])
+        frame = None
+        for _ in range(settle + 1):
+            ok, got = cap.read()
+            if not ok:
+                break
+            frame = got
+        if frame is None:
+            raise ImageError(f"camera {source!r}: gives no frames")
+        return frame
+    finally:
+        cap.release()
