@@ -42,3 +42,19 @@ def test_real_board_handshakes_and_sends_a_snapshot(link):
 def test_real_board_acknowledges_an_led_frame(link):
     frame = LedFrame(tuple(Led(0, 32, 0) for _ in range(link.hello.led_count)))
     assert link.send_leds(frame)
+
+
+def test_real_camera_gives_a_still_of_the_size_asked_and_the_calibrated_board_is_found():
+    """With ``TAVLI_CAMERA`` (a camera number) and ``TAVLI_GEOMETRY`` (its geometry.json from
+    ``tavli vision calibrate``) set: a still at the calibrated size, and the board in it."""
+    camera, geometry_path = os.environ.get("TAVLI_CAMERA"), os.environ.get("TAVLI_GEOMETRY")
+    if camera is None or geometry_path is None:
+        pytest.skip("set TAVLI_CAMERA and TAVLI_GEOMETRY to run the camera test")
+    from vision.calibrate import Geometry
+    from vision.images import grab_frame
+    from vision.observe import at_calibrated_size, read_frame
+
+    geometry = Geometry.load(geometry_path)
+    frame = grab_frame(camera, geometry.image_size)
+    obs = read_frame(geometry, at_calibrated_size(geometry, frame))
+    assert obs.status in ("settling", "occluded"), obs.messages
