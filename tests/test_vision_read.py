@@ -633,3 +633,18 @@ def test_a_frame_of_another_aspect_is_no_board_and_says_to_recalibrate_without_l
     for _ in range(3):  # the right frames again: the gate starts afresh and holds
         obs = pipe.feed(frame.image)
     assert obs.status == "stable" and obs.checkers.points == START.points
+
+
+def test_a_two_completed_to_a_four_is_centred_on_the_four_not_on_the_side_it_was_found_by():
+    """A development frame (1280x720, noise sigma 3): two pips of a white four ran into their
+    neighbours, so it was found as a two (one side) and completed to a four by its other side's
+    pips; its centre was the side's, a quarter of a die off, and its checker slot showed a rim."""
+    s, pos, frame, image = _noisy_720p(730281)
+    obs = read_frame(calibrate(frame.image), image)
+    assert obs.status == "settling", obs.messages
+    assert obs.checkers.points == pos.points
+    four = next(d for d in frame.dice if d.value == 4)
+    seen = min(obs.dice, key=lambda o: np.hypot(o.centre[0] - four.centre[0], o.centre[1] - four.centre[1]))
+    assert seen.value == 4 and np.hypot(seen.centre[0] - four.centre[0], seen.centre[1] - four.centre[1]) < 1.5
+    x, y, w, h = seen.box
+    assert abs(x + w / 2 - seen.centre[0]) <= 1 and 12 <= w <= 20  # the die's box, about a die (16 px) across

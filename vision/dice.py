@@ -872,7 +872,11 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
         else:
             cocked = _side_run(cfg, image, marks, cx, cy, die, d) >= cfg.dice_side_min_run
     if die is not None and value in (2, 4) and not cocked:
-        value = _completed(cfg, value, A, pts, c, d, _median_of([p.contrast for p in group]), die)
+        completed, centre = _completed(cfg, value, A, pts, c, d, _median_of([p.contrast for p in group]), die)
+        if (completed, value) == (4, 2):  # a four's side: the die is centred beside it, a side's span across
+            cx, cy = float(centre[0]), float(centre[1])
+            side = max(float(np.linalg.norm(pts[1] - pts[0])) / (2 * _PIP_OFFSET), d * 2.5)
+        value = completed
     if n == 2 and die is not None and not cocked and max(p.ring for p in group) > cfg.dice_pip_ring_max_spread:
         # a flat two's pips both sit on its face: one that does not (a fleck of a checker beside a one's
         # pip) is no pip of it; a leaning two's may, beside its side face
@@ -883,12 +887,14 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
     return (DieReading(value, box, (float(cx), float(cy)), cocked, conf), score, group), group
 
 
-def _completed(cfg: VisionConfig, value: int, A: np.ndarray, pts: np.ndarray, c: np.ndarray, d: float, contrast: float, die: float) -> int:
+def _completed(cfg: VisionConfig, value: int, A: np.ndarray, pts: np.ndarray, c: np.ndarray, d: float, contrast: float, die: float) -> tuple[int, np.ndarray]:
     """Where a die's size is known, the value of a two or four once the places of the pips the finder
-    missed (faint, or run into a neighbour at a few px a pip) are looked at in the contrast image ``c``:
-    a four whose centre stands out by probe_min_frac of its pips' ``contrast`` is a five, one whose two
-    middle places of a six do is a six; a two whose pips are closer than two_min_span_per_die of a die
-    (a face's side, not its diagonal) and whose two places beside them on one side stand out is a four."""
+    missed (faint, or run into a neighbour at a few px a pip) are looked at in the contrast image ``c``,
+    and the centre of the die that value shows: a four whose centre stands out by probe_min_frac of its
+    pips' ``contrast`` is a five, one whose two middle places of a six do is a six (its centre is the
+    four's); a two whose pips are closer than two_min_span_per_die of a die (a face's side, not its
+    diagonal) and whose two places beside them on one side stand out is a four, centred between the
+    two sides."""
     r = max(1, int(round(d / 3)))
     floor = cfg.dice_probe_min_frac * contrast
 
@@ -900,12 +906,13 @@ def _completed(cfg: VisionConfig, value: int, A: np.ndarray, pts: np.ndarray, c:
         mid = shows(centre)
         six = any(shows(centre + A @ q, centre - A @ q) for q in (np.array([1.0, 0.0]), np.array([0.0, 1.0])))
         if mid != six:
-            return 5 if mid else 6
+            return (5 if mid else 6), centre
     elif value == 2 and float(np.linalg.norm(pts[1] - pts[0])) < cfg.dice_two_min_span_per_die * die:
         w = np.array([pts[0][1] - pts[1][1], pts[1][0] - pts[0][0]])  # the side, turned a right angle
-        if shows(pts[0] + w, pts[1] + w) or shows(pts[0] - w, pts[1] - w):
-            return 4
-    return value
+        for way in (w, -w):
+            if shows(pts[0] + way, pts[1] + way):
+                return 4, centre + way / 2
+    return value, centre
 
 
 def _peak_near(c: np.ndarray, x: float, y: float, r: int) -> float:
