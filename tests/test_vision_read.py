@@ -648,3 +648,18 @@ def test_a_two_completed_to_a_four_is_centred_on_the_four_not_on_the_side_it_was
     assert seen.value == 4 and np.hypot(seen.centre[0] - four.centre[0], seen.centre[1] - four.centre[1]) < 1.5
     x, y, w, h = seen.box
     assert abs(x + w / 2 - seen.centre[0]) <= 1 and 12 <= w <= 20  # the die's box, about a die (16 px) across
+
+
+def test_a_dark_metal_rimmed_checker_under_a_die_is_read_by_its_top_clear_of_the_die_not_by_its_rim():
+    """A development frame (1280x960): a red die lies on a black metal-rimmed checker alone on 21;
+    the small disc on the far side of its top reached the bright rim, and it was read white (16
+    white checkers: the frame held back). The top inside the rim, clear of the die, is black."""
+    from benchmarks.bench_vision import scene
+
+    s = scene(740010, 0.0)
+    pos = s.pop("position")
+    frame = render(pos, seed=740010, size=(1280, 960), **s)
+    assert s["checkers"] == "metal" and pos.points[20] == -1
+    obs = read_frame(calibrate(frame.image), frame.image)
+    assert obs.status == "settling", obs.messages
+    _assert_reads(frame, obs.checkers)

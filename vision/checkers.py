@@ -705,17 +705,32 @@ def _with_issues(reading: CheckerReading) -> CheckerReading:
 
 
 def _top_colour(lab: np.ndarray, centre, ppm: float, ignore, diameter: float) -> np.ndarray:
-    """The colour of a checker's top, from the part of it no die lies on."""
+    """The colour of a checker's top, from the part of it no die lies on: the top inside its rim
+    (a metal rim is bright on a dark checker) clear of the dice, where enough of it is; else a
+    small disc on the far side of the top from the die."""
     radius = diameter * 0.3
     for x, y, r in ignore:
         d = float(np.hypot(centre[0] - x, centre[1] - y))
-        if d < r + radius:  # a die on it: look at the far side of the top
+        if d < r + radius:  # a die on it
+            inner = diameter / 2 - _TOP_RIM_MM
+            at = _disc_px(float(centre[0] * ppm - 0.5), float(centre[1] * ppm - 0.5), float(inner * ppm), lab.shape[:2])
+            if at is not None:
+                ys, xs = at
+                free = np.ones(len(ys), bool)
+                for x2, y2, r2 in ignore:
+                    free &= np.hypot((xs + 0.5) / ppm - x2, (ys + 0.5) / ppm - y2) > r2
+                if free.sum() >= np.pi * (_TOP_MIN_FREE_MM * ppm) ** 2:
+                    return _median_rows(lab[ys[free], xs[free]].T).astype(np.float32)
             if d < 1e-6:
                 break
             ux, uy = (centre[0] - x) / d, (centre[1] - y) / d
             far = diameter / 2 - 5
             return _disc_colour(lab, (centre[0] + ux * far, centre[1] + uy * far), ppm, 4.0)
     return _disc_colour(lab, centre, ppm, radius)
+
+
+_TOP_RIM_MM = 4.5  # a checker's top is looked at this far inside its edge when a die lies on it (a metal rim's ring is 1.2-3.8 mm in)
+_TOP_MIN_FREE_MM = 2.0  # ... where a disc of this radius's worth of it is clear of the die
 
 
 def learn_palette(geometry: Geometry, image: np.ndarray, position: Position, config: VisionConfig | None = None) -> Palette:
