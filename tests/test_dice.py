@@ -374,16 +374,16 @@ def test_on_a_calibrated_board_a_one_beside_a_fleck_of_a_checker_is_read_one(see
         assert [(d.value, d.cocked) for d in near] == [(1, False)]
 
 
-def _barred_die(angles=(0.0, 0.0), face=(245, 245, 245), gap=13.0, parted=False):
+def _barred_die(angles=(0.0, 0.0), face=(245, 245, 245), gap=13.0, parted=False, length=12.0):
     """A 200x160 photo of a 24 px die face at (100, 80) on wood brown, with two dark bars
-    (12 x 4 px, at ``angles`` in degrees from upright) ``gap`` px apart across them; ``parted``:
+    (``length`` x 4 px, at ``angles`` in degrees from upright) ``gap`` px apart across them; ``parted``:
     the lower half a shade darker (an edge runs across between the bars: no one face)."""
     img = np.full((160, 200, 3), (70, 110, 150), np.uint8)
     cv2.rectangle(img, (88, 68), (112, 92), face, -1)
     if parted:
         cv2.rectangle(img, (88, 80), (112, 92), (190, 190, 190), -1)
     for dx, angle in zip((-gap / 2, gap / 2), angles):
-        box = cv2.boxPoints(((100 + dx, 80.0), (4.0, 12.0), angle))
+        box = cv2.boxPoints(((100 + dx, 80.0), (4.0, length), angle))
         cv2.fillConvexPoly(img, np.rint(box * 16).astype(np.int32), (25, 25, 25), cv2.LINE_AA, 4)
     return cv2.GaussianBlur(img, (3, 3), 0)
 
@@ -395,6 +395,25 @@ def test_two_parallel_bars_on_a_die_face_of_known_size_are_a_cocked_six_and_noth
     assert read_dice(default_config(), _barred_die(angles=(0.0, 40.0)), die_px=24.0) == []  # not parallel
     assert read_dice(default_config(), _barred_die(gap=22.0), die_px=24.0) == []  # too far apart for one face
     assert read_dice(default_config(), _barred_die(parted=True), die_px=24.0) == []  # no one face between them
+
+
+def test_two_bars_as_long_and_as_far_apart_as_a_flat_six_s_columns_are_a_flat_six():
+    """A flat six's columns of three pips, run together (a small noisy frame), are 0.71 of a side long
+    and 0.54 apart: neither squashed, so the die lies flat and is read a six; a leaning six's are shorter."""
+    (r,) = read_dice(default_config(), _barred_die(length=17.0), die_px=24.0)
+    assert (r.value, r.cocked) == (6, False)
+    (r,) = read_dice(default_config(), _barred_die(length=12.0), die_px=24.0)  # squashed along its columns: leaning
+    assert (r.value, r.cocked) == (6, True)
+
+
+@pytest.mark.parametrize("seed", [720010])
+def test_at_1280x720_a_flat_six_whose_columns_run_into_bars_is_read_six(seed):
+    """A development frame at 1280x720: a flat six's columns ran into two bars 0.84 of a side long,
+    1.65 times their gap; it was flagged cocked like a leaning six, whose bars are 0.57-0.75 long."""
+    frame, obs = _bench_frame(seed, size=(1280, 720))
+    for truth in [d for d in frame.dice if d.value == 6 and not d.cocked]:
+        near = [d for d in obs.dice if np.hypot(d.centre[0] - truth.centre[0], d.centre[1] - truth.centre[1]) < 15]
+        assert [(d.value, d.cocked) for d in near] == [(6, False)]
 
 
 def _die_with_pips(pips, side=24):

@@ -102,6 +102,9 @@ _KEYS = {
     "dice_bar_min_gap_per_die": ("dice", "bar_min_gap_per_die"),
     "dice_bar_max_gap_per_die": ("dice", "bar_max_gap_per_die"),
     "dice_bar_mid_reach": ("dice", "bar_mid_reach"),
+    "dice_bar_flat_min_per_die": ("dice", "bar_flat_min_per_die"),
+    "dice_bar_flat_min_gap_per_die": ("dice", "bar_flat_min_gap_per_die"),
+    "dice_bar_flat_min_ratio": ("dice", "bar_flat_min_ratio"),
     "dice_probe_min_frac": ("dice", "probe_min_frac"),
     "dice_two_min_span_per_die": ("dice", "two_min_span_per_die"),
 }
@@ -191,7 +194,7 @@ class VisionConfig:
     dice_pip_min_peak: float = 80.0
     dice_single_face_per_die: float = 0.42
     dice_bar_min_per_die: float = 0.5
-    dice_bar_max_per_die: float = 0.85
+    dice_bar_max_per_die: float = 0.95
     dice_bar_max_width_per_die: float = 0.35
     dice_bar_max_aspect: float = 0.5
     dice_bar_max_length_ratio: float = 1.3
@@ -200,6 +203,9 @@ class VisionConfig:
     dice_bar_min_gap_per_die: float = 0.4
     dice_bar_max_gap_per_die: float = 0.75
     dice_bar_mid_reach: float = 0.35
+    dice_bar_flat_min_per_die: float = 0.76
+    dice_bar_flat_min_gap_per_die: float = 0.45
+    dice_bar_flat_min_ratio: float = 1.4
     dice_probe_min_frac: float = 0.5
     dice_two_min_span_per_die: float = 0.6
 

@@ -400,7 +400,8 @@ def _find_pips(
 def _run_together_sixes(cfg: VisionConfig, gray: np.ndarray, bars: list[_Bar], readings: list[DieReading], die: float) -> list[DieReading]:
     """Where a die's size is known: dice whose pips run together in two parallel bars on a uniform face, a six's
     two columns, where no die was read. A leaning six's face is seen squashed and its three pips a column
-    blur into one; its value is not trusted, so it is flagged cocked (thrown again), not left unseen."""
+    blur into one; its value is not trusted, so it is flagged cocked (thrown again), not left unseen. Bars
+    as long and as far apart as a flat six's columns (its face squashed neither way) are a flat six."""
     out: list[DieReading] = []
     seen = [r.centre for r in readings]
     for a, b in combinations(bars, 2):
@@ -434,7 +435,9 @@ def _run_together_sixes(cfg: VisionConfig, gray: np.ndarray, bars: list[_Bar], r
         if against < cfg.dice_face_min_contrast_frac * (a.contrast + b.contrast) / 2:
             continue
         box = (int(round(cx - die / 2)), int(round(cy - die / 2)), int(round(die)), int(round(die)))
-        out.append(DieReading(6, box, (float(cx), float(cy)), True, 0.5))
+        length = (a.length + b.length) / 2
+        flat = length >= cfg.dice_bar_flat_min_per_die * die and across >= cfg.dice_bar_flat_min_gap_per_die * die and length >= cfg.dice_bar_flat_min_ratio * across
+        out.append(DieReading(6, box, (float(cx), float(cy)), not flat, 0.5))
         seen.append((cx, cy))
     return out
 
