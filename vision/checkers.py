@@ -24,15 +24,14 @@ types; must not import ``firmware_bridge`` or ``referee``.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Sequence
 
 import cv2
 import numpy as np
-
-import json
-from pathlib import Path
 
 from board_rules import Position
 from board_rules.errors import TavliError
