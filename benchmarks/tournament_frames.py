@@ -129,9 +129,9 @@ def errors(name: str, reading) -> list[tuple[int, int, int]] | None:
 
 
 def main() -> int:
-    if len(sys.argv) != 2:
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):  # -h / --help: the usage, never a folder of that name
         print(__doc__, file=sys.stderr)
-        return 2
+        return 0 if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help") else 2
     if not DATA.is_dir():
         print(f"{DATA} is absent: nothing to do", file=sys.stderr)
         return 0
