@@ -429,10 +429,7 @@ def _run_together_sixes(cfg: VisionConfig, gray: np.ndarray, bars: list[_Bar], r
         mid = gray[ys, xs].astype(np.float64)
         if mid.max() - mid.min() > cfg.dice_face_max_spread:
             continue
-        level = float(np.median(mid))
-        bar_level = _median_of([gray[min(h - 1, int(round(p.y))), min(w - 1, int(round(p.x)))] for p in (a, b)])
-        against = (level - bar_level) if a.polarity == 0 else (bar_level - level)
-        if against < cfg.dice_face_min_contrast_frac * (a.contrast + b.contrast) / 2:
+        if not _stand_out(cfg, gray, float(np.median(mid)), (a, b)):
             continue
         box = (int(round(cx - die / 2)), int(round(cy - die / 2)), int(round(die)), int(round(die)))
         length = (a.length + b.length) / 2
@@ -864,10 +861,7 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
         spread, level = _face_spread(gray, marks, cx, cy, cfg.dice_face_radius * narrow, d, cfg.dice_face_halo_per_pip)
     if spread > cfg.dice_face_max_spread:
         return None, group  # the pips are not on one uniform face
-    h, w = gray.shape
-    pip_level = _median_of([gray[min(h - 1, int(round(p.y))), min(w - 1, int(round(p.x)))] for p in group])
-    against = (level - pip_level) if group[0].polarity == 0 else (pip_level - level)
-    if against < cfg.dice_face_min_contrast_frac * _median_of([p.contrast for p in group]):
+    if not _stand_out(cfg, gray, level, group):
         return None, group  # the pips do not stand out from this face (they stand out from something else)
     if not cocked:
         if die is None:
@@ -888,6 +882,16 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
     conf = max(0.05, min(1.0, 1.0 - err))
     score = float(np.mean([p.contrast * p.fill for p in group])) * (1 + 0.1 * n)
     return (DieReading(value, box, (float(cx), float(cy)), cocked, conf), score, group), group
+
+
+def _stand_out(cfg: VisionConfig, gray: np.ndarray, level: float, marks) -> bool:
+    """Whether marks of one polarity (pips or bars: ``x``, ``y``, ``polarity``, ``contrast``) stand out
+    from a face of grey ``level`` by face_min_contrast_frac of their median contrast, darker than it
+    for dark marks, lighter for light ones: the grey at their centres, their median, against it."""
+    h, w = gray.shape
+    mark_level = _median_of([gray[min(h - 1, int(round(m.y))), min(w - 1, int(round(m.x)))] for m in marks])
+    against = (level - mark_level) if marks[0].polarity == 0 else (mark_level - level)
+    return against >= cfg.dice_face_min_contrast_frac * _median_of([m.contrast for m in marks])
 
 
 def _completed(cfg: VisionConfig, value: int, A: np.ndarray, pts: np.ndarray, c: np.ndarray, d: float, contrast: float, die: float) -> tuple[int, np.ndarray]:
