@@ -231,26 +231,29 @@ def read_frame(
     reading = _checkers.read_checkers(geometry, v, palette, cfg, not_on_bar, on_board, rings)
     if shape is None and any(t == 16 and b for t, b in zip(reading.totals(), reading.bar)):
         # a 16th checker on the bar: a cube too faint to be seen as one is the likelier reading
-        faint = _cube.find_cube(v.edges_at, min_score=cfg.cube_min_conserve, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold, area=area)
-        if faint is not None:
-            away = (faint[0][0], faint[0][1], prof.cube_size_mm * 0.8)
+
+        def without(square):
+            """The bar's rings and the reading with ``square`` taken for the cube, or None where that still makes 16 of a side."""
+            away = (square[0][0], square[0][1], prof.cube_size_mm * 0.8)
             rings2 = _checkers.bar_rings(v, cfg.bar_min_ring, away, board_edges)
             reading2 = _checkers.read_checkers(geometry, v, palette, cfg, away, on_board, rings2)
-            if max(reading2.totals()) <= 15:
-                shape, rings, reading = faint, rings2, reading2
-        if shape is None:
+            return (rings2, reading2) if max(reading2.totals()) <= 15 else None
+
+        faint = _cube.find_cube(v.edges_at, min_score=cfg.cube_min_conserve, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold, area=area)
+        kept = without(faint) if faint is not None else None
+        if kept is not None:
+            shape, (rings, reading) = faint, kept
+        else:
             # or the checker read on the bar is the cube, its outline lost in the surround's edges: its face tells
             for at, _ in rings:
                 square = _cube.find_cube_near(v.edges_at, at, prof.cube_size_mm * 0.4, prof.cube_size_mm)
                 number = _read_cube_face(v, square) if square[2] >= cfg.cube_min_face_outline else (None, 0.0)
                 if number[0] is None or number[1] < cfg.cube_min_face_confidence:
                     continue
-                away = (square[0][0], square[0][1], prof.cube_size_mm * 0.8)
-                rings2 = _checkers.bar_rings(v, cfg.bar_min_ring, away, board_edges)
-                reading2 = _checkers.read_checkers(geometry, v, palette, cfg, away, on_board, rings2)
-                if max(reading2.totals()) <= 15:
+                kept = without(square)
+                if kept is not None:
                     shape = found = square
-                    face, rings, reading = number, rings2, reading2
+                    face, (rings, reading) = number, kept
                     break
     cube = None
     covers = _gate.checker_covers(reading.points, lambda p, k: lay.checker_slot(p, k)[:2], [c for c, _ in rings], prof.checker_diameter_mm)
