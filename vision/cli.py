@@ -188,11 +188,11 @@ def _at_geometry_size(command: str, geometry, image):
     picture at another resolution. Raises :class:`vision.observe.FrameSizeError` for another picture."""
     from vision.observe import at_calibrated_size
 
-    if (image.shape[1], image.shape[0]) != geometry.image_size:
-        image = at_calibrated_size(geometry, image)
+    scaled = at_calibrated_size(geometry, image)
+    if scaled is not image:
         print(f"tavli vision {command}: note: the image was scaled to {geometry.image_size[0]}x{geometry.image_size[1]} px, "
               "the size the geometry was calibrated at", file=sys.stderr)
-    return image
+    return scaled
 
 
 def _write_image(command: str, path: str, image) -> bool:
