@@ -663,3 +663,28 @@ def test_a_dark_metal_rimmed_checker_under_a_die_is_read_by_its_top_clear_of_the
     obs = read_frame(calibrate(frame.image), frame.image)
     assert obs.status == "settling", obs.messages
     _assert_reads(frame, obs.checkers)
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("per_row", range(1, 7))
+def test_every_row_length_a_profile_accepts_places_fifteen_checkers_and_a_frame_is_read(tmp_path, capsys, per_row):
+    """``checkers_per_row`` 1..6: layer k holds ``per_row - k`` checkers, at least one (with 4 or fewer
+    to a row the last stand one on another), every slot on its point; ``tavli vision read`` returns."""
+    from vision.profile import BoardProfile, layout
+
+    lay = layout(BoardProfile(f"row{per_row}", checkers_per_row=per_row))
+    for point in (1, 12, 13, 24):
+        slots = [lay.checker_slot(point, k) for k in range(15)]
+        layers = [layer for _, _, layer in slots]
+        assert layers == sorted(layers) and layers[:per_row] == [0] * per_row
+        assert all(layers.count(k) == max(per_row - k, 1) for k in range(max(layers)))
+        p = lay.geometry.points[point - 1]
+        assert all(p.x0 < x < p.x1 and min(p.base_y, lay.mid_y) < y < max(p.base_y, lay.mid_y) for x, y, _ in slots)
+    image = tmp_path / "f.png"
+    cv2.imwrite(str(image), render(START, seed=3, size=(480, 360)).image)
+    (tmp_path / "board.toml").write_text(f"[board_profile.row{per_row}]\ncheckers_per_row = {per_row}\n")
+    geometry = str(tmp_path / "g.json")
+    assert main(["vision", "calibrate", str(image), "--corners", "5,5,475,5,475,355,5,355", "--profile", str(tmp_path / "board.toml"), "-o", geometry]) == 0
+    capsys.readouterr()
+    assert main(["vision", "read", str(image), "--geometry", geometry]) == 0
+    assert json.loads(capsys.readouterr().out)["format"] == "tavli-observation/1"

@@ -107,9 +107,22 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
     if not _write_image("render", args.output, frame.image):
         return 2
     if args.truth:
-        Path(args.truth).write_text(json.dumps(frame.truth(), indent=1), encoding="utf-8")
+        Path(args.truth).write_text(_dumps(frame.truth(), indent=1), encoding="utf-8")
     print(f"wrote {args.output}" + (f" and {args.truth}" if args.truth else ""), file=stdout)
     return 0
+
+
+def _dumps(data, indent: int | None = None) -> str:
+    """``data`` as JSON text, a numpy number or bool that reached it written as the Python one.
+    Raises TypeError for anything else that is no JSON."""
+    import numpy as np
+
+    def plain(v):
+        if isinstance(v, np.generic):
+            return v.item()
+        raise TypeError(f"{type(v).__name__} {v!r}: not JSON")
+
+    return json.dumps(data, indent=indent, default=plain)
 
 
 def _profile_arg(text: str):
@@ -177,7 +190,7 @@ def _read(args: argparse.Namespace, stdout: TextIO) -> int:
     palette = Palette.load(args.palette) if args.palette else None
     image = _at_geometry_size("read", geometry, load_image(args.image))
     obs = read_frame(geometry, image, palette, config)
-    print(json.dumps(obs.to_dict()), file=stdout)
+    print(_dumps(obs.to_dict()), file=stdout)
     if args.annotate and not _write_image("read", args.annotate, annotate(image, geometry, obs)):
         return 2
     return 0
@@ -242,7 +255,8 @@ def _learn(args: argparse.Namespace, stdout: TextIO) -> int:
 
 
 def _dice(args: argparse.Namespace, stdout: TextIO) -> int:
-    """``tavli vision dice``: every die in an image as JSON ``[{"value", "box", "cocked", "confidence"}, ...]``.
+    """``tavli vision dice``: every die in an image as JSON ``[{"value", "box", "centre", "cocked", "confidence"}, ...]``
+    (:meth:`vision.dice.DieReading.to_dict`: Python numbers and bools only).
 
     Raises :class:`vision.images.ImageError` for a missing, unreadable, empty or absurd-size image.
     """
@@ -252,7 +266,5 @@ def _dice(args: argparse.Namespace, stdout: TextIO) -> int:
 
     config = VisionConfig.load(args.config) if args.config else default_config()
     image = load_image(args.image)
-    out = [{"value": r.value, "box": list(r.box), "cocked": r.cocked, "confidence": round(r.confidence, 3)}
-           for r in read_dice(config, image)]
-    print(json.dumps(out), file=stdout)
+    print(_dumps([r.to_dict() for r in read_dice(config, image)]), file=stdout)
     return 0

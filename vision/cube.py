@@ -47,13 +47,14 @@ class CubeReading:
         return 1 if (self.face == 64 and self.where == "centre") else self.face
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data (Python numbers only)."""
         return {
             "where": self.where,
-            "value": self.value,
-            "face": self.face,
-            "centre_mm": [round(self.centre_mm[0], 1), round(self.centre_mm[1], 1)],
-            "confidence": round(self.confidence, 3),
-            "face_confidence": round(self.face_confidence, 3),
+            "value": None if self.value is None else int(self.value),
+            "face": None if self.face is None else int(self.face),
+            "centre_mm": [round(float(self.centre_mm[0]), 1), round(float(self.centre_mm[1]), 1)],
+            "confidence": round(float(self.confidence), 3),
+            "face_confidence": round(float(self.face_confidence), 3),
         }
 
 

@@ -87,7 +87,9 @@ class Occlusion:
     seen_fraction: float  # of all the board's own edges that should show, the fraction that does
 
     def to_dict(self) -> dict[str, Any]:
-        return {"occluded": list(self.occluded), "missing": {k: round(v, 3) for k, v in self.missing.items()}, "seen": round(self.seen_fraction, 3)}
+        """Plain JSON-ready data (Python numbers only)."""
+        return {"occluded": [str(r) for r in self.occluded], "missing": {str(k): round(float(v), 3) for k, v in self.missing.items()},
+                "seen": round(float(self.seen_fraction), 3)}
 
 
 @lru_cache(maxsize=8)

@@ -8,6 +8,7 @@ import ``firmware_bridge`` or ``referee``.
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import cv2
@@ -21,14 +22,20 @@ MAX_FILE_BYTES = 200 * 1024 * 1024
 
 
 class ImageError(TavliError, ValueError):
-    """An image file that is missing, unreadable, empty, not an image or of absurd size."""
+    """An image file that is missing, unreadable, empty, not an image, truncated or of absurd size."""
 
 
 def load_image(path: str | Path) -> np.ndarray:
     """Read an image file as a BGR uint8 array.
 
+    Grey, 16-bit and CMYK images are converted to 8-bit BGR; an alpha channel is laid
+    over white (a product photo's transparent background); a JPEG is turned upright
+    as its EXIF orientation says. The size is read from the file's header before it
+    is decoded (PNG, JPEG, BMP, GIF, WebP, TIFF, PNM), so an absurdly large image is
+    refused without decoding it.
+
     Raises :class:`ImageError` if the file is missing, unreadable, empty, not an
-    image, or smaller than ``MIN_SIDE_PX`` or larger than ``MAX_SIDE_PX`` on a side.
+    image or truncated, or smaller than ``MIN_SIDE_PX`` or larger than ``MAX_SIDE_PX`` on a side.
     """
     p = Path(path)
     try:
@@ -45,16 +52,126 @@ def load_image(path: str | Path) -> np.ndarray:
         data = np.fromfile(p, dtype=np.uint8)
     except OSError as exc:
         raise ImageError(f"image: {str(path)!r}: cannot read it ({exc.strerror or exc})") from None
-    header = cv2.imdecode(data, cv2.IMREAD_REDUCED_GRAYSCALE_8) if size > 4096 else None
-    if header is not None and max(header.shape) * 8 > MAX_SIDE_PX * 2:
-        raise ImageError(f"image: {str(path)!r}: about {header.shape[1] * 8}x{header.shape[0] * 8} px: expected at most {MAX_SIDE_PX} px a side")
-    image = cv2.imdecode(data, cv2.IMREAD_COLOR)
+    kind, dims = _header_size(memoryview(data))
+    if dims is not None:
+        _check_size(path, *dims)
+    alpha = kind == "webp" or (kind == "png" and data[25:26].tobytes() in (b"\x04", b"\x06"))  # PNG colour types grey+alpha, RGBA
+    try:
+        if alpha:
+            image = _to_bgr8(cv2.imdecode(data, cv2.IMREAD_UNCHANGED))
+        else:
+            image = cv2.imdecode(data, cv2.IMREAD_COLOR)
+    except cv2.error:
+        image = None
     if image is None:
-        raise ImageError(f"image: {str(path)!r}: not an image that can be read (PNG, JPEG, BMP, TIFF ...)")
-    h, w = image.shape[:2]
-    if min(h, w) < MIN_SIDE_PX or max(h, w) > MAX_SIDE_PX:
+        what = f"a {kind.upper()} file that cannot be decoded (truncated or damaged)" if kind else "not an image that can be read (PNG, JPEG, BMP, TIFF ...)"
+        raise ImageError(f"image: {str(path)!r}: {what}")
+    _check_size(path, image.shape[1], image.shape[0])
+    return np.ascontiguousarray(image)
+
+
+def _check_size(path: str | Path, w: int, h: int) -> None:
+    if min(w, h) < MIN_SIDE_PX or max(w, h) > MAX_SIDE_PX:
         raise ImageError(f"image: {str(path)!r}: {w}x{h} px: expected {MIN_SIDE_PX} to {MAX_SIDE_PX} px a side")
-    return image
+
+
+def _to_bgr8(image: np.ndarray | None) -> np.ndarray | None:
+    """A PNG or WebP decoded as it is (8 or 16 bits; grey, BGR or BGRA) as 8-bit BGR, alpha laid over white."""
+    if image is None or image.size == 0 or image.dtype not in (np.uint8, np.uint16):
+        return None
+    top = 65535.0 if image.dtype == np.uint16 else 255.0
+    if image.ndim == 2:
+        image = image[:, :, None]
+    colour = image[:, :, :3].astype(np.float32) * (255.0 / top)
+    if image.shape[2] in (2, 4):  # the last channel is alpha
+        alpha = image[:, :, -1:].astype(np.float32) / top
+        colour = image[:, :, :-1].astype(np.float32) * (255.0 / top) * alpha + 255.0 * (1.0 - alpha)
+    if colour.shape[2] == 1:
+        colour = np.repeat(colour, 3, axis=2)
+    return colour.round().astype(np.uint8)
+
+
+def _header_size(data: memoryview) -> tuple[str | None, tuple[int, int] | None]:
+    """The format (``"png"``, ``"jpeg"``, ``"bmp"``, ``"gif"``, ``"webp"``, ``"tiff"``, ``"pnm"``, or None)
+    and the (width, height) in px that an image file's header states, without decoding it (a
+    JPEG's segments and a TIFF's first IFD are looked up where they lie); the size is None where
+    the header does not say it (a truncated file, another format)."""
+    head = bytes(data[:1024])
+    try:
+        if head[:8] == b"\x89PNG\r\n\x1a\n":
+            return "png", (struct.unpack(">II", head[16:24]) if head[12:16] == b"IHDR" else None)
+        if head[:2] == b"\xff\xd8":
+            return "jpeg", _jpeg_size(data)
+        if head[:2] == b"BM":
+            if struct.unpack("<I", head[14:18])[0] == 12:  # OS/2 BITMAPCOREHEADER
+                return "bmp", struct.unpack("<HH", head[18:22])
+            w, h = struct.unpack("<ii", head[18:26])
+            return "bmp", (abs(w), abs(h))
+        if head[:6] in (b"GIF87a", b"GIF89a"):
+            return "gif", struct.unpack("<HH", head[6:10])
+        if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+            chunk = head[12:16]
+            if chunk == b"VP8 ":
+                w, h = struct.unpack("<HH", head[26:30])
+                return "webp", (w & 0x3FFF, h & 0x3FFF)
+            if chunk == b"VP8L":
+                bits = struct.unpack("<I", head[21:25])[0]
+                return "webp", ((bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1)
+            if chunk == b"VP8X":
+                return "webp", (int.from_bytes(head[24:27], "little") + 1, int.from_bytes(head[27:30], "little") + 1)
+            return "webp", None
+        if head[:4] in (b"II*\x00", b"MM\x00*"):
+            return "tiff", _tiff_size(data)
+        if len(head) > 2 and head[:1] == b"P" and head[1:2] in b"123456" and head[2:3].isspace():
+            return "pnm", _pnm_size(head)
+    except struct.error:  # the header ends early: a truncated file
+        pass
+    return None, None
+
+
+def _jpeg_size(head: memoryview) -> tuple[int, int] | None:
+    """Width and height from a JPEG's first SOF marker, walking the marker segments before it."""
+    i = 2
+    while i + 9 <= len(head):
+        if head[i] != 0xFF:
+            return None
+        marker = head[i + 1]
+        if marker == 0xFF:  # fill byte
+            i += 1
+            continue
+        if marker in (0x01, *range(0xD0, 0xD8)):  # standalone markers
+            i += 2
+            continue
+        if marker == 0xD9 or marker == 0xDA:  # end of image, start of scan: no frame header before it
+            return None
+        length = int.from_bytes(head[i + 2:i + 4], "big")
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            return int.from_bytes(head[i + 7:i + 9], "big"), int.from_bytes(head[i + 5:i + 7], "big")
+        i += 2 + length
+    return None
+
+
+def _tiff_size(head: memoryview) -> tuple[int, int] | None:
+    """ImageWidth and ImageLength of a TIFF's first IFD."""
+    order = "<" if head[:2] == b"II" else ">"
+    at = struct.unpack(order + "I", head[4:8])[0]
+    count = struct.unpack(order + "H", head[at:at + 2])[0]
+    found: dict[int, int] = {}
+    for k in range(count):
+        tag, kind, _, value = struct.unpack(order + "HHI4s", head[at + 2 + 12 * k:at + 14 + 12 * k])
+        if tag in (256, 257):
+            found[tag] = struct.unpack(order + ("H" if kind == 3 else "I"), value[:2] if kind == 3 else value)[0]
+    return (found[256], found[257]) if len(found) == 2 else None
+
+
+def _pnm_size(head: bytes) -> tuple[int, int] | None:
+    """Width and height of a PBM/PGM/PPM header (comments skipped)."""
+    words: list[bytes] = []
+    for line in head[2:].split(b"\n"):
+        words += line.split(b"#", 1)[0].split()
+        if len(words) >= 2:
+            break
+    return (int(words[0]), int(words[1])) if len(words) >= 2 and words[0].isdigit() and words[1].isdigit() else None
 
 
 def grab_frame(source: str, size: tuple[int, int] | None = None, settle: int = 10) -> np.ndarray:

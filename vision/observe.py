@@ -49,15 +49,21 @@ class DieObservation:
     box: tuple[int, int, int, int]
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data (Python numbers and bools, whatever types the reader handed over)."""
         return {
-            "value": self.value,
-            "centre": [round(self.centre[0], 1), round(self.centre[1], 1)],
-            "centre_mm": [round(self.centre_mm[0], 1), round(self.centre_mm[1], 1)],
+            "value": None if self.value is None else int(self.value),
+            "centre": [round(float(self.centre[0]), 1), round(float(self.centre[1]), 1)],
+            "centre_mm": [round(float(self.centre_mm[0]), 1), round(float(self.centre_mm[1]), 1)],
             "half": self.half,
-            "cocked": self.cocked,
-            "confidence": round(self.confidence, 3),
-            "box": list(self.box),
+            "cocked": bool(self.cocked),
+            "confidence": round(float(self.confidence), 3),
+            "box": [int(v) for v in self.box],
         }
+
+
+def _round3(v: float) -> float:
+    """A confidence as a Python float to 3 places (a numpy float32 is no JSON number)."""
+    return round(float(v), 3)
 
 
 def none_first(values: tuple) -> tuple:
@@ -98,15 +104,16 @@ class Observation:
         return counts, dice, cube
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data: the ``tavli-observation/1`` object ``tavli vision read`` prints."""
         c = self.checkers
         out: dict[str, Any] = {"format": FORMAT, "status": self.status, "frames_held": self.frames_held}
         if c is not None:
             w, b = c.totals()
             out.update(
-                points=list(c.points),
-                bar={"white": c.bar[0], "black": c.bar[1]},
-                off={"white": c.off[0], "black": c.off[1]},
-                conservation={"white": w, "black": b, "issues": list(c.issues)},
+                points=[int(v) for v in c.points],
+                bar={"white": int(c.bar[0]), "black": int(c.bar[1])},
+                off={"white": int(c.off[0]), "black": int(c.off[1])},
+                conservation={"white": int(w), "black": int(b), "issues": [str(s) for s in c.issues]},
             )
         else:
             out.update(points=None, bar=None, off=None, conservation=None)
@@ -115,16 +122,16 @@ class Observation:
         conf: dict[str, Any] = {}
         if c is not None:
             conf = {
-                "points": [round(v, 3) for v in c.confidence],
-                "bar": {"white": round(c.bar_confidence[0], 3), "black": round(c.bar_confidence[1], 3)},
-                "off": {"white": round(c.off_confidence[0], 3), "black": round(c.off_confidence[1], 3)},
-                "dice": [round(d.confidence, 3) for d in self.dice],
-                "cube": None if self.cube is None else round(min(self.cube.confidence, self.cube.face_confidence), 3),
+                "points": [_round3(v) for v in c.confidence],
+                "bar": {"white": _round3(c.bar_confidence[0]), "black": _round3(c.bar_confidence[1])},
+                "off": {"white": _round3(c.off_confidence[0]), "black": _round3(c.off_confidence[1])},
+                "dice": [_round3(d.confidence) for d in self.dice],
+                "cube": None if self.cube is None else _round3(min(self.cube.confidence, self.cube.face_confidence)),
             }
         out["confidence"] = conf
         out["occlusion"] = None if self.occlusion is None else self.occlusion.to_dict()
-        out["drift_px"] = None if self.drift_px is None else round(self.drift_px, 2)
-        out["messages"] = list(self.messages)
+        out["drift_px"] = None if self.drift_px is None else round(float(self.drift_px), 2)
+        out["messages"] = [str(m) for m in self.messages]
         return out
 
     def to_json(self) -> str:

@@ -46,7 +46,8 @@ class BoardProfile:
 
     ``point_margin_mm`` is the space between a half's outer points and its sides;
     ``checkers_per_row`` how many checkers players line up along a point before
-    they start a second layer on top (each layer one fewer, offset half a step).
+    they start a second layer on top (each layer one fewer, offset half a step,
+    and at least one: with 4 or fewer to a row the last checkers stand one on another).
     """
 
     name: str
@@ -204,14 +205,15 @@ class Layout:
 
     def checker_slot(self, point: int, index: int) -> tuple[float, float, int]:
         """Board-mm centre and layer of the ``index``-th checker (0-based) stacked on ``point``
-        (as :func:`vision.render.checker_slot`, with the profile's row length). Raises ValueError outside 1..24 or 0..14."""
+        (as :func:`vision.render.checker_slot`, with the profile's row length: layer ``k`` holds
+        ``checkers_per_row - k`` checkers, and at least one). Raises ValueError outside 1..24 or 0..14."""
         if not 1 <= point <= 24:
             raise ValueError(f"point: {point!r}: expected 1..24")
         if not 0 <= index < 15:
             raise ValueError(f"index: {index!r}: expected 0..14")
         per_row, layer, i = self.profile.checkers_per_row, 0, index
-        while i >= per_row - layer:
-            i -= per_row - layer
+        while i >= max(per_row - layer, 1):
+            i -= max(per_row - layer, 1)
             layer += 1
         p = self.geometry.points[point - 1]
         along = self.profile.checker_diameter_mm / 2 + 0.5 + (_render._LAYER_ALONG[min(layer, 4)] + i) * self.profile.checker_step_mm
