@@ -5,15 +5,20 @@ Usage: python benchmarks/tournament_frames.py OUTPUT_DIR
 The frames carry no markers, so each camera is calibrated from hand-measured
 corners of its playing field (both halves and the bar; listed below per
 camera) with the board profile of that board (``vision.toml``,
-``[board_profile.<name>]``) and the side of the home boards. For a camera with
-a palette frame (a frame whose position was read by eye, :data:`TRUTH`), the
-palette (colours, and where the empty board shows its own edges) is learned on
-it and used for every frame of that camera. For each frame this writes
-OUTPUT_DIR/<name>.png: the frame with the gated observation drawn on it, and
+``[board_profile.<name>]``) and the side of the home boards. What each frame
+shows comes from the hand labels in ``tests/data/boards/backgammoncv.json``
+(:data:`LABELS`): :data:`TRUTH` holds the hand-free frames' positions and
+dice, :data:`HANDS` the frames with an arm or a hand over the field. For a
+camera with a palette frame, the palette (colours, and where the empty board
+shows its own edges) is learned on it from its labelled position and used for
+every frame of that camera. For each frame this writes OUTPUT_DIR/<name>.png:
+the frame with the gated observation drawn on it, and
 OUTPUT_DIR/<name>-ungated.png with the checker reading the gate held back. It
-prints both readings and, where :data:`TRUTH` knows the position, the points
-read wrong. The frames are GPL-3.0 (their LICENSE beside them): the annotated
-images are for looking at, not for committing.
+prints both readings, the points read wrong, whether a hand-free frame was
+read exactly (points, bar and dice) and whether a frame with a hand over it
+was reported occluded, then a summary line. The frames are GPL-3.0 (their
+LICENSE beside them): the annotated images are for looking at, not for
+committing.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from vision.images import load_image  # noqa: E402
 from vision.observe import Observation, read_frame  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "boards" / "backgammoncv"
+LABELS = Path(__file__).resolve().parents[1] / "tests" / "data" / "boards" / "backgammoncv.json"
 
 
 @dataclass(frozen=True)
@@ -66,27 +72,53 @@ WBF = Camera(
     "frame0",
     "WBF/WTC 2022 stream, one fixed camera",
 )
-# Other cameras, corners of the field measured to about 5 px; their boards have no profile of
-# their own yet (the renderer's proportions are used), so their readings are not expected right.
+
+
+def load_labels(path: Path = LABELS) -> dict[str, dict]:
+    """The hand labels of the frames (see the file's ``conventions``), by file name without its extension.
+
+    Raises OSError if the file cannot be read and ValueError if it is not JSON.
+    """
+    frames = json.loads(path.read_text(encoding="utf-8"))["frames"]
+    return {Path(name).stem: label for name, label in frames.items()}
+
+
+LABELLED = load_labels()
+
+
+def labelled_camera(frames: tuple[str, ...], profile: str, note: str) -> Camera:
+    """A camera whose field corners and home side are those labelled on its first frame
+    (corners listed from white's seat, so ``home`` is as white sees the board)."""
+    label = LABELLED[frames[0]]
+    corners = tuple((float(x), float(y)) for x, y in label["corners"])
+    return Camera(frames, corners, profile, label["home"], note=note)
+
+
+# Other cameras: white sits at the top of both pictures, so their corners start at the image's
+# bottom right. Their boards have no profile of their own yet, so their readings are not expected right.
 OTHERS = (
-    Camera(("test10", "test11", "test12"), ((305.0, 88.0), (935.0, 88.0), (935.0, 656.0), (305.0, 656.0)), "rendered", "right",
-           note="fm gammon board (walnut case, gold and black points, logos), gold and pearl checkers; no profile"),
-    Camera(("test1",), ((150.0, 72.0), (840.0, 68.0), (842.0, 718.0), (158.0, 724.0)), "tournament", "right",
-           note="the WBF-type board from another camera; home side not decided"),
+    labelled_camera(("test10", "test11", "test12"), "rendered",
+                    "fm gammon board (walnut case, gold and black points, logos), pearl (white) and gold checkers; no profile"),
+    labelled_camera(("test1",), "tournament", "the WBF-type board from another camera; its trays lie on white's left"),
 )
 CAMERAS = (WBF, *OTHERS)
 
-# Positions read by eye (24 signed counts in white's numbering, white positive), bar and off
-# (white, black); None where a hand hides part of the board or the count cannot be seen.
-TRUTH: dict[str, dict | None] = {
-    "frame0": {"points": [0, 1, 1, -6, 3, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, -2, 0, -2, -1, -4], "bar": (0, 0), "off": (0, 0)},
-    "frame1": {"points": [-1, 1, 1, -4, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, -1, -2, -3, 0, 1, -2, 0, -2], "bar": (0, 0), "off": (0, 0)},
-    "test9": {"points": [-1, 1, 1, -4, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, -1, -2, -3, 0, 1, -2, 0, -2], "bar": (0, 0), "off": (0, 0)},
-    # one white checker is on the bar; the 15th white one is not in view (off, not in the tray)
-    "test8": {"points": [-1, 0, -1, -2, 1, 4, 0, 3, 0, 2, 0, -2, 3, 0, 0, 0, -2, 0, -3, 0, -1, -1, 0, -2], "bar": (1, 0), "off": None},
-}
-# Frames with a hand or an arm over the field: never to be reported readable.
-HANDS = ("frame2", "frame3", "frame4", "frame5", "frame6")
+
+def truth_of(label: dict) -> dict | None:
+    """A labelled frame's position as ``points`` (24 signed counts in white's numbering), ``bar`` and
+    ``off`` (white, black; off None where the trays do not tell) and ``dice`` (sorted), or None where
+    the frame shows no board, a hand is over it or a point or the bar cannot be read."""
+    points, bar, off = label["points"], label["bar"], label["off"]
+    if not label["board"] or label["occluded"] or points is None or None in points or bar is None:
+        return None
+    return {"points": list(points), "bar": (bar["white"], bar["black"]),
+            "off": None if off is None else (off["white"], off["black"]), "dice": sorted(label["dice"])}
+
+
+# Positions read by eye, from the labels: the hand-free frames whose every point and bar are readable.
+TRUTH: dict[str, dict] = {name: truth for name, label in LABELLED.items() if (truth := truth_of(label)) is not None}
+# Frames of these cameras with a hand or an arm over the field: never to be reported readable.
+HANDS = tuple(name for camera in CAMERAS for name in camera.frames if LABELLED.get(name, {}).get("occluded"))
 
 
 def geometry_of(camera: Camera, image) -> Geometry:
@@ -120,6 +152,21 @@ def read(name: str) -> tuple[Camera, Observation, object]:
 _palettes: dict[tuple[str, ...], Palette | None] = {}
 
 
+def dice_values(obs: Observation) -> list[int | None]:
+    """The values of the dice the observation reports, sorted (unreadable ones, None, first)."""
+    return sorted((d.value for d in obs.dice), key=lambda v: (v is not None, v or 0))
+
+
+def read_exactly(name: str, obs: Observation) -> bool | None:
+    """Whether the gated observation gives the labelled points, bar and dice; None without a truth."""
+    truth = TRUTH.get(name)
+    if truth is None:
+        return None
+    c = obs.checkers
+    return (c is not None and list(c.points) == truth["points"] and tuple(c.bar) == truth["bar"]
+            and dice_values(obs) == truth["dice"])
+
+
 def errors(name: str, reading) -> list[tuple[int, int, int]] | None:
     """Points read wrong, as ``(point, true count, read count)``; None without a truth."""
     truth = TRUTH.get(name)
@@ -137,6 +184,8 @@ def main() -> int:
         return 0
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
+    exact: list[bool] = []
+    reported: list[bool] = []
     for camera in CAMERAS:
         for name in camera.frames:
             if not (DATA / f"{name}.jpg").exists():
@@ -147,6 +196,13 @@ def main() -> int:
             cv2.imwrite(str(out / f"{name}.png"), annotate(image, geometry, obs))
             cv2.imwrite(str(out / f"{name}-ungated.png"), annotate(image, geometry, Observation("settling", ungated, obs.dice, None, obs.occlusion)))
             truth = TRUTH.get(name)
+            exactly = read_exactly(name, obs)
+            if exactly is not None:
+                exact.append(exactly)
+            occluded = None
+            if name in HANDS:
+                occluded = obs.status == "occluded"
+                reported.append(occluded)
             print(json.dumps({
                 "frame": name, "profile": camera.profile, "home": camera.home, "status": obs.status,
                 "occluded": list(obs.occlusion.occluded) if obs.occlusion else None,
@@ -155,7 +211,11 @@ def main() -> int:
                 "dice": [d.value for d in obs.dice], "wrong_points": errors(name, obs.checkers or ungated),
                 "bar_right": None if truth is None else tuple(ungated.bar) == truth["bar"],
                 "off_right": None if truth is None or truth["off"] is None else tuple(ungated.off) == truth["off"],
+                "dice_right": None if truth is None else dice_values(obs) == truth["dice"],
+                "read_exactly": exactly, "hand_over_it": name in HANDS, "reported_occluded": occluded,
             }))
+    print(f"hand-free frames read exactly: {sum(exact)} of {len(exact)}; "
+          f"occluded frames reported occluded: {sum(reported)} of {len(reported)}")
     return 0
 
 
