@@ -6,6 +6,8 @@ Owns :func:`annotate`. May import ``board_rules`` types; must not import
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import cv2
 import numpy as np
 
@@ -25,10 +27,11 @@ def _label(img: np.ndarray, text: str, at, colour, scale: float = 0.6) -> None:
     cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, colour, 2, cv2.LINE_AA)
 
 
-def annotate(image: np.ndarray, geometry: Geometry, obs: Observation) -> np.ndarray:
+def annotate(image: np.ndarray, geometry: Geometry, obs: Observation, notes: Sequence[str] = ()) -> np.ndarray:
     """A copy of ``image`` with the board's regions outlined and the reading written on it:
     per point its signed count (white's numbering, white positive), bar and off counts,
-    dice (value or ``?``; ``cocked``), the cube, occluded regions in red, the status."""
+    dice (value or ``?``; ``cocked``), the cube, occluded regions in red, the status;
+    ``notes`` (a gnubg ID, say) along the bottom."""
     out = image.copy()
     regions = geometry.regions()
     occluded = set(obs.occlusion.occluded) if obs.occlusion is not None else set()
@@ -67,4 +70,6 @@ def annotate(image: np.ndarray, geometry: Geometry, obs: Observation) -> np.ndar
     _label(out, status, (out.shape[1] / 2, 20), _STATUS_COLOUR[obs.status], 0.7)
     for i, msg in enumerate(obs.messages):
         _label(out, msg, (out.shape[1] / 2, 45 + 22 * i), (0, 0, 255), 0.5)
+    for i, note in enumerate(reversed(notes)):
+        _label(out, note, (out.shape[1] / 2, out.shape[0] - 20 - 24 * i), (255, 255, 160), 0.6)
     return out

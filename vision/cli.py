@@ -35,12 +35,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--home", choices=("right", "left"), default="right", help="the side of white's home board as "
                    "white sees it (right: white's point 1 bottom right, the default)")
     c.add_argument("-o", "--output", required=True, help="where to write geometry.json")
-    r = vsub.add_parser("read", help="read checkers, dice and cube from a camera image: prints the observation JSON")
-    r.add_argument("image", help="a camera image of the calibrated board")
-    r.add_argument("--geometry", required=True, help="geometry.json from 'tavli vision calibrate'")
-    r.add_argument("--palette", help="checker colours from 'tavli vision learn' (default: white is the lighter side)")
+    r = vsub.add_parser("read", help="read checkers, dice and cube from a camera image or a photo: prints the observation JSON")
+    r.add_argument("image", help="a camera image of the calibrated board, or without --geometry any photo of a board")
+    r.add_argument("--geometry", help="geometry.json from 'tavli vision calibrate' (without it the board's playing field "
+                   "is found in the photo, its bar and points fitted to it, and the checker colours decided from it)")
+    r.add_argument("--corners", help="without --geometry: x1,y1,...,x4,y4, the playing field's corners in image px "
+                   "(both halves and the bar), clockwise, the first two along one row of twelve points")
+    r.add_argument("--home", choices=("right", "left"), help="without --geometry: the side of white's home board as white "
+                   "sees it (white sits at the photo's bottom row; right: white's point 1 bottom right, the default)")
+    r.add_argument("--palette", help="checker colours from 'tavli vision learn' (default: decided from the photo "
+                   "without --geometry; else white is the lighter side)")
+    r.add_argument("--id", action="store_true", help="add the gnubg Position ID and Match ID of what is seen (with the "
+                   "dice and cube), as a player on roll would paste them into gnubg")
+    r.add_argument("--on-roll", choices=("white", "black"), help="with --id: the side on roll (default: the side whose "
+                   "right-hand half the dice lie in, else white)")
     r.add_argument("--annotate", metavar="PNG", help="also write the image with the reading drawn on it")
-    r.add_argument("--config", help="a vision.toml with other thresholds")
+    r.add_argument("--config", help="a vision.toml with other thresholds ([find_board] for the field finder)")
     lp = vsub.add_parser("learn", help="learn the checker colours from an image of a known position (the start)")
     lp.add_argument("image", help="a camera image of the calibrated board showing POSITION")
     lp.add_argument("--geometry", required=True, help="geometry.json from 'tavli vision calibrate'")
@@ -177,21 +187,62 @@ def _read_position(path: str) -> Position:
 
 def _read(args: argparse.Namespace, stdout: TextIO) -> int:
     """``tavli vision read``: the observation JSON of one image (its status is never ``stable``:
-    stability needs consecutive frames)."""
+    stability needs consecutive frames). Without ``--geometry`` the field is found in the photo
+    (:func:`vision.read_photo.read_photo`) and the JSON carries it as ``field``; with ``--id`` it
+    carries ``gnubg`` (:func:`vision.read_photo.gnubg_id`; ``error`` where the reading makes no position).
+
+    Raises :class:`vision.find_board.BoardNotFoundError` (``board-not-found: ...``) where no field is found,
+    :class:`CalibrationError` for bad ``--corners`` or options that need no ``--geometry``.
+    """
+    from board_rules import Side
+    from board_rules.errors import InvalidPositionError
     from vision.annotate import annotate
-    from vision.calibrate import Geometry
+    from vision.calibrate import CalibrationError, Geometry
     from vision.checkers import Palette
     from vision.config import VisionConfig, default_config
+    from vision.find_board import FieldConfig
     from vision.images import load_image
     from vision.observe import read_frame
+    from vision.read_photo import gnubg_id, read_photo
 
-    geometry = Geometry.load(args.geometry)
     config = VisionConfig.load(args.config) if args.config else default_config()
     palette = Palette.load(args.palette) if args.palette else None
-    image = _at_geometry_size("read", geometry, load_image(args.image))
-    obs = read_frame(geometry, image, palette, config)
-    print(_dumps(obs.to_dict()), file=stdout)
-    if args.annotate and not _write_image("read", args.annotate, annotate(image, geometry, obs)):
+    field = None
+    if args.geometry:
+        if args.corners or args.home:
+            raise CalibrationError("--corners and --home are for a photo without --geometry (the geometry has its own)")
+        geometry = Geometry.load(args.geometry)
+        image = _at_geometry_size("read", geometry, load_image(args.image))
+        obs = read_frame(geometry, image, palette, config)
+    else:
+        corners = None
+        if args.corners:
+            try:
+                values = [float(v) for v in args.corners.split(",")]
+            except ValueError:
+                values = []
+            if len(values) != 8:
+                raise CalibrationError(f"--corners: {args.corners!r} must be eight numbers x1,y1,...,x4,y4")
+            corners = [(values[i], values[i + 1]) for i in range(0, 8, 2)]
+        image = load_image(args.image)
+        field_config = FieldConfig.load(args.config) if args.config else None
+        reading = read_photo(image, corners=corners, palette=palette, home=args.home or "right", config=config, field_config=field_config)
+        geometry, obs, field = reading.geometry, reading.observation, reading.field
+    out = obs.to_dict()
+    if field is not None:
+        out["field"] = field.to_dict()
+    notes: list[str] = []
+    if args.id:
+        try:
+            ids = gnubg_id(obs, None if args.on_roll is None else Side(args.on_roll))
+            out["gnubg"] = ids.to_dict()
+            notes.append(f"gnubg ID {ids} ({ids.on_roll.value} on roll)")
+        except InvalidPositionError as exc:
+            out["gnubg"] = {"error": str(exc)}
+            notes.append("no gnubg ID: " + str(exc))
+            print(f"tavli vision read: no gnubg ID: {exc}", file=sys.stderr)
+    print(_dumps(out), file=stdout)
+    if args.annotate and not _write_image("read", args.annotate, annotate(image, geometry, obs, notes)):
         return 2
     return 0
 

@@ -44,7 +44,8 @@ import numpy as np
 from board_rules.errors import TavliError
 from vision.calibrate import CalibrationError, Geometry, calibrate
 from vision.config import ConfigError
-from vision.profile import BoardProfile, ProfileError
+from vision.gate import static_samples
+from vision.profile import BoardProfile, Layout, ProfileError
 from vision.render import BOARD_HEIGHT_MM, BOARD_WIDTH_MM
 
 Point = tuple[float, float]
@@ -310,6 +311,11 @@ _UNIT = np.float32([[0, 0], [1, 0], [1, 1], [0, 1]])
 _BACKGROUND, _BAR, _TOP_EVEN, _TOP_ODD, _BOTTOM_EVEN, _BOTTOM_ODD, _BACK_TOP, _BACK_BOTTOM = range(8)
 _OUTSIDE = (8, 9, 10, 11)  # above, below, left, right of the field
 _REGIONS = 12
+REGIONS = ("field", "bar", "top-even", "top-odd", "bottom-even", "bottom-odd", "field-top", "field-bottom",
+           "frame-top", "frame-bottom", "frame-left", "frame-right")
+"""The field model's regions: the field between the rows, the bar, the points of the first (top) and
+second row by the parity of their place (0..11 from the first corner), the field beside the points of
+each row, and the frame band beyond each side."""
 # the proportions' bounds: bar over field width, margin (each end of each half) over field width, point length over field height
 _PARAM_LO = np.array([0.0, 0.0, 0.25])
 _PARAM_HI = np.array([0.2, 0.05, 0.49])
@@ -366,7 +372,7 @@ def _model_labels(grid: _Grid, params: np.ndarray) -> np.ndarray:
 _ASPECT_LO, _ASPECT_HI, _ASPECT_FALLOFF = 0.9, 1.45, 0.12
 # the focal length (px) is taken within these multiples of the image's diagonal
 _FOCAL_LO, _FOCAL_HI, _FOCAL_DEFAULT = 0.5, 5.0, 0.9
-_MIN_CONVERGE = 0.05
+_MIN_CONVERGE = 0.15
 # a point is this many times as long as wide, or the fit pays for it likewise
 _POINT_LO, _POINT_HI, _POINT_FALLOFF = 3.5, 6.5, 0.6
 
@@ -410,22 +416,20 @@ def field_aspect(hom: np.ndarray, size: tuple[int, int]) -> float:
 _SIDE_EDGES_MAX = 3.0
 
 
-def _side_samples(params: np.ndarray, per_side: int = 10) -> np.ndarray:
+def _side_samples(params: np.ndarray, per_side: int = 8) -> np.ndarray:
     """Places along the 48 triangle sides of the model (from 15% to 85% of the way from base to tip), in field units: (48, per_side, 2)."""
     bar, margin, plen = (float(v) for v in params)
     half = (1 - bar) / 2
     pw = (half - 2 * margin) / 6
-    t = np.linspace(0.15, 0.85, per_side)[:, None]
-    out = []
-    for start in (0.0, 1 - half):
-        for k in range(6):
-            c = start + margin + (k + 0.5) * pw
-            for base_v, sign in ((0.0, 1.0), (1.0, -1.0)):
-                tip = np.array([c, base_v + sign * plen])
-                for side in (-1.0, 1.0):
-                    base = np.array([c + side * pw / 2 * _TIP_SHARE, base_v])
-                    out.append(base + (tip - base) * t)
-    return np.array(out)
+    centre = np.r_[margin + (np.arange(6) + 0.5) * pw, 1 - half + margin + (np.arange(6) + 0.5) * pw]
+    c = np.repeat(centre, 4)  # per point: top row left and right side, bottom row left and right side
+    base_v = np.tile([0.0, 0.0, 1.0, 1.0], 12)
+    sign = np.tile([1.0, 1.0, -1.0, -1.0], 12)
+    side = np.tile([-1.0, 1.0, -1.0, 1.0], 12)
+    base = np.c_[c + side * pw / 2 * _TIP_SHARE, base_v]
+    tip = np.c_[c, base_v + sign * plen]
+    t = np.linspace(0.15, 0.85, per_side)[None, :, None]
+    return base[:, None, :] + (tip - base)[:, None, :] * t
 
 
 def _unit_to_image(corners: np.ndarray) -> np.ndarray | None:
@@ -451,9 +455,28 @@ class _Scorer:
         self.evaluations = 0
         gx = cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3) / 8
         gy = cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3) / 8
-        self.gradient = np.concatenate([gx, gy], axis=2)  # d/dx of L, a, b, then d/dy
-        strength = np.sqrt((gx**2 + gy**2).sum(2))
+        # the colour gradient's structure tensor: across a direction n, the change is sqrt(n' J n)
+        self.tensor = np.dstack([(gx * gx).sum(2), (gx * gy).sum(2), (gy * gy).sum(2)])
+        strength = np.sqrt(self.tensor[..., 0] + self.tensor[..., 2])
         self.strong = max(float(np.percentile(strength, 90)), 1.0)
+
+    def region_colours(self, corners: np.ndarray, params: np.ndarray) -> np.ndarray:
+        """The mean Lab colour of each of the model's regions at ``corners`` (``_REGIONS`` x 3; NaN for a region with no sample in the photo)."""
+        hom = _unit_to_image(corners)
+        if hom is None:
+            return np.full((_REGIONS, 3), np.nan)
+        p = self.grid.homogeneous @ hom.T
+        xs = (p[:, 0] / p[:, 2]).astype(np.float32)
+        ys = (p[:, 1] / p[:, 2]).astype(np.float32)
+        h, w = self.lab.shape[:2]
+        inside = (xs >= 0) & (xs <= w - 1) & (ys >= 0) & (ys <= h - 1)
+        nv, nu = self.grid.shape
+        x = cv2.remap(self.lab, xs.reshape(nv, nu), ys.reshape(nv, nu), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(-1, 3)
+        labels = np.argmax(self.onehot(params), axis=1)[inside]
+        counts = np.bincount(labels, minlength=_REGIONS).astype(np.float64)
+        sums = np.stack([np.bincount(labels, weights=x[inside, c], minlength=_REGIONS) for c in range(3)], 1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(counts[:, None] > 0, sums / counts[:, None], np.nan)
 
     def sides(self, params: np.ndarray) -> np.ndarray:
         key = tuple(float(v) for v in params)
@@ -471,9 +494,10 @@ class _Scorer:
         ends = xy.reshape(k, m, 2)
         d = ends[:, -1] - ends[:, 0]
         normal = np.stack([-d[:, 1], d[:, 0]], 1) / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
-        g = cv2.remap(self.gradient, xy[:, 0].astype(np.float32).reshape(1, -1), xy[:, 1].astype(np.float32).reshape(1, -1),
-                      cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT).reshape(k, m, 6)
-        across = np.abs(g[..., :3] * normal[:, None, 0:1] + g[..., 3:] * normal[:, None, 1:2]).sum(2)
+        t = cv2.remap(self.tensor, xy[:, 0].astype(np.float32).reshape(1, -1), xy[:, 1].astype(np.float32).reshape(1, -1),
+                      cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT).reshape(k, m, 3)
+        nx, ny = normal[:, None, 0], normal[:, None, 1]
+        across = np.sqrt(np.maximum(nx * nx * t[..., 0] + 2 * nx * ny * t[..., 1] + ny * ny * t[..., 2], 0.0))
         return float(np.median(across)) / self.strong
 
     def onehot(self, params: np.ndarray) -> np.ndarray:
@@ -732,7 +756,10 @@ class FieldFit:
     on screen) and its proportions as the photo shows them: the bar's width and each half's end
     margins as fractions of the field's width, the points' length as a fraction of its height,
     and its width over its height on the board (``aspect``). ``score`` is how well the field model
-    fits the photo (see :class:`FieldConfig`'s ``min_score``); ``source`` is ``found`` or ``corners``."""
+    fits the photo (see :class:`FieldConfig`'s ``min_score``); ``source`` is ``found`` or ``corners``.
+    ``colours`` are the mean colours (OpenCV's 8-bit Lab) the photo shows in each of the model's
+    regions (:data:`REGIONS`; None for one outside the photo): the points of each row by parity, the
+    field beside them, the bar, the frame around."""
 
     corners: Corners
     bar: float
@@ -741,8 +768,11 @@ class FieldFit:
     aspect: float
     score: float
     source: str
+    colours: tuple[tuple[float, float, float] | None, ...] = ()
 
     def __post_init__(self) -> None:
+        if self.colours and len(self.colours) != len(REGIONS):
+            raise ValueError(f"colours: {len(self.colours)} of them: expected one (Lab, or None) per region of {REGIONS}")
         if self.source not in ("found", "corners"):
             raise ValueError(f"source: {self.source!r}: expected 'found' or 'corners'")
         if len(self.corners) != 4 or not all(len(c) == 2 and all(math.isfinite(v) for v in c) for c in self.corners):
@@ -760,21 +790,21 @@ class FieldFit:
     def profile(self, name: str = "photo") -> BoardProfile:
         """A :class:`~vision.profile.BoardProfile` with this field's proportions, in nominal mm (points
         40 mm wide, or less where the board would not fit the rectified canvas); a frame of 20 mm and a
-        tray 40 mm wide beside the field; checkers, dice and cube sized from the points (0.92, 0.38 and
-        0.75 of a point's width)."""
+        tray 40 mm wide beside the field; checkers, dice and cube sized from the points (0.9, 0.4 and
+        0.75 of a point's width), checkers a fortieth of their width apart in a row."""
         pw = 40.0
         width = pw / self.point_width
         height = width / self.aspect
         frame, tray = 20.0, 40.0
         k = min(1.0, 0.98 * BOARD_WIDTH_MM / (2 * frame + width + tray), 0.98 * BOARD_HEIGHT_MM / (2 * frame + height))
         pw, width, height, frame, tray = (v * k for v in (pw, width, height, frame, tray))
-        checker = 0.92 * pw
+        checker = 0.9 * pw
         try:
             return BoardProfile(
                 name, "fitted to a photo by tavli vision read", border_mm=frame, point_width_mm=pw,
                 point_length_mm=min(self.point_length, 0.49) * height, point_margin_mm=self.margin * width,
                 bar_width_mm=self.bar * width, field_height_mm=height, tray_width_mm=tray, checker_diameter_mm=checker,
-                checker_step_mm=checker + 0.5, die_size_mm=0.38 * pw, cube_size_mm=0.75 * pw,
+                checker_step_mm=checker * 1.025, die_size_mm=0.4 * pw, cube_size_mm=0.75 * pw,
             )
         except ProfileError as exc:  # pragma: no cover - the fit's bounds keep the proportions valid
             raise BoardNotFoundError(f"board-not-found: the field's proportions make no board ({exc})") from None
@@ -798,6 +828,41 @@ class FieldFit:
             "aspect": round(self.aspect, 3),
             "score": round(self.score, 3),
         }
+
+    def board_edges(self, layout: Layout, min_contrast: float = 20.0) -> tuple[tuple[float, float], ...]:
+        """The places (board mm of ``layout``, the layout of :meth:`geometry`) on the board's own drawing
+        (:func:`vision.gate.static_samples`: the triangles' sides, the halves' borders) where this photo's
+        regions on either side differ in colour by at least ``min_contrast`` (Lab): the edges the photo
+        shows wherever nothing lies on them. A point of the frame's colour has no edge at its base, and is
+        not expected to. The regions' mean colours make this so where a hand lies on the board too."""
+        pts, _ = static_samples(layout)
+        if not self.colours or not len(pts):
+            return ()
+        x0, y0, x1, y1 = layout.field
+        probes = np.concatenate([pts + d for d in ((-2.0, 0.0), (2.0, 0.0), (0.0, -2.0), (0.0, 2.0))])
+        regions = self.region_at((probes[:, 0] - x0) / (x1 - x0), (probes[:, 1] - y0) / (y1 - y0)).reshape(4, -1)
+        colours = np.array([c if c is not None else (np.nan,) * 3 for c in self.colours], np.float64)
+        keep = np.zeros(len(pts), bool)
+        for a in range(4):
+            for b in range(a + 1, 4):
+                d = np.linalg.norm(colours[regions[a]] - colours[regions[b]], axis=1)
+                keep |= np.nan_to_num(d, nan=0.0) >= min_contrast
+        return tuple((float(x), float(y)) for x, y in pts[keep])
+
+    def colour(self, region: str) -> np.ndarray | None:
+        """The mean Lab colour the photo shows in one of :data:`REGIONS`, or None."""
+        if not self.colours:
+            return None
+        c = self.colours[REGIONS.index(region)]
+        return None if c is None else np.array(c, np.float64)
+
+    def region_at(self, u, v) -> np.ndarray:
+        """Indices into :data:`REGIONS` of the model's region at field units (``u`` along the rows from the first
+        corner, ``v`` across from the first row; arrays of one shape)."""
+        u = np.asarray(u, np.float64).ravel()
+        v = np.asarray(v, np.float64).ravel()
+        grid = _Grid(u, v, np.c_[u, v, np.ones(len(u))], (1, len(u)))
+        return _model_labels(grid, np.array([self.bar, self.margin, self.point_length]))
 
 
 def find_field(config: FieldConfig | None, image: np.ndarray, corners: Sequence[Sequence[float]] | None = None) -> FieldFit:
@@ -832,11 +897,156 @@ def find_field(config: FieldConfig | None, image: np.ndarray, corners: Sequence[
         if area < cfg.min_field_frac * w * h:
             raise BoardNotFoundError(f"board-not-found: the best field covers {area / (w * h):.1%} of the photo "
                                      f"(at least {cfg.min_field_frac:.0%} expected)")
-    hom = _unit_to_image(fitted)
-    aspect = field_aspect(hom, (w, h)) if hom is not None else 1.2
+    fine = _Scorer(_lab(work, 1.0), 160, 128)
+    colours = fine.region_colours(fitted, params)
     full = fitted / scale
+    if source == "found":  # the corners onto the photo's edges, and the proportions refitted between them
+        full = _snap_to_edges(image, full, params, colours)
+        params = _fit_sides(fine, full * scale, params)
+    hom = _unit_to_image(full * scale)
+    aspect = field_aspect(hom, (w, h)) if hom is not None else 1.2
     return FieldFit(tuple((float(x), float(y)) for x, y in full), float(params[0]), float(params[1]), float(params[2]),
-                    float(aspect), float(score), source)  # type: ignore[arg-type]
+                    float(aspect), float(score), source,
+                    tuple(None if np.isnan(c).any() else (float(c[0]), float(c[1]), float(c[2])) for c in colours))  # type: ignore[arg-type]
+
+
+# the final fit to the photo's edges: at most this many px on the long side; searched this far across each edge, then
+# nearer; a move of a corner beyond this share of the field's mean side is not taken
+_SNAP_SIDE_PX = 1600
+_SNAP_REACH = (0.025, 0.012, 0.006, 0.004)  # of the field's mean side, and at least 2 px
+_SNAP_MAX_MOVE = 0.04
+_SNAP_MIN_CONTRAST = 20.0
+
+
+def _model_edges(params: np.ndarray, colours: np.ndarray, with_sides: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Places on the model's edges that the photo's regions show (their colours on either side differ by
+    ``_SNAP_MIN_CONTRAST``), in field units, and a unit step along each edge there: the field's borders
+    and the bar's sides, and the triangles' sides unless ``with_sides`` is False."""
+    bar, margin, plen = (float(v) for v in params)
+    half = (1 - bar) / 2
+    pw = (half - 2 * margin) / 6
+    t = np.linspace(0.1, 0.9, 15)[:, None]
+    segments = []
+    for start in (0.0, 1 - half):
+        for k in range(6):
+            c = start + margin + (k + 0.5) * pw
+            for base_v, sign in ((0.0, 1.0), (1.0, -1.0)):
+                for side in (-1.0, 1.0):
+                    segments.append(((c + side * pw / 2 * _TIP_SHARE, base_v), (c, base_v + sign * plen)))
+    for u0, u1 in ((0.0, half), (1 - half, 1.0)):
+        segments += [((u0, 0.0), (u1, 0.0)), ((u0, 1.0), (u1, 1.0)), ((u0, 0.0), (u0, 1.0)), ((u1, 0.0), (u1, 1.0))]
+    if not with_sides:
+        segments = segments[48:]
+    pts, steps = [], []
+    for a, b in segments:
+        a, b = np.array(a), np.array(b)
+        d = (b - a) / np.linalg.norm(b - a)
+        pts.append(a + (b - a) * t)
+        steps.append(np.repeat(d[None], len(t), axis=0))
+    pts, steps = np.concatenate(pts), np.concatenate(steps)
+    normal = np.c_[-steps[:, 1], steps[:, 0]] * 0.006
+    sides = _model_labels(_Grid(*(lambda q: (q[:, 0], q[:, 1], np.c_[q, np.ones(len(q))], (1, len(q))))(np.r_[pts + normal, pts - normal])),
+                          np.asarray(params, np.float64)).reshape(2, -1)
+    contrast = np.linalg.norm(colours[sides[0]] - colours[sides[1]], axis=1)
+    keep = np.nan_to_num(contrast, nan=0.0) >= _SNAP_MIN_CONTRAST
+    return pts[keep], steps[keep]
+
+
+def _snap_to_edges(image: np.ndarray, corners: np.ndarray, params: np.ndarray, colours: np.ndarray) -> np.ndarray:
+    """The corners moved so that each side of the field lies on the photo's edge there: along each side, where
+    the model's regions on either side differ in colour (``_SNAP_MIN_CONTRAST``), the place across the side where
+    the photo's colour changes most is looked for; a straight line is fitted to the places found along the side
+    (places off it, a checker's rim, left out), and the corners are where the four lines meet; three times,
+    nearer each time. A side with too few such places stays; corners that would move further than
+    ``_SNAP_MAX_MOVE`` of the field's side stay where they were."""
+    h, w = image.shape[:2]
+    scale = min(1.0, _SNAP_SIDE_PX / max(h, w))
+    small = cv2.resize(image, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA) if scale < 1 else image
+    lab = _lab(small, 0.7)
+    gradient = np.concatenate([cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3)], axis=2) / 8
+    floor = float(np.percentile(np.abs(gradient).sum(2), 75))
+    start = np.asarray(corners, np.float64) * scale
+    current = start.copy()
+    s = np.linspace(0.02, 0.98, 64)
+    # each side: field units along it, and a step into the field across it
+    sides = [(np.c_[s, np.zeros_like(s)], (0.0, 1.0)), (np.c_[np.ones_like(s), s], (-1.0, 0.0)),
+             (np.c_[s, np.ones_like(s)], (0.0, -1.0)), (np.c_[np.zeros_like(s), s], (1.0, 0.0))]
+    usable = []
+    for pts, into in sides:
+        eps = np.array(into) * 0.01
+        q = np.r_[pts + eps, pts - eps]
+        regions = _model_labels(_Grid(q[:, 0], q[:, 1], np.c_[q, np.ones(len(q))], (1, len(q))), np.asarray(params, np.float64)).reshape(2, -1)
+        contrast = np.nan_to_num(np.linalg.norm(colours[regions[0]] - colours[regions[1]], axis=1), nan=0.0)
+        usable.append(contrast >= _SNAP_MIN_CONTRAST)
+    for share in _SNAP_REACH:
+        reach = max(2.0, round(2 * share * _side_px(current)) / 2)
+        hom = _unit_to_image(current)
+        if hom is None:
+            return corners
+        lines = []
+        for (pts, _), ok in zip(sides, usable):
+            p = np.c_[pts, np.ones(len(pts))] @ hom.T
+            at = p[:, :2] / p[:, 2:3]
+            d = at[-1] - at[0]
+            normal = np.array([-d[1], d[0]]) / max(float(np.linalg.norm(d)), 1e-9)
+            line = (at[0], d / max(float(np.linalg.norm(d)), 1e-9))
+            if ok.sum() >= 12:
+                offsets = np.arange(-reach, reach + 1e-9, 0.5)
+                probes = at[ok][:, None, :] + normal[None, None, :] * offsets[None, :, None]
+                g = cv2.remap(gradient, probes[..., 0].astype(np.float32), probes[..., 1].astype(np.float32), cv2.INTER_LINEAR,
+                              borderMode=cv2.BORDER_CONSTANT)
+                across = np.abs(g[..., :3] * normal[0] + g[..., 3:] * normal[1]).sum(2)
+                best = np.argmax(across * (1 - 0.5 * np.abs(offsets) / reach), axis=1)  # of two edges (a frame, a tray), the nearer
+                rows = np.arange(len(best))
+                good = (best > 0) & (best < len(offsets) - 1) & (across[rows, best] > 2 * floor)
+                fitted = _line_through(at[ok][good] + normal * offsets[best[good]][:, None], s[ok][good])
+                if fitted is not None:
+                    line = fitted
+            lines.append(line)
+        meets = [_meet(lines[k - 1][0], lines[k - 1][1], lines[k][0], lines[k][1]) for k in range(4)]
+        if any(m is None for m in meets):
+            return corners
+        current = np.array(meets)  # top-left is where the left side (3) meets the top (0), and so on
+    if np.linalg.norm(current - start, axis=1).max() > _SNAP_MAX_MOVE * _side_px(start):
+        return corners
+    return current / scale
+
+
+def _line_through(points: np.ndarray, along: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """A straight line (a point on it, its direction) through ``points`` found along a side (``along``: where, 0..1),
+    those more than a px off it left out; None for fewer than 12 spanning less than a third of the side."""
+    keep = np.ones(len(points), bool)
+    for _ in range(3):
+        if keep.sum() < 12 or np.ptp(along[keep]) < 0.33:
+            return None
+        c = points[keep].mean(0)
+        direction = np.linalg.svd(points[keep] - c)[2][0]
+        normal = np.array([-direction[1], direction[0]])
+        off = np.abs((points - c) @ normal)
+        keep = off <= max(1.0, 2.5 * float(np.median(off[keep])))
+    if keep.sum() < 12 or np.ptp(along[keep]) < 0.33:
+        return None
+    return c, direction
+
+
+def _fit_sides(scorer: _Scorer, corners: np.ndarray, params: np.ndarray) -> np.ndarray:
+    """The proportions (bar, margin, point length) that put the model's triangle sides where the photo shows
+    the strongest edges across them (:meth:`_Scorer.side_edges`), the corners fixed: each in turn over a
+    range about its fit, twice."""
+    hom = _unit_to_image(corners)
+    if hom is None:
+        return params
+    best = np.asarray(params, np.float64).copy()
+    spans = (0.015, 0.006, 0.03)
+    for _ in range(2):
+        for i, span in enumerate(spans):
+            trials = []
+            for x in np.linspace(best[i] - span, best[i] + span, 13):
+                p = best.copy()
+                p[i] = min(_PARAM_HI[i], max(_PARAM_LO[i], x))
+                trials.append((scorer.side_edges(hom, p), -abs(x - best[i]), p))
+            best = max(trials, key=lambda t: (t[0], t[1]))[2]
+    return best
 
 
 def _check_corners(corners: Sequence[Sequence[float]]) -> np.ndarray:

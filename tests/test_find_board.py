@@ -1,0 +1,178 @@
+"""One photo, no ritual: the playing field found in a photo without markers, and read without a calibration."""
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from board_rules import Position, Side
+from board_rules.errors import InvalidPositionError
+from board_rules.ids import position_id
+from referee.cli import main
+from vision.checkers import CheckerReading
+from vision.config import ConfigError
+from vision.find_board import BoardNotFoundError, FieldConfig, FieldFit, find_field
+from vision.observe import DieObservation, Observation
+from vision.read_photo import gnubg_id
+from vision.render import FIELD_Y0, FIELD_Y1, LEFT_X0, RIGHT_X1, render
+
+START = Position.start("backgammon")
+SIZE = (800, 600)
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "boards" / "backgammoncv"
+LABELS = Path(__file__).resolve().parent / "data" / "boards" / "backgammoncv.json"
+
+
+def _field_corners(frame) -> np.ndarray:
+    """The renderer's field corners in the frame's px: top-left, top-right, bottom-right, bottom-left as white sees it."""
+    mm = np.array([(LEFT_X0, FIELD_Y0), (RIGHT_X1, FIELD_Y0), (RIGHT_X1, FIELD_Y1), (LEFT_X0, FIELD_Y1)], np.float64)
+    p = np.c_[mm, np.ones(4)] @ frame.homography.T
+    return p[:, :2] / p[:, 2:3]
+
+
+@pytest.fixture(scope="module")
+def start_frame():
+    """The start, white's roll of 5 and 3 in white's right half, on the walnut board."""
+    return render(START, seed=3, style="walnut", checkers="glossy", size=SIZE, dice=[(5, (470.0, 200.0)), (3, (520.0, 300.0))])
+
+
+@pytest.fixture(scope="module")
+def read_start(start_frame, tmp_path_factory):
+    """``tavli vision read frame.png --id --annotate read.png`` of the start frame: (exit status, its JSON, the annotated image)."""
+    import contextlib
+    import io
+
+    folder = tmp_path_factory.mktemp("read")
+    photo, annotated = folder / "frame.png", folder / "read.png"
+    cv2.imwrite(str(photo), start_frame.image)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main(["vision", "read", str(photo), "--id", "--annotate", str(annotated)])
+    return status, json.loads(out.getvalue()), cv2.imread(str(annotated))
+
+
+def test_the_field_s_corners_are_found_within_a_few_px_of_where_the_renderer_drew_them(start_frame, read_start):
+    _, out, _ = read_start
+    field = out["field"]
+    assert field["source"] == "found"
+    assert np.linalg.norm(np.array(field["corners"]) - _field_corners(start_frame), axis=1).max() < 3.0
+    # the proportions fitted: the renderer's bar is 50 of the field's 530 mm, its points 190 of 440
+    assert abs(field["bar"] - 50 / 530) < 0.01
+    assert abs(field["point_length"] - 190 / 440) < 0.03
+    assert abs(field["aspect"] - 530 / 440) < 0.05
+
+
+def test_vision_read_without_geometry_reads_the_position_and_gives_its_gnubg_id(start_frame, read_start):
+    status, out, annotated = read_start
+    assert status == 0
+    assert out["status"] == "settling"
+    assert out["points"] == list(START.points)
+    assert out["bar"] == {"white": 0, "black": 0}
+    assert sorted(d["value"] for d in out["dice"]) == [3, 5]
+    # the dice lie in white's right-hand half: white is on roll, as gnubg's start position with 5-3 to play
+    assert out["gnubg"]["on_roll"] == "white"
+    assert out["gnubg"]["position_id"] == position_id(START) == "4HPwATDgc/ABMA"
+    assert out["gnubg"]["dice"] == [5, 3]
+    assert annotated.shape == start_frame.image.shape
+
+
+def test_vision_read_takes_the_field_s_corners_and_fits_the_bar_and_points_between_them(start_frame, tmp_path, capsys):
+    photo = tmp_path / "frame.png"
+    cv2.imwrite(str(photo), start_frame.image)
+    corners = _field_corners(start_frame)
+    text = ",".join(f"{v:.1f}" for v in corners.ravel())
+    assert main(["vision", "read", str(photo), "--corners", text]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["field"]["source"] == "corners"
+    assert np.allclose(out["field"]["corners"], np.round(corners, 1), atol=0.06)
+    assert abs(out["field"]["bar"] - 50 / 530) < 0.01
+    assert out["points"] == list(START.points)
+
+
+def test_a_photo_without_a_board_is_board_not_found_with_exit_2_and_no_traceback(tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    plain = tmp_path / "table.png"
+    cv2.imwrite(str(plain), cv2.GaussianBlur(rng.integers(0, 255, (300, 400, 3), dtype=np.uint8), (0, 0), 6))
+    assert main(["vision", "read", str(plain)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tavli vision: board-not-found: ") and "Traceback" not in err
+    with pytest.raises(BoardNotFoundError, match="^board-not-found: "):
+        find_field(None, cv2.imread(str(plain)))
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--corners", "1,2,3"], "eight numbers"),
+        (["--corners", "10,10,10,90,90,90,90,10"], "clockwise"),  # counter-clockwise on screen
+        (["--geometry", "g.json", "--corners", "10,10,90,10,90,90,10,90"], "without --geometry"),
+    ],
+)
+def test_vision_read_refuses_bad_corners_with_exit_2(tmp_path, capsys, extra, message):
+    photo = tmp_path / "frame.png"
+    cv2.imwrite(str(photo), np.full((100, 100, 3), 128, np.uint8))
+    assert main(["vision", "read", str(photo), *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_vision_read_of_a_missing_or_unreadable_photo_exits_2(tmp_path, capsys):
+    junk = tmp_path / "junk.jpg"
+    junk.write_bytes(b"not an image")
+    for path in (tmp_path / "missing.jpg", junk):
+        assert main(["vision", "read", str(path)]) == 2
+        assert "Traceback" not in capsys.readouterr().err
+
+
+def test_field_config_reads_its_table_and_refuses_bad_values(tmp_path):
+    path = tmp_path / "vision.toml"
+    path.write_text("[checkers]\nedge_threshold = 11.0\n[find_board]\nwork_side_px = 480\ncluster_counts = [4, 6]\n", encoding="utf-8")
+    assert FieldConfig.load(path) == FieldConfig(work_side_px=480, cluster_counts=(4, 6))
+    path.write_text("[find_board]\nwork_sides = 480\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="work_sides"):
+        FieldConfig.load(path)
+    with pytest.raises(ConfigError, match="min_score"):
+        FieldConfig(min_score=2.0)
+
+
+def test_a_fit_s_profile_fits_the_rectified_canvas_and_keeps_its_proportions():
+    fit = FieldFit(((0.0, 0.0), (100.0, 0.0), (100.0, 100.0), (0.0, 100.0)), 0.1, 0.01, 0.4, 0.9, 1.0, "corners")
+    prof = fit.profile()
+    assert abs(prof.bar_width_mm / prof.field_width_mm - 0.1) < 1e-9
+    assert abs(prof.point_length_mm / prof.field_height_mm - 0.4) < 1e-9
+    assert abs(prof.field_width_mm / prof.field_height_mm - 0.9) < 1e-9
+    assert fit.geometry((200, 150), "left").home == "left"
+
+
+def _observation(points, dice_halves=(), cube=None) -> Observation:
+    reading = CheckerReading(tuple(points), (0, 0), (0, 0), (1.0,) * 24, (1.0, 1.0), (1.0, 1.0))
+    dice = tuple(DieObservation(v, (0.0, 0.0), (0.0, 0.0), half, False, 1.0, (0, 0, 1, 1)) for v, half in dice_halves)
+    return Observation("settling", reading, dice, cube, None)
+
+
+def test_the_gnubg_id_puts_on_roll_the_side_whose_right_hand_half_holds_the_dice():
+    black = gnubg_id(_observation(START.points, [(6, "left"), (2, "left")]))
+    assert black.on_roll is Side.BLACK and black.dice == (6, 2)
+    assert black.position_id == position_id(Position.start("backgammon", Side.BLACK))
+    white = gnubg_id(_observation(START.points, [(6, "left"), (2, "left")]), on_roll=Side.WHITE)
+    assert white.position_id == "4HPwATDgc/ABMA" and white.on_roll is Side.WHITE
+    # no two dice in one half: white is taken, and said; one die is no roll
+    unsure = gnubg_id(_observation(START.points, [(6, "left"), (2, "right")]))
+    assert unsure.on_roll is Side.WHITE and unsure.dice == (6, 2) and unsure.notes
+    assert gnubg_id(_observation(START.points, [(6, "left")])).dice == (0, 0)
+
+
+def test_no_gnubg_id_for_an_occluded_reading_or_more_than_15_checkers_of_a_side():
+    with pytest.raises(InvalidPositionError, match="occluded"):
+        gnubg_id(Observation("occluded", None, (), None, None))
+    points = list(START.points)
+    points[5] += 1  # a 16th white checker
+    with pytest.raises(InvalidPositionError, match="16"):
+        gnubg_id(_observation(points))
+
+
+@pytest.mark.skipif(not (DATA / "frame1.jpg").exists() or not LABELS.exists(), reason="needs ../shared/data/boards/backgammoncv")
+def test_the_field_of_a_real_tournament_frame_is_found_near_its_hand_labelled_corners():
+    labels = json.loads(LABELS.read_text(encoding="utf-8"))["frames"]["frame1.jpg"]["corners"]
+    fit = find_field(None, cv2.imread(str(DATA / "frame1.jpg")))
+    assert np.linalg.norm(np.array(fit.corners) - np.array(labels), axis=1).mean() < 10.0

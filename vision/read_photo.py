@@ -1,0 +1,213 @@
+"""One photo of a board, read without calibrating the camera first.
+
+Owns :func:`read_photo` (the field found, or taken at given corners, by
+:func:`vision.find_board.find_field`; the calibration and board profile it
+gives; the checker colours decided from the photo where no palette is given;
+then the usual reading, :func:`vision.observe.read_frame`), :func:`photo_palette`
+and :func:`gnubg_id` (the gnubg Position ID and Match ID of what a reading
+shows, with its dice, as a player on roll pastes them into gnubg). A reading is
+an observation, not a rules position: :func:`gnubg_id` builds one only to
+encode it, and says when the reading makes none. May import ``board_rules``
+types; must not import ``firmware_bridge`` or ``referee``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+from board_rules import Position, Side, find_variant
+from board_rules.errors import InvalidPositionError
+from board_rules.gnubg_id import GAME_PLAYING, MatchState, encode_match_id
+from board_rules.ids import position_id
+from vision.calibrate import Geometry
+from vision.checkers import Palette, View, view
+from vision.config import VisionConfig, default_config
+from vision.find_board import FieldConfig, FieldFit, find_field
+from vision.observe import Observation, read_frame
+
+# a place where a checker would stand holds one where its colour is at least this far (Lab) from the bare point's
+_CHECKER_MIN_CONTRAST = 22.0
+# the two checker colours are at least this far apart (Lab), or the photo does not tell them
+_SIDES_MIN_CONTRAST = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class PhotoReading:
+    """What :func:`read_photo` made of a photo: the field, the calibration it gives, the palette used
+    (given, decided from the photo, or None: white is then the lighter side) and the observation."""
+
+    field: FieldFit
+    geometry: Geometry
+    palette: Palette | None
+    observation: Observation
+
+
+def read_photo(
+    image: np.ndarray,
+    *,
+    corners: Sequence[Sequence[float]] | None = None,
+    palette: Palette | None = None,
+    home: str = "right",
+    config: VisionConfig | None = None,
+    field_config: FieldConfig | None = None,
+) -> PhotoReading:
+    """Read checkers, dice and cube from one photo (BGR uint8) of a board with no calibration: the field is
+    found in it (or taken at ``corners``: its four corners in image px, clockwise, the first two along one row
+    of twelve points), its bar and points fitted to what the photo shows, white's home on ``home``
+    (``right`` or ``left`` as white sees the board; white sits at the side of the photo's bottom row), and
+    the checker colours decided from the photo unless ``palette`` is given.
+
+    Raises :class:`vision.find_board.BoardNotFoundError` where no field is found,
+    :class:`vision.calibrate.CalibrationError` for bad corners or home side, ValueError for an image that is not BGR uint8.
+    """
+    cfg = config or default_config()
+    size = (image.shape[1], image.shape[0])
+    fit = find_field(field_config, image, corners)
+    geometry = fit.geometry(size, home)
+    v = view(geometry, image, cfg)
+    used = palette if palette is not None else photo_palette(geometry, image, cfg, fit)
+    if used is not None and not used.board_edges:
+        used = Palette(used.white, used.black, used.tray, _snapped(v, fit.board_edges(geometry.layout)))
+    return PhotoReading(fit, geometry, used, read_frame(geometry, image, used, cfg))
+
+
+# the board's own edges are looked for up to this far (mm) across them from where the fitted field puts them
+_SNAP_MM = 3.0
+
+
+def _snapped(v, edges: tuple[tuple[float, float], ...]) -> tuple[tuple[float, float], ...]:
+    """Each of the board's own edges moved across itself (along y on the field's long borders, along x
+    elsewhere: the triangles' sides, the halves' ends) to where the photo shows it strongest, within
+    ``_SNAP_MM``: a fitted field is a few px off here and there. One the photo shows nowhere near stays."""
+    if not edges:
+        return edges
+    pts = np.array(edges, np.float64)
+    x0, y0, x1, y1 = v.layout.field
+    across_y = (np.abs(pts[:, 1] - y0) < 1.5) | (np.abs(pts[:, 1] - y1) < 1.5)
+    steps = np.arange(-_SNAP_MM, _SNAP_MM + 1e-9, 0.5)
+    shift = np.where(across_y[:, None, None], np.array([0.0, 1.0]), np.array([1.0, 0.0])) * steps[None, :, None]
+    probes = pts[:, None, :] + shift
+    strength = v.edge_strength_at(probes.reshape(-1, 2)).reshape(len(pts), len(steps))
+    best = np.argmax(strength - 1e-3 * np.abs(steps)[None, :], axis=1)  # the nearest of equal ones
+    moved = np.where((strength[np.arange(len(pts)), best] > v.threshold)[:, None], probes[np.arange(len(pts)), best], pts)
+    return tuple((float(x), float(y)) for x, y in moved)
+
+
+def photo_palette(geometry: Geometry, image: np.ndarray, config: VisionConfig | None = None, field: FieldFit | None = None) -> Palette | None:
+    """The two checker colours of a photo: where the first checker of each point would stand, the colour
+    of that place is compared with the bare point's (the ``field``'s colour of that point's region where
+    given, else the median, over the six points of its colour in its row, of the colour near their tips);
+    places far from it hold a checker, and their colours split in two (the lighter is white's). None where
+    fewer than two such places are seen or their colours do not split.
+
+    Raises ValueError for an image that is not BGR uint8.
+    """
+    _, colours = _first_checkers(view(geometry, image, config), field)
+    if len(colours) < 2:
+        return None
+    colours = np.array(colours, np.float32)
+    criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.5)
+    cv2.setRNGSeed(2)
+    _, labels, centres = cv2.kmeans(colours, 2, None, criteria, 3, cv2.KMEANS_PP_CENTERS)
+    labels = labels.ravel()
+    if min(np.bincount(labels, minlength=2)) == 0 or np.linalg.norm(centres[0] - centres[1]) < _SIDES_MIN_CONTRAST:
+        return None
+    groups = [np.median(colours[labels == k], axis=0) for k in (0, 1)]
+    light, dark = sorted(groups, key=lambda c: -float(c[0]))
+    return Palette(tuple(float(v) for v in light), tuple(float(v) for v in dark))  # type: ignore[arg-type]
+
+
+def _first_checkers(v: View, field: FieldFit | None) -> tuple[list[tuple[float, float]], list[np.ndarray]]:
+    """The places (board mm) where a point's first checker stands in the view, and their colours: those whose
+    colour is ``_CHECKER_MIN_CONTRAST`` from the bare point's (see :func:`photo_palette`)."""
+    lay = v.layout
+    x0, y0, x1, y1 = lay.field
+    radius = lay.profile.checker_diameter_mm * 0.3
+    offsets = np.array([(dx, dy) for dx in np.linspace(-radius, radius, 5) for dy in np.linspace(-radius, radius, 5)
+                        if dx * dx + dy * dy <= radius * radius])
+    places, colours, bare, kinds = [], [], {}, []
+    for p in lay.geometry.points:
+        x, y, _ = lay.checker_slot(p.number, 0)
+        places.append((x, y))
+        colours.append(np.median(v.lab_at(offsets + (x, y)), axis=0))
+        # the bare point: the field's colour of its region, or near the tips, where checkers rarely reach
+        kind = int(field.region_at([(p.centre_x - x0) / (x1 - x0)], [(p.base_y + 2 * p.direction - y0) / (y1 - y0)])[0]) if field else None
+        colour = field.colours[kind] if field is not None and field.colours and kind is not None else None
+        if colour is not None:
+            kinds.append(("region", kind))
+            bare[("region", kind)] = [np.array(colour, np.float64)]
+        else:
+            ts = np.linspace(0.7, 0.85, 4)
+            along = np.c_[np.full(len(ts), p.centre_x), p.base_y + (p.tip_y - p.base_y) * ts]
+            kinds.append(("tips", p.direction, p.number % 2))
+            bare.setdefault(kinds[-1], []).append(np.median(v.lab_at(along), axis=0))
+    seen = [np.linalg.norm(c - np.median(bare[k], axis=0)) >= _CHECKER_MIN_CONTRAST for c, k in zip(colours, kinds)]
+    return [p for p, ok in zip(places, seen) if ok], [c for c, ok in zip(colours, seen) if ok]
+
+
+@dataclass(frozen=True, slots=True)
+class GnubgId:
+    """The gnubg IDs of a reading: ``position_id`` and ``match_id`` (a money game, no score: the cube and the
+    dice as read), the side ``on_roll`` and the ``dice`` ((0, 0) where not two were read); ``notes`` say what
+    was assumed."""
+
+    position_id: str
+    match_id: str
+    on_roll: Side
+    dice: tuple[int, int]
+    notes: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        """``POSITIONID:MATCHID``, as gnubg's "paste ID" takes it."""
+        return f"{self.position_id}:{self.match_id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"gnubg_id": str(self), "position_id": self.position_id, "match_id": self.match_id,
+                "on_roll": self.on_roll.value, "dice": list(self.dice), "notes": list(self.notes)}
+
+
+def gnubg_id(observation: Observation, on_roll: Side | None = None) -> GnubgId:
+    """The gnubg IDs of what ``observation`` shows. The side on roll is ``on_roll`` where given; else the side
+    whose right-hand half the two dice lie in (white's right is the right half as white sees the board, black's
+    the left), else white. The Position ID holds only the checkers on the points and the bar: those not seen are
+    taken as borne off.
+
+    Raises :class:`~board_rules.errors.InvalidPositionError` where the observation holds no reading (occluded,
+    board not found) or more than 15 checkers of a side.
+    """
+    c = observation.checkers
+    if c is None:
+        raise InvalidPositionError(f"observation: {observation.status!r}: no checkers were read, so there is no position to give an ID",
+                                   "status", observation.status)
+    notes = []
+    values = [d.value for d in observation.dice if d.value is not None and d.half is not None]
+    halves = {d.half for d in observation.dice if d.value is not None and d.half is not None}
+    dice = (values[0], values[1]) if len(values) == 2 else (0, 0)
+    if on_roll is None:
+        if len(values) == 2 and len(halves) == 1:
+            on_roll = Side.WHITE if halves == {"right"} else Side.BLACK
+        else:
+            on_roll = Side.WHITE
+            notes.append("white taken to be on roll (no two dice in one half tell who rolled)")
+    if len(values) != 2:
+        notes.append(f"{len(values)} dice read: the Match ID holds no roll")
+    bar = (int(c.bar[0]), int(c.bar[1]))
+    off = []
+    for side, sign in ((0, 1), (1, -1)):
+        seen = sum(v * sign for v in c.points if v * sign > 0) + bar[side]
+        if seen > 15:
+            raise InvalidPositionError(f"checkers.{('white', 'black')[side]}: {seen} seen on the points and bar: "
+                                       "no position has more than 15", f"checkers.{('white', 'black')[side]}", seen)
+        off.append(15 - seen)
+    position = Position(find_variant("backgammon"), on_roll, tuple(int(v) for v in c.points), bar=bar, off=(off[0], off[1]))
+    cube_value, cube_owner = 1, None
+    if observation.cube is not None and observation.cube.value is not None:
+        cube_value = int(observation.cube.value)
+        cube_owner = {"white": Side.WHITE, "black": Side.BLACK}.get(observation.cube.where)
+    match = MatchState(cube_value, cube_owner, on_roll, False, GAME_PLAYING, on_roll, False, 0, dice, 0, (0, 0))
+    return GnubgId(position_id(position), encode_match_id(match), on_roll, match.dice, tuple(notes))
