@@ -7,24 +7,29 @@ what the photo shows), :class:`FieldFit` (that result, and the
 makes) and :class:`FieldConfig` (the finder's thresholds).
 
 The field is what ``calibrate(..., field=True)`` takes: both halves and the bar
-between them, without frame or trays. It is found in three steps. Triangles:
+between them, without frame or trays. It is found in four steps. Triangles:
 the photo's colours are clustered at a few numbers of clusters, and every
 region of one colour whose outline is an elongated isosceles triangle is a
-point seen. Rows: triangles of one length whose bases lie on one line and whose
-tips point one way are a row of points; two rows facing each other bound the
-field, long lines of the photo (a board's frame) bound it where too few points
-show. Fit: a model of the field (two rows of twelve triangles in alternating
-colours, split by the bar, margins at the ends, the frame around) is laid over
-the photo through a homography, and how much of the photo's colour the model's
-regions explain (between-region over total variance, colours not assumed) is
-maximised over the four corners and the proportions of bar, margins and points
-by a pattern search. The best fit whose score reaches ``FieldConfig.min_score``
-is the field; otherwise :class:`BoardNotFoundError`.
+point seen; so is every pair of straight segments meeting at a narrow angle
+(points drawn by their sides). Rows: triangles pointing one way whose tips lie
+on one line are a row of points; two rows facing each other, or one row and
+its mirror, give candidate fields, their ends moved out where the outer points
+are hidden. Fit: a model of the field (two rows of twelve triangles in
+alternating colours, split by the bar, margins at the ends, the frame band
+around) is laid over the photo through a homography and fitted, corners and
+proportions, by a pattern search from coarse to fine; its score is the share
+of the photo's colour variance its regions explain (colours not assumed),
+times the plausibility of its proportions, the balance of its two rows and
+the edges across its triangles' sides. The best fit whose score reaches
+``FieldConfig.min_score`` is the field; otherwise :class:`BoardNotFoundError`.
+Edges: each side of the field is then moved onto the photo's edge there (a
+line through the strongest colour change across it), and the proportions onto
+the edges across the triangles' sides, unless that spoils the fit.
 
-The field's aspect (its width over its height on the board) is recovered from
-the perspective of its corners (a camera with square pixels looking through the
-image centre), or taken as the image shows it where the view is too straight on
-to tell. Stages are functions ``(config, image) -> result``; nothing here reads
+The field's aspect (its width over its height on the board) comes from the
+perspective of its corners (a camera with square pixels looking through the
+image centre) where both pairs of sides converge, else from a typical focal
+length. Stages are functions ``(config, image) -> result``; nothing here reads
 or writes files but :meth:`FieldConfig.load`. May import ``board_rules`` types;
 must not import ``firmware_bridge`` or ``referee``.
 """
@@ -901,8 +906,11 @@ def find_field(config: FieldConfig | None, image: np.ndarray, corners: Sequence[
     colours = fine.region_colours(fitted, params)
     full = fitted / scale
     if source == "found":  # the corners onto the photo's edges, and the proportions refitted between them
-        full = _snap_to_edges(image, full, params, colours)
-        params = _fit_sides(fine, full * scale, params)
+        snapped = _snap_to_edges(image, full, params, colours)
+        refitted = _fit_sides(fine, snapped * scale, params)
+        # an edge of the frame beside the field's can draw a side: taken only where the field still fits as well
+        if fine.score(snapped * scale, refitted) >= _SNAP_MIN_KEEP * fine.score(fitted, params):
+            full, params = snapped, refitted
     hom = _unit_to_image(full * scale)
     aspect = field_aspect(hom, (w, h)) if hom is not None else 1.2
     return FieldFit(tuple((float(x), float(y)) for x, y in full), float(params[0]), float(params[1]), float(params[2]),
@@ -915,6 +923,7 @@ def find_field(config: FieldConfig | None, image: np.ndarray, corners: Sequence[
 _SNAP_SIDE_PX = 1600
 _SNAP_REACH = (0.025, 0.012, 0.006, 0.004)  # of the field's mean side, and at least 2 px
 _SNAP_MAX_MOVE = 0.04
+_SNAP_MIN_KEEP = 0.45  # of the fit's score before (it is steep: a few px lose a good part of it)
 _SNAP_MIN_CONTRAST = 20.0
 
 
