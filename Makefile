@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench bench-board bench-referee bench-vision bench-vision-speed setup clean
+.PHONY: demo test test-slow bench bench-board bench-referee bench-vision bench-vision-speed bench-dice train-dice setup clean
 
 setup: $(STAMP)
 
@@ -35,6 +35,18 @@ bench-vision: $(STAMP)
 
 bench-vision-speed: $(STAMP)
 	$(PY) benchmarks/bench_vision_speed.py
+
+bench-dice: $(STAMP)
+	$(PY) benchmarks/bench_dice.py
+
+# the learned dice reader: trains on ../shared/data/dice and rendered frames, writes vision/models/dice.onnx
+TRAIN_STAMP := $(VENV)/.train-installed
+$(TRAIN_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,train]'
+	touch $(TRAIN_STAMP)
+
+train-dice: $(TRAIN_STAMP)
+	$(PY) training/train_dice.py --holdout-fold 4 --out vision/models/dice.onnx
 
 bench-board: $(STAMP)
 	$(PY) benchmarks/bench_board.py

@@ -2,14 +2,16 @@
 
 Usage: python benchmarks/bench_vision_speed.py [--moves 12] [--still 30] [--hand 8] [--seed 4242]
 
-Two figures, both per frame, median and 95th percentile:
+Three figures, all per frame, median and 95th percentile:
 
 * **full read**: ``read_frame`` on each distinct frame (board, checkers, dice, cube, gate);
 * **stream**: ``Pipeline.feed`` on what a fixed camera sends during a game: for each
   move, ``--hand`` frames of a hand moving over the board (each drawn anew), then ``--still`` frames of the new
   position with the dice lying (one second at 30 fps), each with fresh sensor noise
   (sigma 4 grey levels). A still frame that is the same picture as the one last read
-  reuses its reading; the stream also counts how many frames were read afresh.
+  reuses its reading; the stream also counts how many frames were read afresh;
+* **dice**: ``read_dice_on_board`` (the dice on the field at a die's known size) on each frame
+  at rest, by the classical pip reader and by the learned network (``--no-learned`` skips it).
 
 The machine is shared and noisy, so each figure is also printed as a ratio to a
 reference measured in the same process and rounds: warping the frame to the
@@ -19,6 +21,7 @@ top-down view at the reading resolution afresh (``vision.rectify.warp``, no maps
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import random
 import statistics
 import sys
@@ -33,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from board_rules import Position, Roll  # noqa: E402
 from vision.calibrate import calibrate  # noqa: E402
 from vision.config import default_config  # noqa: E402
-from vision.observe import Pipeline, read_frame  # noqa: E402
+from vision.observe import Pipeline, read_dice_on_board, read_frame  # noqa: E402
 from vision.rectify import prepare, warp  # noqa: E402
 from vision.render import DieSpec, camera_pose, render  # noqa: E402
 
@@ -70,6 +73,7 @@ def main() -> int:
     ap.add_argument("--still", type=int, default=30, help="frames of each position at rest")
     ap.add_argument("--hand", type=int, default=8, help="frames of a hand over the board between positions")
     ap.add_argument("--seed", type=int, default=4242)
+    ap.add_argument("--no-learned", action="store_true", help="time the classical dice reader only")
     args = ap.parse_args()
     cv2.setNumThreads(1)  # one core, as on the Pi's budget
     cam = camera_pose(args.seed, size=SIZE)
@@ -100,6 +104,21 @@ def main() -> int:
             full.append(1000 * (t1 - t0))
             ref_full.append(1000 * (t2 - t1))
 
+    readers = ("classical",) if args.no_learned else ("classical", "learned")
+    dice: dict[str, list[float]] = {r: [] for r in readers}
+    ref_dice = []
+    for _, still in scenes:
+        img = noisy(still)
+        for r in readers:
+            c = dataclasses.replace(cfg, board_dice_reader=r)
+            read_dice_on_board(c, geometry, img)  # the field's mask and scale are worked out once a camera
+            t0 = time.perf_counter()
+            read_dice_on_board(c, geometry, img)
+            dice[r].append(1000 * (time.perf_counter() - t0))
+        t0 = time.perf_counter()
+        warp(geometry, img, cfg.read_px_per_mm)
+        ref_dice.append(1000 * (time.perf_counter() - t0))
+
     pipe = Pipeline(geometry, None, cfg)
     stream, ref_stream, stable = [], [], 0
     for hands, still in scenes:
@@ -113,7 +132,7 @@ def main() -> int:
         t0 = time.perf_counter()
         warp(geometry, frames[-1], cfg.read_px_per_mm)
         ref_stream.append(1000 * (time.perf_counter() - t0))
-    ref = statistics.median(ref_full + ref_stream)
+    ref = statistics.median(ref_full + ref_stream + ref_dice)
     print(f"frames {SIZE[0]}x{SIZE[1]}, one core; a 30 fps camera gives {BUDGET_MS:.0f} ms a frame; target {TARGET_MS:.0f} ms median")
     print(f"reference (warp the frame to the top-down view afresh): median {ref:.1f} ms")
     for name, ms in (("full read (read_frame)", full), ("stream (Pipeline.feed)", stream)):
@@ -122,6 +141,9 @@ def main() -> int:
               f"median {'within' if med <= TARGET_MS else 'over'} the {TARGET_MS:.0f} ms target, "
               f"p95 {'within' if p95 <= BUDGET_MS else 'over'} the {BUDGET_MS:.0f} ms budget")
     print(f"stream: {pipe.frames_read} of {len(stream)} frames read afresh; {stable} reported stable")
+    for r, ms in dice.items():
+        med, p95 = statistics.median(ms), pct(ms, 0.95)
+        print(f"dice on the field, {r} reader: {len(ms)} frames, median {med:.1f} ms (x{med / ref:.2f} reference), p95 {p95:.1f} ms (x{p95 / ref:.2f})")
     return 0
 
 

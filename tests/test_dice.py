@@ -20,17 +20,22 @@ from vision.render import DieSpec, render
 
 START = Position.start("backgammon")
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dice"
+READERS = ("classical", "verified")
+# On whole rendered boards the network (alone or verified) takes the cube and glossy checkers'
+# highlights for dice: those frames are read with a geometry, by the classical board reader.
+BOARD_FRAME_READERS = ("classical",)
 
 
 def _near(readings, xy, tol=12.0):
     return [r for r in readings if np.hypot(r.centre[0] - xy[0], r.centre[1] - xy[1]) <= tol]
 
 
+@pytest.mark.parametrize("reader", BOARD_FRAME_READERS)
 @pytest.mark.parametrize(
     "seed,style,checkers",
     [(201, "walnut", "matte"), (202, "felt", "glossy"), (203, "olive", "metal"), (204, "walnut", "glossy")],
 )
-def test_rendered_dice_of_every_colour_are_read_and_nothing_else_is(seed, style, checkers):
+def test_rendered_dice_of_every_colour_are_read_and_nothing_else_is(seed, style, checkers, reader):
     dice = [
         DieSpec(1, at=(420.0, 180.0), colour="white"),
         DieSpec(3, at=(470.0, 330.0), colour="red"),
@@ -40,7 +45,7 @@ def test_rendered_dice_of_every_colour_are_read_and_nothing_else_is(seed, style,
         DieSpec(4, at=(370.0, 270.0), colour="green"),
     ]
     frame = render(START, dice=dice, cube=(2, "centre"), seed=seed, style=style, checkers=checkers)
-    readings = read_dice(default_config(), frame.image)
+    readings = read_dice(default_config(), frame.image, reader=reader)
     for truth in frame.dice:
         near = _near(readings, truth.centre)
         assert len(near) == 1, (truth, readings)
@@ -102,7 +107,8 @@ def test_a_die_size_that_is_not_a_positive_number_is_refused(bad):
         read_dice(default_config(), np.zeros((40, 40, 3), np.uint8), die_px=bad)
 
 
-def test_the_cube_and_stacked_glossy_checkers_are_not_dice():
+@pytest.mark.parametrize("reader", BOARD_FRAME_READERS)
+def test_the_cube_and_stacked_glossy_checkers_are_not_dice(reader):
     points = [0] * 24
     points[5], points[18] = 15, -15
     from board_rules import Side, find_variant
@@ -110,12 +116,12 @@ def test_the_cube_and_stacked_glossy_checkers_are_not_dice():
     position = Position(find_variant("backgammon"), Side.WHITE, tuple(points))
     for seed, cube_place in ((205, "centre"), (206, "white"), (207, "black")):
         frame = render(position, cube=(64, cube_place), seed=seed, checkers="glossy")
-        assert read_dice(default_config(), frame.image) == []
+        assert read_dice(default_config(), frame.image, reader=reader) == []
 
 
-def test_a_cocked_die_is_flagged():
+def test_a_cocked_die_is_flagged_by_the_classical_reader():
     frame = render(START, dice=[DieSpec(5, at=(470.0, 330.0), angle=20.0, cocked=True), DieSpec(4, at=(560.0, 200.0), angle=10.0)], seed=208)
-    readings = read_dice(default_config(), frame.image)
+    readings = read_dice(default_config(), frame.image, reader="classical")
     cocked, flat = frame.dice
     (r,) = _near(readings, cocked.centre)
     assert r.cocked
@@ -123,30 +129,35 @@ def test_a_cocked_die_is_flagged():
     assert not r.cocked and r.value == 4
 
 
-def test_an_image_without_dice_gives_no_reading():
+@pytest.mark.parametrize("reader", READERS)
+def test_an_image_without_dice_gives_no_reading(reader):
     rng = np.random.default_rng(0)
     plain = np.full((480, 640, 3), (90, 140, 180), np.uint8)
     noisy = np.clip(plain + rng.normal(0, 6, plain.shape), 0, 255).astype(np.uint8)
-    assert read_dice(default_config(), plain) == []
-    assert read_dice(default_config(), noisy) == []
+    assert read_dice(default_config(), plain, reader=reader) == []
+    assert read_dice(default_config(), noisy, reader=reader) == []
 
 
-def test_the_mask_limits_where_dice_are_looked_for():
+@pytest.mark.parametrize("reader", READERS)
+def test_the_mask_limits_where_dice_are_looked_for(reader):
     frame = render(START, dice=[DieSpec(3, at=(470.0, 330.0)), DieSpec(6, at=(560.0, 200.0))], seed=209)
     mask = np.zeros(frame.image.shape[:2], np.uint8)
     x, y = (int(v) for v in frame.dice[0].centre)
     mask[y - 30 : y + 30, x - 30 : x + 30] = 255
-    readings = read_dice(default_config(), frame.image, mask=mask)
+    readings = read_dice(default_config(), frame.image, mask=mask, reader=reader)
     assert [r.value for r in readings] == [3]
 
 
-def test_bad_images_and_masks_are_refused():
+@pytest.mark.parametrize("reader", READERS)
+def test_bad_images_and_masks_are_refused(reader):
     with pytest.raises(DiceImageError):
-        read_dice(default_config(), np.zeros((0, 0, 3), np.uint8))
+        read_dice(default_config(), np.zeros((0, 0, 3), np.uint8), reader=reader)
     with pytest.raises(DiceImageError):
-        read_dice(default_config(), np.zeros((40, 40), np.uint8))
+        read_dice(default_config(), np.zeros((40, 40), np.uint8), reader=reader)
     with pytest.raises(DiceImageError, match="mask"):
-        read_dice(default_config(), np.zeros((40, 40, 3), np.uint8), mask=np.zeros((20, 20), np.uint8))
+        read_dice(default_config(), np.zeros((40, 40, 3), np.uint8), mask=np.zeros((20, 20), np.uint8), reader=reader)
+    with pytest.raises(ValueError, match="reader"):
+        read_dice(default_config(), np.zeros((40, 40, 3), np.uint8), reader="guess")
 
 
 def test_a_reading_round_trips_to_plain_data():
@@ -291,7 +302,7 @@ def _drawn_die(pips, side_face=None):
 def test_a_one_beside_a_side_faces_flat_pip_is_read():
     # the side face's pip is round enough to be a pip, too flat to be a lone one's neighbour
     one = _drawn_die([((330, 230), (5, 5)), ((330, 272), (6, 3.4))], side_face=22)
-    assert [r.value for r in read_dice(default_config(), one)] == [1]
+    assert [r.value for r in read_dice(default_config(), one, reader="classical")] == [1]
 
 
 @pytest.mark.parametrize("seed", [740005, 740201])
@@ -391,7 +402,7 @@ def _barred_die(angles=(0.0, 0.0), face=(245, 245, 245), gap=13.0, parted=False,
 def test_two_parallel_bars_on_a_die_face_of_known_size_are_a_cocked_six_and_nothing_else_is():
     (r,) = read_dice(default_config(), _barred_die(), die_px=24.0)
     assert (r.value, r.cocked) == (6, True) and np.hypot(r.centre[0] - 100, r.centre[1] - 80) < 2
-    assert read_dice(default_config(), _barred_die(), die_px=None) == []  # a die's size unknown: no bars looked for
+    assert read_dice(default_config(), _barred_die(), die_px=None, reader="classical") == []  # a die's size unknown: no bars looked for
     assert read_dice(default_config(), _barred_die(angles=(0.0, 40.0)), die_px=24.0) == []  # not parallel
     assert read_dice(default_config(), _barred_die(gap=22.0), die_px=24.0) == []  # too far apart for one face
     assert read_dice(default_config(), _barred_die(parted=True), die_px=24.0) == []  # no one face between them

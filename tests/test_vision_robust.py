@@ -259,7 +259,7 @@ def test_vision_dice_prints_plain_json_where_the_reader_hands_over_numpy_values(
     path = tmp_path / "photo.png"
     cv2.imwrite(str(path), np.full((64, 64, 3), 200, np.uint8))
     reading = DieReading(4, (10, 12, 20, 20), (np.float64(20.0), np.float32(22.0)), np.bool_(False), np.float32(0.75))
-    monkeypatch.setattr(dice, "read_dice", lambda config, image: [reading])
+    monkeypatch.setattr(dice, "read_dice", lambda config, image, **options: [reading])
     code, out, err = run(["vision", "dice", str(path)])
     assert code == 0, err
     assert json.loads(out) == [{"value": 4, "box": [10, 12, 20, 20], "centre": [20.0, 22.0], "cocked": False, "confidence": 0.75}]

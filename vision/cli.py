@@ -1,4 +1,4 @@
-"""``tavli vision``: the camera pipeline's command line (so far: ``render``).
+"""``tavli vision``: the camera pipeline's command line (calibrate, learn, read, dice, grab, render).
 
 Owns argument parsing and file I/O for :mod:`vision`; the lead wires
 :func:`add_parser` / :func:`run` into ``referee.cli``. May import `board_rules`
@@ -64,6 +64,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d = vsub.add_parser("dice", help="find and read every die in a photo (no board needed): prints JSON")
     d.add_argument("image", help="any photo or camera frame with dice in it")
     d.add_argument("--config", help="a vision.toml with other thresholds")
+    d.add_argument("--geometry", help="a calibrated board's geometry JSON: dice on its playing field only, at a die's size there")
+    d.add_argument("--reader", choices=("verified", "learned", "classical"),
+                   help="the learned network, the classical pip reader, or the network's dice verified by it "
+                        "(default: the config's photo_reader, board_reader with --geometry)")
     p = vsub.add_parser("render", help="draw a camera frame of a position, with ground-truth labels")
     p.add_argument("position_file", nargs="?", help="Position JSON file (or give --position)")
     p.add_argument("--position", dest="position_opt", metavar="POS.json", help="Position JSON file")
@@ -156,15 +160,7 @@ def _calibrate(args: argparse.Namespace, stdout: TextIO) -> int:
     from vision.images import load_image
 
     image = load_image(args.image)
-    corners = None
-    if args.corners:
-        try:
-            values = [float(v) for v in args.corners.split(",")]
-        except ValueError:
-            values = []
-        if len(values) != 8:
-            raise CalibrationError(f"--corners: {args.corners!r} must be eight numbers x1,y1,...,x4,y4")
-        corners = [(values[i], values[i + 1]) for i in range(0, 8, 2)]
+    corners = _corners(args.corners)
     if args.field and corners is None:
         raise CalibrationError("--field: give the field's corners with --corners")
     geometry = calibrate(image, corners=corners, field=args.field, profile=_profile_arg(args.profile), home=args.home)
@@ -215,15 +211,7 @@ def _read(args: argparse.Namespace, stdout: TextIO) -> int:
         image = _at_geometry_size("read", geometry, load_image(args.image))
         obs = read_frame(geometry, image, palette, config)
     else:
-        corners = None
-        if args.corners:
-            try:
-                values = [float(v) for v in args.corners.split(",")]
-            except ValueError:
-                values = []
-            if len(values) != 8:
-                raise CalibrationError(f"--corners: {args.corners!r} must be eight numbers x1,y1,...,x4,y4")
-            corners = [(values[i], values[i + 1]) for i in range(0, 8, 2)]
+        corners = _corners(args.corners)
         image = load_image(args.image)
         field_config = FieldConfig.load(args.config) if args.config else None
         reading = read_photo(image, corners=corners, palette=palette, home=args.home or "right", config=config, field_config=field_config)
@@ -245,6 +233,21 @@ def _read(args: argparse.Namespace, stdout: TextIO) -> int:
     if args.annotate and not _write_image("read", args.annotate, annotate(image, geometry, obs, notes)):
         return 2
     return 0
+
+
+def _corners(text: str | None) -> list[tuple[float, float]] | None:
+    """``--corners x1,y1,...,x4,y4`` as four points (None where not given). Raises CalibrationError for anything else."""
+    from vision.calibrate import CalibrationError
+
+    if not text:
+        return None
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        values = []
+    if len(values) != 8:
+        raise CalibrationError(f"--corners: {text!r} must be eight numbers x1,y1,...,x4,y4")
+    return [(values[i], values[i + 1]) for i in range(0, 8, 2)]
 
 
 def _at_geometry_size(command: str, geometry, image):
@@ -311,11 +314,22 @@ def _dice(args: argparse.Namespace, stdout: TextIO) -> int:
 
     Raises :class:`vision.images.ImageError` for a missing, unreadable, empty or absurd-size image.
     """
+    import dataclasses
+
+    from vision.calibrate import Geometry
     from vision.config import VisionConfig, default_config
     from vision.dice import read_dice
     from vision.images import load_image
+    from vision.observe import read_dice_on_board
 
     config = VisionConfig.load(args.config) if args.config else default_config()
     image = load_image(args.image)
-    print(_dumps([r.to_dict() for r in read_dice(config, image)]), file=stdout)
+    if args.geometry:
+        geometry = Geometry.load(args.geometry)
+        if args.reader:
+            config = dataclasses.replace(config, board_dice_reader=args.reader)
+        dice = read_dice_on_board(config, geometry, _at_geometry_size("dice", geometry, image))
+    else:
+        dice = read_dice(config, image, reader=args.reader)
+    print(_dumps([r.to_dict() for r in dice]), file=stdout)
     return 0

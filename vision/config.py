@@ -107,7 +107,13 @@ _KEYS = {
     "dice_bar_flat_min_ratio": ("dice", "bar_flat_min_ratio"),
     "dice_probe_min_frac": ("dice", "probe_min_frac"),
     "dice_two_min_span_per_die": ("dice", "two_min_span_per_die"),
+    "photo_dice_reader": ("dice", "photo_reader"),
+    "board_dice_reader": ("dice", "board_reader"),
+    "learned_min_score": ("dice", "learned_min_score"),
+    "learned_sure_score": ("dice", "learned_sure_score"),
 }
+
+DICE_READERS = ("verified", "learned", "classical")
 
 
 class ConfigError(TavliError, ValueError):
@@ -208,6 +214,10 @@ class VisionConfig:
     dice_bar_flat_min_ratio: float = 1.4
     dice_probe_min_frac: float = 0.5
     dice_two_min_span_per_die: float = 0.6
+    photo_dice_reader: str = "verified"
+    board_dice_reader: str = "classical"
+    learned_min_score: float = 0.35
+    learned_sure_score: float = 0.6
 
     def __post_init__(self) -> None:
         if not isinstance(self.min_markers, int) or not 3 <= self.min_markers <= 4:
@@ -224,6 +234,13 @@ class VisionConfig:
         if isinstance(blur, bool) or not isinstance(blur, (int, float)) or not 0 <= blur <= 1:
             raise ConfigError(f"edge_blur_mm_per_grey: {blur!r}: expected a number of mm (per grey level of noise) from 0 to 1")
         for name in ("bar_min_ring", "faint_rim_frac", "faint_rim_min_share", "tray_max_gap_per_step", "max_missing_edges", "min_seen_edges", "max_motion_fraction", "cube_min_outline", "cube_min_shape", "cube_min_conserve", "cube_min_face_outline", "cube_min_face_confidence"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
+                raise ConfigError(f"{name}: {v!r}: expected a fraction between 0 and 1")
+        for name in ("photo_dice_reader", "board_dice_reader"):
+            if getattr(self, name) not in DICE_READERS:
+                raise ConfigError(f"{name}: {getattr(self, name)!r}: expected one of {', '.join(DICE_READERS)}")
+        for name in ("learned_min_score", "learned_sure_score"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
                 raise ConfigError(f"{name}: {v!r}: expected a fraction between 0 and 1")

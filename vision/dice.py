@@ -17,7 +17,7 @@ beside the top face in the face's own colour, darker. Thresholds come from
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import combinations, permutations
 from typing import Any
@@ -26,8 +26,9 @@ import cv2
 import numpy as np
 
 from board_rules.errors import TavliError
+from vision import learned_dice
 from vision.checkers import _median_rows
-from vision.config import VisionConfig, default_config
+from vision.config import DICE_READERS, VisionConfig, default_config
 
 
 class DiceImageError(TavliError, ValueError):
@@ -61,7 +62,7 @@ class DieReading:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data: value, box, centre, cocked, confidence."""
         return {
-            "value": self.value,
+            "value": None if self.value is None else int(self.value),
             "box": [int(v) for v in self.box],
             "centre": [round(float(self.centre[0]), 2), round(float(self.centre[1]), 2)],
             "cocked": bool(self.cocked),
@@ -107,9 +108,15 @@ class _Bar:
 
 
 def read_dice(
-    config: VisionConfig | None, image: np.ndarray, mask: np.ndarray | None = None, *, die_px: float | None = None, plane: np.ndarray | None = None
+    config: VisionConfig | None, image: np.ndarray, mask: np.ndarray | None = None, *, die_px: float | None = None,
+    plane: np.ndarray | None = None, reader: str | None = None,
 ) -> list[DieReading]:
     """All dice in a BGR image (only where ``mask`` is nonzero, if given), sorted left to right.
+
+    ``reader`` is "learned" (:mod:`vision.learned_dice`), "classical" (the pip reader described
+    here) or "verified" (the network's dice that score ``learned_sure_score`` or that the classical
+    reader also sees, flagged cocked where it flags them); None takes the config's ``photo_reader``
+    without ``die_px`` and ``board_reader`` with it. The learned reader alone flags no die cocked.
 
     ``die_px`` is the side of a die in image px where it is known (a calibrated board):
     the pips are then measured on that scale (a copy scaled to ``die_target_px`` a die when
@@ -129,7 +136,13 @@ def read_dice(
     cfg = config or default_config()
     _check_image(image)
     h, w = image.shape[:2]
+    reader = _reader(cfg, reader, die_px)
     plane = _plane(plane, die_px)
+    if reader != "classical":
+        learned = _read_learned(cfg, image, None if mask is None else _mask01(mask, (h, w)), die_px)
+        if reader == "learned":
+            return learned
+        return _verified(cfg, learned, read_dice(cfg, image, mask, die_px=die_px, plane=plane, reader="classical"))
     if die_px is not None:
         field = dice_field(cfg, (h, w), mask, die_px=die_px)
         return [] if field is None else read_dice_in(cfg, image, field, plane=plane)
@@ -146,6 +159,38 @@ def read_dice(
     if scale != 1.0:
         readings = [_rescale(r, 1 / scale) for r in readings]
     return sorted(readings, key=lambda r: (r.centre[0], r.centre[1]))
+
+
+def _reader(cfg: VisionConfig, reader: str | None, die_px: float | None) -> str:
+    if reader is None:
+        return cfg.photo_dice_reader if die_px is None else cfg.board_dice_reader
+    if reader not in DICE_READERS:
+        raise ValueError(f"reader: {reader!r}: expected one of {', '.join(DICE_READERS)}")
+    return reader
+
+
+def _read_learned(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die_px: float | None) -> list[DieReading]:
+    """The dice :mod:`vision.learned_dice`'s network finds, as readings (never flagged cocked)."""
+    if die_px is not None and (isinstance(die_px, bool) or not isinstance(die_px, (int, float)) or not math.isfinite(die_px) or die_px <= 0):
+        raise ValueError(f"die_px: {die_px!r}: expected a positive number of px")
+    out = []
+    for f in learned_dice.find_dice(image, die_px=die_px, mask=mask, min_score=cfg.learned_min_score):
+        s = f.side if die_px is None else float(die_px)
+        box = (round(f.centre[0] - s / 2), round(f.centre[1] - s / 2), max(1, round(s)), max(1, round(s)))
+        out.append(DieReading(f.value, box, f.centre, False, round(f.score, 3)))
+    return out
+
+
+def _verified(cfg: VisionConfig, learned: list[DieReading], classical: list[DieReading]) -> list[DieReading]:
+    """The network's dice that score ``learned_sure_score`` or that the classical reader also sees
+    (within half a die), with its cocked flag where it sees them."""
+    out = []
+    for r in learned:
+        near = [c for c in classical if math.hypot(r.centre[0] - c.centre[0], r.centre[1] - c.centre[1]) <= 0.5 * max(r.box[2], 8)]
+        if near or r.confidence >= cfg.learned_sure_score:
+            cocked = any(c.cocked for c in near)
+            out.append(DieReading(r.value, r.box, r.centre, cocked, r.confidence))
+    return out
 
 
 def _check_image(image: np.ndarray) -> None:
@@ -240,6 +285,15 @@ def read_dice_in(config: VisionConfig | None, image: np.ndarray, field: DiceFiel
     if image.shape[:2] != field.frame:
         raise DiceImageError(f"image: shape {image.shape!r}: expected {field.frame!r} px, the field's frame")
     x0, y0, x1, y1 = field.box
+    if cfg.board_dice_reader != "classical":
+        mask = None
+        if field.mask is not None:
+            mask = np.zeros(field.frame, np.uint8)
+            mask[y0:y1, x0:x1] = cv2.resize(field.mask, (x1 - x0, y1 - y0), interpolation=cv2.INTER_NEAREST)
+        learned = _read_learned(cfg, image, mask, field.die / field.scale)
+        if cfg.board_dice_reader == "learned":
+            return learned
+        return _verified(cfg, learned, read_dice_in(replace(cfg, board_dice_reader="classical"), image, field, plane=plane))
     work = image[y0:y1, x0:x1]
     scale = field.scale
     if scale != 1.0:

@@ -161,7 +161,12 @@ def _dice_field(config: VisionConfig, geometry: Geometry, shape: tuple[int, int]
     return dice_field(config, shape, _field_mask(geometry, shape), die_px=_die_px(geometry, geometry.layout.profile.die_size_mm))
 
 
-def _read_dice(config: VisionConfig, geometry: Geometry, image: np.ndarray) -> list[DieObservation]:
+def read_dice_on_board(config: VisionConfig, geometry: Geometry, image: np.ndarray) -> list[DieObservation]:
+    """The dice on a calibrated board's playing field (never on its frame, trays, clocks or score cards), read at
+    a die's known size by the config's ``board_reader``; ``image`` is a frame at the geometry's size.
+
+    Raises :class:`vision.dice.DiceImageError` for an image that is not BGR or not the geometry's size.
+    """
     from vision.dice import read_dice_in
 
     lay = geometry.layout
@@ -231,7 +236,7 @@ def read_frame(
             # else a shape too faint to report as the cube: its place is still no checker, nor a hand (see covers)
     not_on_bar = None if shape is None else (shape[0][0], shape[0][1], prof.cube_size_mm * 0.8)
     found = shape if shape is not None and (shape[2] >= cfg.cube_min_outline or face is not None) else None
-    dice = _read_dice(cfg, geometry, image)
+    dice = read_dice_on_board(cfg, geometry, image)
     on_board = [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * (1.1 if d.cocked else 0.9)) for d in dice]
     board_edges = palette.board_edges if palette is not None else ()
     rings = _checkers.bar_rings(v, cfg.bar_min_ring, not_on_bar, board_edges)

@@ -1,0 +1,1 @@
+"""Training of the learned models (needs the ``train`` extra); nothing here is imported at run time."""

@@ -1,0 +1,44 @@
+"""The labelled dice photos in ``../shared/data/dice``: reading their YOLO labels, and the folds of nell-byler/train.
+
+Imports no torch, so the benchmarks use it too. ``nell-byler/test`` is held out: nothing here reads it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dice"
+FOLDS = 5
+SHIPPED_HOLDOUT_FOLD = 4  # the fifth of nell-byler/train the shipped model never saw
+
+
+def yolo_folder(folder: Path) -> list[tuple[Path, list[tuple[int, float, float, float, float]]]]:
+    """(image, [(value, cx, cy, w, h) in px]) for every labelled image of a YOLO folder (class k is face k + 1)."""
+    if "nell-byler" in folder.parts and "test" in folder.parts:
+        raise SystemExit("nell-byler/test is held out: never read")
+    items = []
+    for img in sorted(folder.glob("*.jpg")):
+        label = img.with_suffix(".txt")
+        if not label.exists():
+            continue
+        im = cv2.imread(str(img))
+        if im is None:
+            continue
+        hh, ww = im.shape[:2]
+        truth = []
+        for row in label.read_text().split("\n"):
+            parts = row.split()
+            if len(parts) == 5:
+                k, cx, cy, w, h = int(parts[0]), *map(float, parts[1:])
+                truth.append((k + 1, cx * ww, cy * hh, w * ww, h * hh))
+        items.append((img, truth))
+    return items
+
+
+def nell_fold(data: Path, k: int | None) -> tuple[set[str], set[str]]:
+    """nell-byler/train's image names (in training, held out) for fold ``k`` of :data:`FOLDS` (None: all in training)."""
+    names = sorted(p.name for p in (data / "nell-byler" / "train").glob("*.jpg") if p.with_suffix(".txt").exists())
+    out = {n for i, n in enumerate(names) if k is not None and i % FOLDS == k}
+    return set(names) - out, out

@@ -1,0 +1,318 @@
+"""Train the learned dice reader and write its ONNX (``make train-dice``): needs ``.[train]`` (torch).
+
+Data: the labelled real photos in ``../shared/data/dice`` (matteop65 Train, nell-byler/train) and
+frames drawn by :mod:`vision.render` (seeds 900000 on, used by nothing else), under strong
+randomisation: scale, rotation, colour and hue (dice of every colour), inversion (light pips on
+dark dice), blur, motion blur, noise and JPEG. ``nell-byler/test`` is held out and never read;
+matteop65 Valid is read only to report. ``--holdout-fold K`` leaves the K-th fifth of
+nell-byler/train out of training and reports on it (cross-validation); the shipped model uses all
+of it. Seeds are fixed; on two CPU cores the shipped run takes about the time the README says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+try:
+    import torch
+    from torch import nn
+    from torch.nn import functional as F
+except ImportError:  # pragma: no cover - the train extra is missing
+    sys.exit("make train-dice needs torch: pip install -e '.[train]'")
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from training.dice_data import DATA, nell_fold, yolo_folder  # noqa: E402
+from vision import learned_dice  # noqa: E402
+
+CROP = 256  # training crops are this square
+RENDER_SEEDS = 900000  # the renderer's seeds for training frames start here
+
+
+@dataclass
+class Sample:
+    jpeg: bytes  # the image, JPEG-encoded to keep the set small in memory
+    dice: np.ndarray  # n x 5: cx, cy, side px, value 1..6, side known (1) or not (0)
+
+
+def photo_samples(folder: Path, whole_die_boxes: bool, names: set[str] | None = None) -> list[Sample]:
+    """Samples of a YOLO folder. matteop65's boxes hold the top face, but a one's only its pip: its side is not known."""
+    out = []
+    for img, truth in yolo_folder(folder):
+        if names is not None and img.name not in names:
+            continue
+        rows = [(cx, cy, max(w, h), v, 1.0 if whole_die_boxes or v != 1 else 0.0) for v, cx, cy, w, h in truth]
+        out.append(Sample(img.read_bytes(), np.array(rows, np.float32).reshape(-1, 5)))
+    return out
+
+
+def rendered_samples(count: int) -> list[Sample]:
+    """Frames drawn by the renderer: random dice (none cocked) on every board and checker style, some cubes."""
+    from board_rules import Position
+    from vision.render import BOARD_STYLES, CHECKER_STYLES, DIE_COLOURS, DIE_SIZE_MM, DieSpec, render
+
+    out = []
+    colours = sorted(DIE_COLOURS)
+    for i in range(count):
+        seed = RENDER_SEEDS + i
+        rng = np.random.default_rng([seed, 7])
+        position = Position.start(["backgammon", "portes", "plakoto", "fevga"][i % 4])
+        dice = [DieSpec(int(rng.integers(1, 7)), colour=colours[int(rng.integers(len(colours)))]) for _ in range(int(rng.integers(2, 5)))]
+        cube = (int(2 ** rng.integers(0, 7)), ["centre", "white", "black"][int(rng.integers(3))]) if rng.random() < 0.5 else None
+        frame = render(position, dice=dice, cube=cube, seed=seed, style=sorted(BOARD_STYLES)[i % len(BOARD_STYLES)],
+                       checkers=sorted(CHECKER_STYLES)[(i // 3) % len(CHECKER_STYLES)], size=(960, 720),
+                       noise=float(rng.uniform(0, 5)), blur=float(rng.uniform(0, 1.2)))
+        rows = []
+        for d in frame.dice:
+            mm = np.array([[d.centre_mm[0] - DIE_SIZE_MM / 2, d.centre_mm[1]], [d.centre_mm[0] + DIE_SIZE_MM / 2, d.centre_mm[1]],
+                           [d.centre_mm[0], d.centre_mm[1] - DIE_SIZE_MM / 2], [d.centre_mm[0], d.centre_mm[1] + DIE_SIZE_MM / 2]], np.float32)
+            px = cv2.perspectiveTransform(mm[None], frame.homography)[0]
+            side = 0.5 * (np.linalg.norm(px[1] - px[0]) + np.linalg.norm(px[3] - px[2]))
+            rows.append((d.centre[0], d.centre[1], side, d.value, 1.0))
+        ok, jpeg = cv2.imencode(".jpg", frame.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+        out.append(Sample(jpeg.tobytes(), np.array(rows, np.float32).reshape(-1, 5)))
+    return out
+
+
+# ----------------------------------------------------------------- augmentation and targets
+
+
+def augment(sample: Sample, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A CROP x CROP training crop of ``sample`` and its dice (n x 5, crop px)."""
+    image = cv2.imdecode(np.frombuffer(sample.jpeg, np.uint8), cv2.IMREAD_COLOR)
+    dice = sample.dice
+    sides = dice[dice[:, 4] > 0, 2] if len(dice) else np.zeros(0)
+    ref = float(np.median(sides)) if len(sides) else max(image.shape[:2]) / 16
+    scale = rng.uniform(16, 56) / ref
+    theta = rng.uniform(0, 2 * math.pi)
+    squash = rng.uniform(0.85, 1.15)
+    if len(dice) and rng.random() < 0.8:
+        cx, cy = dice[rng.integers(len(dice)), :2] + rng.normal(0, 0.3 * CROP / scale, 2)
+    else:
+        cx, cy = rng.uniform(0, image.shape[1]), rng.uniform(0, image.shape[0])
+    c, s = math.cos(theta) * scale, math.sin(theta) * scale
+    a = np.array([[c * squash, -s], [s * squash, c]])
+    m = np.hstack([a, (np.array([CROP / 2, CROP / 2]) - a @ np.array([cx, cy]))[:, None]])
+    border = tuple(int(v) for v in rng.integers(0, 256, 3))
+    crop = cv2.warpAffine(image, m, (CROP, CROP), flags=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR,
+                          borderMode=cv2.BORDER_CONSTANT, borderValue=border)
+    out = dice.copy()
+    if len(out):
+        out[:, :2] = out[:, :2] @ a.T + m[:, 2]
+        out[:, 2] *= math.sqrt(abs(np.linalg.det(a)))
+        out = out[(out[:, 0] >= 0) & (out[:, 0] < CROP) & (out[:, 1] >= 0) & (out[:, 1] < CROP)]
+    return _photometric(crop, rng), out
+
+
+def _photometric(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    if rng.random() < 0.5:  # hue: dice of other colours
+        hsv = cv2.cvtColor(img, cv2.COLOR_BGR2HSV)
+        hsv[..., 0] = (hsv[..., 0].astype(np.int16) + int(rng.integers(0, 180))) % 180
+        hsv[..., 1] = np.clip(hsv[..., 1] * rng.uniform(0.5, 1.6), 0, 255)
+        img = cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR)
+    if rng.random() < 0.3:
+        img = img[..., rng.permutation(3)]
+    if rng.random() < 0.15:  # light pips on a dark die
+        img = 255 - img
+    if rng.random() < 0.1:
+        img = cv2.cvtColor(cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
+    f = img.astype(np.float32) / 255
+    f = f ** rng.uniform(0.6, 1.6)
+    f = f * rng.uniform(0.6, 1.3) + rng.uniform(-0.15, 0.15)
+    f += np.linspace(0, rng.uniform(-0.2, 0.2), CROP, dtype=np.float32)[None, :, None]  # uneven light
+    img = np.clip(f * 255, 0, 255).astype(np.uint8)
+    r = rng.random()
+    if r < 0.25:
+        img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.5, 1.8))
+    elif r < 0.45:  # motion blur
+        n = int(rng.integers(3, 10))
+        k = np.zeros((n, n), np.float32)
+        k[n // 2] = 1 / n
+        rot = cv2.getRotationMatrix2D(((n - 1) / 2, (n - 1) / 2), rng.uniform(0, 180), 1)
+        k = cv2.warpAffine(k, rot, (n, n))
+        img = cv2.filter2D(img, -1, k / max(1e-6, k.sum()))
+    if rng.random() < 0.5:
+        img = np.clip(img + rng.normal(0, rng.uniform(1, 10), img.shape), 0, 255).astype(np.uint8)
+    if rng.random() < 0.5:
+        ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(25, 95))])
+        img = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return img
+
+
+def targets(dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Face heatmaps (6 x C x C), log sides in cells and their mask (C x C) for a crop's dice."""
+    n = CROP // learned_dice.STRIDE
+    heat = np.zeros((6, n, n), np.float32)
+    size = np.zeros((n, n), np.float32)
+    mask = np.zeros((n, n), np.float32)
+    yy, xx = np.mgrid[0:n, 0:n]
+    for cx, cy, side, value, known in dice:
+        gx, gy = cx / learned_dice.STRIDE - 0.5, cy / learned_dice.STRIDE - 0.5
+        sigma = max(0.6, side / learned_dice.STRIDE / 6)
+        g = np.exp(-((xx - gx) ** 2 + (yy - gy) ** 2) / (2 * sigma**2))
+        ix, iy = min(n - 1, max(0, round(gx))), min(n - 1, max(0, round(gy)))
+        g[iy, ix] = 1.0
+        heat[int(value) - 1] = np.maximum(heat[int(value) - 1], g)
+        if known:
+            size[iy, ix] = math.log(side / learned_dice.STRIDE)
+            mask[iy, ix] = 1.0
+    return heat, size, mask
+
+
+# ----------------------------------------------------------------- the network
+
+
+def _cbr(i: int, o: int, stride: int = 1) -> nn.Sequential:
+    return nn.Sequential(nn.Conv2d(i, o, 3, stride, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
+
+
+class Net(nn.Module):
+    """Five halvings down to 1/32, then back up to 1/4 with skips: 6 face scores (sigmoid) and a log side per cell."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.s4 = nn.Sequential(_cbr(3, 16, 2), _cbr(16, 24, 2), _cbr(24, 24))
+        self.s8 = nn.Sequential(_cbr(24, 48, 2), _cbr(48, 48))
+        self.s16 = nn.Sequential(_cbr(48, 64, 2), _cbr(64, 64))
+        self.s32 = nn.Sequential(_cbr(64, 96, 2), _cbr(96, 96))
+        self.l32, self.l16, self.l8, self.l4 = nn.Conv2d(96, 48, 1), nn.Conv2d(64, 48, 1), nn.Conv2d(48, 48, 1), nn.Conv2d(24, 48, 1)
+        self.head = nn.Sequential(_cbr(48, 48), _cbr(48, 48))
+        self.out = nn.Conv2d(48, 7, 1)
+        nn.init.constant_(self.out.bias[:6], -2.19)  # a prior of 0.1 that a cell holds a die
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = self.s4(x)
+        b = self.s8(a)
+        c = self.s16(b)
+        d = self.s32(c)
+        up = lambda t: F.interpolate(t, scale_factor=2.0, mode="nearest")  # noqa: E731
+        p = self.l16(c) + up(self.l32(d))
+        p = self.l8(b) + up(p)
+        p = self.l4(a) + up(p)
+        o = self.out(self.head(p))
+        return torch.cat([torch.sigmoid(o[:, :6]), o[:, 6:]], dim=1)
+
+
+def focal_loss(pred: torch.Tensor, gt: torch.Tensor) -> torch.Tensor:
+    """CenterNet's penalty-reduced focal loss over heatmaps, per die."""
+    pred = pred.clamp(1e-4, 1 - 1e-4)
+    pos = gt.eq(1).float()
+    neg = 1 - pos
+    pos_loss = torch.log(pred) * (1 - pred) ** 2 * pos
+    neg_loss = torch.log(1 - pred) * pred**2 * (1 - gt) ** 4 * neg
+    n = pos.sum().clamp(min=1)
+    return -(pos_loss.sum() + neg_loss.sum()) / n
+
+
+# ----------------------------------------------------------------- evaluation (through the exported ONNX)
+
+
+def evaluate(net: learned_dice.DiceNet, folder: Path, names: set[str] | None = None, min_score: float = learned_dice.MIN_SCORE) -> dict:
+    """Dice read right (centre within half the label box's larger side, 8 px at least, value agreeing) and false dice."""
+    dice = right = false = images = 0
+    for img, truth in yolo_folder(folder):
+        if names is not None and img.name not in names:
+            continue
+        image = cv2.imread(str(img))
+        readings = learned_dice.find_dice(image, net=net, min_score=min_score)
+        used: set[int] = set()
+        for v, cx, cy, w, h in truth:
+            dice += 1
+            near = [(math.hypot(r.centre[0] - cx, r.centre[1] - cy), i) for i, r in enumerate(readings)
+                    if i not in used and math.hypot(r.centre[0] - cx, r.centre[1] - cy) <= max(8.0, 0.5 * max(w, h))]
+            if near:
+                _, i = min(near)
+                used.add(i)
+                right += readings[i].value == v
+        false += len(readings) - len(used)
+        images += 1
+    return {"images": images, "dice": dice, "right": right, "false": false}
+
+
+def report(name: str, r: dict) -> str:
+    return (f"{name:<28} images {r['images']:4d}  dice {r['dice']:5d}  read right {r['right']:5d} "
+            f"({r['right'] / max(1, r['dice']):.2%})  false dice {r['false']} ({r['false'] / max(1, r['images']):.3f} a photo)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=learned_dice.MODEL_PATH, help="ONNX file to write")
+    ap.add_argument("--steps", type=int, default=6000, help="training steps of --batch crops")
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--rendered", type=int, default=300, help="rendered frames in the training set")
+    ap.add_argument("--holdout-fold", type=int, choices=range(5), default=None,
+                    help="leave this fifth of nell-byler/train out and report on it")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0: as many as cores)")
+    args = ap.parse_args(argv)
+    if not DATA.is_dir():
+        print(f"dice data: {str(DATA)!r} does not exist", file=sys.stderr)
+        return 2
+    torch.manual_seed(args.seed)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    rng = np.random.default_rng(args.seed)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+
+    t0 = time.time()
+    train_in, held = nell_fold(DATA, args.holdout_fold)
+    matteo = photo_samples(DATA / "matteop65" / "Train", whole_die_boxes=False)
+    nell = photo_samples(DATA / "nell-byler" / "train", whole_die_boxes=True, names=train_in)
+    rendered = rendered_samples(args.rendered)
+    pools = [(matteo, 0.35), (nell, 0.4), (rendered, 0.25)]
+    print(f"training set: {len(matteo)} matteop65 Train, {len(nell)} nell-byler/train, {len(rendered)} rendered "
+          f"({time.time() - t0:.0f} s to load); device {device}", flush=True)
+
+    model = Net().to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.steps, pct_start=0.05)
+    model.train()
+    t0 = time.time()
+    for step in range(args.steps):
+        xs, hs, ss, ms = [], [], [], []
+        for _ in range(args.batch):
+            pool = pools[int(rng.choice(len(pools), p=[w for _, w in pools]))][0]
+            img, dice = augment(pool[int(rng.integers(len(pool)))], rng)
+            h, s, m = targets(dice)
+            xs.append(img.astype(np.float32).transpose(2, 0, 1) / 255 - 0.5)
+            hs.append(h), ss.append(s), ms.append(m)
+        x = torch.from_numpy(np.stack(xs)).to(device)
+        heat, size, mask = (torch.from_numpy(np.stack(v)).to(device) for v in (hs, ss, ms))
+        out = model(x)
+        loss_h = focal_loss(out[:, :6], heat)
+        loss_s = (F.l1_loss(out[:, 6], size, reduction="none") * mask).sum() / mask.sum().clamp(min=1)
+        loss = loss_h + 0.2 * loss_s
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        if step % 100 == 0 or step == args.steps - 1:
+            print(f"step {step:5d}  loss {loss_h.item():.3f} + {loss_s.item():.3f}  {time.time() - t0:.0f} s", flush=True)
+
+    model.eval().cpu()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), args.out.with_suffix(".pt"))  # to fine-tune from; not shipped
+    dummy = torch.zeros(1, 3, CROP, CROP)
+    torch.onnx.export(model, dummy, str(args.out), input_names=["image"], output_names=["dice"], opset_version=13,
+                      dynamic_axes={"image": {2: "height", 3: "width"}, "dice": {2: "rows", 3: "cols"}}, dynamo=False)
+    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB) after {time.time() - t0:.0f} s of training", flush=True)
+
+    net = learned_dice.DiceNet(args.out)
+    print(report("matteop65 Valid", evaluate(net, DATA / "matteop65" / "Valid")))
+    if held:
+        print(report(f"nell-byler/train fold {args.holdout_fold}", evaluate(net, DATA / "nell-byler" / "train", held)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""The learned dice reader: a small CenterNet-style network that finds every die and reads its top face.
+
+Owns :class:`DiceNet` and :func:`find_dice`. The network (``vision/models/dice.onnx``,
+made by ``make train-dice``) takes a BGR image scaled so that a die is some 16-56 px across and
+gives, every 4 px, a score per face value (1..6) that a die's centre lies there and the die's side.
+It runs through OpenCV's ``cv2.dnn`` on the CPU: no torch at run time. May import ``board_rules``;
+must not import ``firmware_bridge`` or ``referee``.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from board_rules.errors import TavliError
+
+MODEL_PATH = Path(__file__).resolve().parent / "models" / "dice.onnx"
+STRIDE = 4  # input px per output cell
+MULTIPLE = 32  # the network's input sides are multiples of this (five halvings)
+PHOTO_SIDE = 1280  # a photo of unknown scale is read with its longer side at most this long...
+PHOTO_LEVELS = 3  # ...and at half and a quarter of that, for dice of any size
+MIN_LEVEL_SIDE = 96  # no level shorter than this on its longer side
+DIE_RANGE = (12.0, 72.0)  # px: the dice a level reports (it was trained on 16-56)
+SIZE_SPREAD = 2.5  # a photo's dice are at most this many times larger or smaller than its sure dice's median...
+SURE_SCORE = 0.6  # ...those scoring this much (or the best die, where none does)
+DIE_PX = 24.0  # a die of known size is read at this many px across
+MIN_SCORE = 0.35  # a peak below this is no die
+
+
+class DiceModelError(TavliError, FileNotFoundError):
+    """The dice network's ONNX file is missing or cannot be loaded."""
+
+
+class DiceNet:
+    """The dice network loaded from an ONNX file, ready to run on BGR images.
+
+    ``DiceNet()`` loads the shipped model. Instances are not shared between threads
+    (``cv2.dnn`` nets are not reentrant): :func:`shared_net` gives one per thread.
+    Raises :class:`DiceModelError` where the model file is missing or not a network.
+    """
+
+    def __init__(self, path: Path | str = MODEL_PATH) -> None:
+        path = Path(path)
+        if not path.is_file():
+            raise DiceModelError(f"dice model: {str(path)!r} does not exist (make train-dice writes it)")
+        self.path = path
+        try:
+            self._net = cv2.dnn.readNetFromONNX(str(path))
+        except cv2.error as exc:
+            raise DiceModelError(f"dice model: {str(path)!r}: not a network OpenCV can load: {str(exc).strip()[-200:]}") from None
+
+    def outputs(self, image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The network's raw outputs for a BGR uint8 image whose sides are multiples of 32:
+        face scores (6 x H/4 x W/4, 0..1) and log die sides in cells (H/4 x W/4)."""
+        blob = (image.astype(np.float32) * (1 / 255.0) - 0.5).transpose(2, 0, 1)[None]
+        self._net.setInput(np.ascontiguousarray(blob))
+        out = self._net.forward()
+        return out[0, :6], out[0, 6]
+
+
+_local = threading.local()
+
+
+def shared_net() -> DiceNet:
+    """This thread's :class:`DiceNet` of the shipped model, loaded on first use."""
+    net = getattr(_local, "net", None)
+    if net is None:
+        net = _local.net = DiceNet()
+    return net
+
+
+def _padded(image: np.ndarray, scale: float) -> np.ndarray:
+    """``image`` scaled by ``scale`` and padded on the right and bottom to multiples of 32 px."""
+    h, w = image.shape[:2]
+    sw, sh = max(1, round(w * scale)), max(1, round(h * scale))
+    if (sw, sh) != (w, h):
+        image = cv2.resize(image, (sw, sh), interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR)
+    pw, ph = -sw % MULTIPLE, -sh % MULTIPLE
+    if pw or ph:
+        image = cv2.copyMakeBorder(image, 0, ph, 0, pw, cv2.BORDER_CONSTANT, value=(128, 128, 128))
+    return image
+
+
+def decode(scores: np.ndarray, log_sides: np.ndarray, *, min_score: float = MIN_SCORE) -> list[tuple[float, float, float, int, float]]:
+    """Dice from the network's outputs: ``(x, y, side, value, score)`` in input px, strongest first.
+
+    A die is a cell whose best face score is at least ``min_score`` and the largest in its 3 x 3
+    neighbourhood; of two such within half a die of one another only the stronger is kept.
+    """
+    best = scores.max(axis=0)
+    value = scores.argmax(axis=0)
+    peaks = (best >= min_score) & (best >= cv2.dilate(best, np.ones((3, 3), np.uint8)))
+    ys, xs = np.nonzero(peaks)
+    found = sorted(
+        ((float((x + 0.5) * STRIDE), float((y + 0.5) * STRIDE), float(math.exp(min(6.0, float(log_sides[y, x]))) * STRIDE),
+          int(value[y, x]) + 1, float(best[y, x])) for y, x in zip(ys, xs)),
+        key=lambda d: -d[4],
+    )
+    kept: list[tuple[float, float, float, int, float]] = []
+    for d in found:
+        if all(math.hypot(d[0] - k[0], d[1] - k[1]) > 0.5 * max(d[2], k[2]) for k in kept):
+            kept.append(d)
+    return kept
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A die the network found: its centre and side in image px, its top face and the network's score (0..1)."""
+
+    centre: tuple[float, float]
+    side: float
+    value: int
+    score: float
+
+
+def find_dice(
+    image: np.ndarray, *, die_px: float | None = None, mask: np.ndarray | None = None,
+    min_score: float = MIN_SCORE, net: DiceNet | None = None,
+) -> list[Found]:
+    """All dice the network finds in a BGR uint8 image, sorted left to right (image px).
+
+    ``die_px`` is a die's side in image px where it is known (a calibrated board): the image is
+    read at :data:`DIE_PX` a die. Without it the image is read at :data:`PHOTO_LEVELS` scales, the
+    first with its longer side at most :data:`PHOTO_SIDE` px, each half the last, and a die is
+    taken from the scale that sees it :data:`DIE_RANGE` px across and within :data:`SIZE_SPREAD` of
+    the sure dice's size. With ``mask`` (0/1, the image's
+    size) only its box is read and only dice centred on it are kept. The caller checks the image, the mask and ``die_px``.
+    """
+    h, w = image.shape[:2]
+    x0, y0 = 0, 0
+    if mask is not None:
+        bx, by, bw, bh = cv2.boundingRect(mask)
+        if bw == 0 or bh == 0:
+            return []
+        m = int(math.ceil(die_px or 0))
+        x0, y0 = max(0, bx - m), max(0, by - m)
+        image = image[y0:min(h, by + bh + m), x0:min(w, bx + bw + m)]
+    if die_px is None:
+        top = min(1.0, PHOTO_SIDE / max(image.shape[:2]))
+        scales = [top / 2**k for k in range(PHOTO_LEVELS) if max(image.shape[:2]) * top / 2**k >= MIN_LEVEL_SIDE] or [top]
+    else:
+        scales = [DIE_PX / float(die_px)]
+    found = []
+    for scale in scales:
+        scores, sides = (net or shared_net()).outputs(_padded(image, scale))
+        for x, y, side, value, score in decode(scores, sides, min_score=min_score):
+            if die_px is None and len(scales) > 1 and not DIE_RANGE[0] <= side <= DIE_RANGE[1]:
+                continue
+            found.append((x / scale + x0, y / scale + y0, side / scale, value, score))
+    found = [d for d in sorted(found, key=lambda d: -d[4]) if 0 <= d[0] < w and 0 <= d[1] < h and (mask is None or mask[int(d[1]), int(d[0])])]
+    if found and die_px is None:  # the dice of one photo are one size, give or take its perspective
+        sure = [d[2] for d in found if d[4] >= SURE_SCORE] or [found[0][2]]
+        anchor = float(np.median(sure))
+        found = [d for d in found if anchor / SIZE_SPREAD <= d[2] <= anchor * SIZE_SPREAD]
+    kept: list[Found] = []
+    for cx, cy, side, value, score in found:
+        if all(math.hypot(cx - k.centre[0], cy - k.centre[1]) > 0.5 * max(side, k.side) for k in kept):
+            kept.append(Found((cx, cy), side, value, min(1.0, score)))
+    return sorted(kept, key=lambda f: f.centre)
