@@ -176,3 +176,9 @@ def test_the_field_of_a_real_tournament_frame_is_found_near_its_hand_labelled_co
     labels = json.loads(LABELS.read_text(encoding="utf-8"))["frames"]["frame1.jpg"]["corners"]
     fit = find_field(None, cv2.imread(str(DATA / "frame1.jpg")))
     assert np.linalg.norm(np.array(fit.corners) - np.array(labels), axis=1).mean() < 10.0
+
+
+def test_the_finders_thresholds_are_read_from_vision_toml():
+    from vision.find_board import FieldConfig, default_field_config
+
+    assert default_field_config() == FieldConfig()

@@ -48,7 +48,7 @@ import numpy as np
 
 from board_rules.errors import TavliError
 from vision.calibrate import CalibrationError, Geometry, calibrate
-from vision.config import ConfigError
+from vision.config import DEFAULT_PATH, ConfigError
 from vision.gate import static_samples
 from vision.profile import BoardProfile, Layout, ProfileError
 from vision.render import BOARD_HEIGHT_MM, BOARD_WIDTH_MM
@@ -63,7 +63,7 @@ class BoardNotFoundError(TavliError, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class FieldConfig:
-    """The field finder's thresholds (``[find_board]`` of a vision TOML file; see :meth:`load`).
+    """The field finder's thresholds (``[find_board]`` of ``vision/vision.toml`` by default, or of a vision TOML file given).
 
     ``work_side_px``: the photo is searched shrunk to this many px on its long side.
     ``cluster_counts``: the numbers of colour clusters the photo is split into to find triangles.
@@ -158,6 +158,12 @@ class _Triangle:
     @property
     def axis(self) -> np.ndarray:
         return (self.apex - self.mid) / max(self.length, 1e-9)
+
+
+@lru_cache(maxsize=1)
+def default_field_config() -> FieldConfig:
+    """The ``[find_board]`` table of ``vision/vision.toml`` (read once)."""
+    return FieldConfig.load(DEFAULT_PATH)
 
 
 def _triangles(cfg: FieldConfig, lab: np.ndarray) -> list[_Triangle]:
@@ -878,7 +884,7 @@ def find_field(config: FieldConfig | None, image: np.ndarray, corners: Sequence[
     Raises :class:`BoardNotFoundError` where no field fits the photo well enough (``config.min_score``),
     :class:`~vision.calibrate.CalibrationError` for malformed corners, ValueError for an image that is not BGR uint8.
     """
-    cfg = config or FieldConfig()
+    cfg = config or default_field_config()
     if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
         raise ValueError(f"image: expected a BGR uint8 array, got {getattr(image, 'shape', type(image))!r}")
     work, scale = _work_image(cfg, image)
