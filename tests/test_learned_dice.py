@@ -171,3 +171,14 @@ def test_vision_dice_with_a_geometry_reads_the_playing_field_only(tmp_path):
     assert code == 0 and sorted(d["value"] for d in json.loads(out)) == [2, 4, 6]
     code, _, err = run(["vision", "dice", str(image), "--reader", "neural"])
     assert code == 2 and "neural" in err
+
+
+def test_a_reader_asked_for_is_the_one_that_runs_whatever_the_configs_board_reader():
+    import dataclasses
+
+    frame = _frame(317)
+    classical_board = dataclasses.replace(default_config(), board_dice_reader="classical")
+    verified_board = dataclasses.replace(default_config(), board_dice_reader="verified")
+    for reader in ("classical", "learned"):
+        want = read_dice(classical_board, frame.image, die_px=30.0, reader=reader)
+        assert read_dice(verified_board, frame.image, die_px=30.0, reader=reader) == want

@@ -17,7 +17,7 @@ beside the top face in the face's own colour, darker. Thresholds come from
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations, permutations
 from typing import Any
@@ -138,16 +138,17 @@ def read_dice(
     h, w = image.shape[:2]
     reader = _reader(cfg, reader, die_px)
     plane = _plane(plane, die_px)
-    if reader != "classical":
-        learned = _read_learned(cfg, image, None if mask is None else _mask01(mask, (h, w)), die_px)
-        if reader == "learned":
-            return learned
-        return _verified(cfg, learned, read_dice(cfg, image, mask, die_px=die_px, plane=plane, reader="classical"))
     if die_px is not None:
         field = dice_field(cfg, (h, w), mask, die_px=die_px)
-        return [] if field is None else read_dice_in(cfg, image, field, plane=plane)
+        return [] if field is None else read_dice_in(cfg, image, field, plane=plane, reader=reader)
     if mask is not None:
         mask = _mask01(mask, (h, w))
+    return _by_reader(cfg, reader, lambda: _read_learned(cfg, image, mask, None), lambda: _read_photo(cfg, image, mask))
+
+
+def _read_photo(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None) -> list[DieReading]:
+    """The classical reader on an image of unknown scale (``mask`` 0/1 or None), shrunk first where it is large."""
+    h, w = image.shape[:2]
     scale = 1.0
     work = image
     if max(h, w) > cfg.dice_max_side_px:
@@ -169,10 +170,18 @@ def _reader(cfg: VisionConfig, reader: str | None, die_px: float | None) -> str:
     return reader
 
 
+def _by_reader(cfg: VisionConfig, reader: str, learned, classical) -> list[DieReading]:
+    """The readings of ``reader`` ("learned", "classical" or "verified"), from the callables that run
+    each reader: only those it needs are run."""
+    if reader == "classical":
+        return classical()
+    found = learned()
+    return found if reader == "learned" else _verified(cfg, found, classical())
+
+
 def _read_learned(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die_px: float | None) -> list[DieReading]:
-    """The dice :mod:`vision.learned_dice`'s network finds, as readings (never flagged cocked)."""
-    if die_px is not None and (isinstance(die_px, bool) or not isinstance(die_px, (int, float)) or not math.isfinite(die_px) or die_px <= 0):
-        raise ValueError(f"die_px: {die_px!r}: expected a positive number of px")
+    """The dice :mod:`vision.learned_dice`'s network finds (``mask`` 0/1 or None; ``die_px`` a checked
+    die's side or None), as readings never flagged cocked."""
     out = []
     for f in learned_dice.find_dice(image, die_px=die_px, mask=mask, min_score=cfg.learned_min_score):
         s = f.side if die_px is None else float(die_px)
@@ -273,32 +282,43 @@ def dice_field(config: VisionConfig | None, shape: tuple[int, int], mask: np.nda
     return DiceField((h, w), (x0, y0, x1, y1), scale, size, mask, die_px * scale)
 
 
-def read_dice_in(config: VisionConfig | None, image: np.ndarray, field: DiceField, *, plane: np.ndarray | None = None) -> list[DieReading]:
+def read_dice_in(
+    config: VisionConfig | None, image: np.ndarray, field: DiceField, *, plane: np.ndarray | None = None, reader: str | None = None
+) -> list[DieReading]:
     """All dice in a BGR image within its :func:`dice_field`, sorted left to right (readings in the image's px):
-    as :func:`read_dice` with that field's mask and ``die_px`` (and ``plane``, the image's px to the dice's surface).
+    as :func:`read_dice` with that field's mask and ``die_px`` (and ``plane``, the image's px to the dice's surface);
+    ``reader`` as there (None: the config's ``board_reader``).
 
     Raises :class:`DiceImageError` for an empty or non-BGR image or one of another size than the field's,
-    ValueError for a ``plane`` that is not a finite 3 x 3 matrix.
+    ValueError for a ``plane`` that is not a finite 3 x 3 matrix or an unknown ``reader``.
     """
     cfg = config or default_config()
     _check_image(image)
     if image.shape[:2] != field.frame:
         raise DiceImageError(f"image: shape {image.shape!r}: expected {field.frame!r} px, the field's frame")
+    reader = _reader(cfg, reader, field.die)
+    plane = _plane(plane, field.die)
+    return _by_reader(cfg, reader, lambda: _read_learned(cfg, image, _frame_mask(field), field.die / field.scale),
+                      lambda: _read_field(cfg, image, field, plane))
+
+
+def _frame_mask(field: DiceField) -> np.ndarray | None:
+    """The field's mask (0/1) over the whole frame, or None where it has none."""
+    if field.mask is None:
+        return None
     x0, y0, x1, y1 = field.box
-    if cfg.board_dice_reader != "classical":
-        mask = None
-        if field.mask is not None:
-            mask = np.zeros(field.frame, np.uint8)
-            mask[y0:y1, x0:x1] = cv2.resize(field.mask, (x1 - x0, y1 - y0), interpolation=cv2.INTER_NEAREST)
-        learned = _read_learned(cfg, image, mask, field.die / field.scale)
-        if cfg.board_dice_reader == "learned":
-            return learned
-        return _verified(cfg, learned, read_dice_in(replace(cfg, board_dice_reader="classical"), image, field, plane=plane))
+    mask = np.zeros(field.frame, np.uint8)
+    mask[y0:y1, x0:x1] = cv2.resize(field.mask, (x1 - x0, y1 - y0), interpolation=cv2.INTER_NEAREST)
+    return mask
+
+
+def _read_field(cfg: VisionConfig, image: np.ndarray, field: DiceField, plane: np.ndarray | None) -> list[DieReading]:
+    """The classical reader within a :func:`dice_field` (``plane`` checked, from the image's px)."""
+    x0, y0, x1, y1 = field.box
     work = image[y0:y1, x0:x1]
     scale = field.scale
     if scale != 1.0:
         work = cv2.resize(work, field.size, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_CUBIC)
-    plane = _plane(plane, field.die)
     if plane is not None:  # from the scaled box's px
         plane = plane @ np.array([[1 / scale, 0, x0], [0, 1 / scale, y0], [0, 0, 1.0]])
     readings = _read(cfg, work, field.mask, field.die, plane)
