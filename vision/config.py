@@ -120,6 +120,16 @@ class ConfigError(TavliError, ValueError):
     """A vision config file is missing, not TOML, or holds a bad value."""
 
 
+def read_toml(path: str | Path) -> dict:
+    """A vision config file's tables. Raises :class:`ConfigError` if it cannot be read or is not TOML."""
+    try:
+        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"vision config {str(path)!r}: cannot read: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"vision config {str(path)!r}: not valid TOML: {exc}") from None
+
+
 @dataclass(frozen=True, slots=True)
 class VisionConfig:
     """The pipeline's thresholds (see ``vision.toml`` for what each one means)."""
@@ -265,12 +275,7 @@ class VisionConfig:
 
         Raises :class:`ConfigError` if the file cannot be read, is not TOML, or holds a bad value.
         """
-        try:
-            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"vision config {str(path)!r}: cannot read: {exc.strerror or exc}") from exc
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"vision config {str(path)!r}: not valid TOML: {exc}") from exc
+        data = read_toml(path)
         values = {}
         for f in fields(cls):
             section, key = _KEYS[f.name]

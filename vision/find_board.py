@@ -37,7 +37,6 @@ must not import ``firmware_bridge`` or ``referee``.
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from functools import lru_cache
@@ -48,7 +47,7 @@ import numpy as np
 
 from board_rules.errors import TavliError
 from vision.calibrate import CalibrationError, Geometry, calibrate
-from vision.config import DEFAULT_PATH, ConfigError
+from vision.config import DEFAULT_PATH, ConfigError, read_toml
 from vision.gate import static_samples
 from vision.profile import BoardProfile, Layout, ProfileError
 from vision.render import BOARD_HEIGHT_MM, BOARD_WIDTH_MM
@@ -110,13 +109,7 @@ class FieldConfig:
 
         Raises :class:`ConfigError` if the file cannot be read, is not TOML, or holds an unknown key or a bad value.
         """
-        try:
-            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"vision config {str(path)!r}: cannot read: {exc.strerror or exc}") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"vision config {str(path)!r}: not valid TOML: {exc}") from None
-        table = data.get("find_board", {})
+        table = read_toml(path).get("find_board", {})
         known = {f.name for f in fields(cls)}
         if not isinstance(table, dict) or set(table) - known:
             extra = sorted(set(table) - known) if isinstance(table, dict) else table
