@@ -82,10 +82,11 @@ def _to_bgr8(image: np.ndarray | None) -> np.ndarray | None:
     top = 65535.0 if image.dtype == np.uint16 else 255.0
     if image.ndim == 2:
         image = image[:, :, None]
-    colour = image[:, :, :3].astype(np.float32) * (255.0 / top)
     if image.shape[2] in (2, 4):  # the last channel is alpha
         alpha = image[:, :, -1:].astype(np.float32) / top
         colour = image[:, :, :-1].astype(np.float32) * (255.0 / top) * alpha + 255.0 * (1.0 - alpha)
+    else:
+        colour = image[:, :, :3].astype(np.float32) * (255.0 / top)
     if colour.shape[2] == 1:
         colour = np.repeat(colour, 3, axis=2)
     return colour.round().astype(np.uint8)
