@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench bench-board bench-referee bench-vision bench-vision-speed bench-dice train-dice setup clean
+.PHONY: demo test lint format test-slow bench bench-board bench-referee bench-vision bench-vision-speed bench-dice train-dice setup clean
 
 setup: $(STAMP)
 
@@ -18,8 +18,17 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/tavli demo
 
-test: $(STAMP)
+test: $(STAMP) lint
 	$(PY) -m pytest -q -m "not slow and not hardware"
+
+# ruff: the lint rules and the format are in pyproject.toml; `make format` applies the format
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow

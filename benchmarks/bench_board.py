@@ -65,8 +65,10 @@ def pty_round_trip(n: int) -> list[float]:
 def report(label: str, samples: list[float], ref: float) -> bool:
     p50, p99 = pct(samples, 50) * 1e3, pct(samples, 99) * 1e3
     ok = p99 < TARGET_MS
-    print(f"{label:34} p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  "
-          f"(x{p50 / ref:,.0f} / x{p99 / ref:,.0f} the bare pty)  p99 under {TARGET_MS:g} ms: {'yes' if ok else 'NO'}")
+    print(
+        f"{label:34} p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  "
+        f"(x{p50 / ref:,.0f} / x{p99 / ref:,.0f} the bare pty)  p99 under {TARGET_MS:g} ms: {'yes' if ok else 'NO'}"
+    )
     return ok
 
 

@@ -58,15 +58,19 @@ class Score:
         f = self.found / max(1, self.dice)
         r = self.read / max(1, self.found)
         fr = self.read / max(1, self.dice)
-        text = (f"{name:<22} images {self.images:4d}  dice {self.dice:5d}  found {f:7.2%}  read {r:7.2%}  "
-                f"found+read {fr:7.2%}  FP/image {self.false_pos / max(1, self.images):.3f}  "
-                f"{self.images / max(1e-9, self.seconds):.1f} img/s")
+        text = (
+            f"{name:<22} images {self.images:4d}  dice {self.dice:5d}  found {f:7.2%}  read {r:7.2%}  "
+            f"found+read {fr:7.2%}  FP/image {self.false_pos / max(1, self.images):.3f}  "
+            f"{self.images / max(1e-9, self.seconds):.1f} img/s"
+        )
         if self.cocked:
-            text = (f"{name:<22} images {self.images:4d}  flat dice {self.dice:5d}  found {f:7.2%}  value right {r:7.2%}  "
-                    f"found+right {fr:7.2%}  FP/image {self.false_pos / max(1, self.images):.3f}  "
-                    f"{self.images / max(1e-9, self.seconds):.1f} img/s\n{'':<22} cocked dice {self.cocked}: found "
-                    f"{self.cocked_found}, flagged cocked {self.cocked_flagged} ({self.cocked_flagged / self.cocked:.1%}); "
-                    f"flat dice wrongly flagged {self.flat_flagged}")
+            text = (
+                f"{name:<22} images {self.images:4d}  flat dice {self.dice:5d}  found {f:7.2%}  value right {r:7.2%}  "
+                f"found+right {fr:7.2%}  FP/image {self.false_pos / max(1, self.images):.3f}  "
+                f"{self.images / max(1e-9, self.seconds):.1f} img/s\n{'':<22} cocked dice {self.cocked}: found "
+                f"{self.cocked_found}, flagged cocked {self.cocked_flagged} ({self.cocked_flagged / self.cocked:.1%}); "
+                f"flat dice wrongly flagged {self.flat_flagged}"
+            )
         return text
 
 
@@ -88,7 +92,9 @@ def match(readings, truths, tol):
     return out
 
 
-def eval_photos(folder: Path, limit: int | None = None, config=None, reader: str | None = None, names: set[str] | None = None) -> Score:
+def eval_photos(
+    folder: Path, limit: int | None = None, config=None, reader: str | None = None, names: set[str] | None = None
+) -> Score:
     """A photo set read by ``reader``: a label counts where a die's centre lies within half the
     label box's larger side (8 px at least) and its value agrees."""
     config = config or default_config()
@@ -108,7 +114,13 @@ def eval_photos(folder: Path, limit: int | None = None, config=None, reader: str
         s.read += good
         s.false_pos += len(readings) - len(pairs)
         if good < len(truths) or len(readings) > len(pairs):
-            s.misses.append((path.name, [t[2] for t in truths], [(r.value, round(r.centre[0]), round(r.centre[1])) for r in readings]))
+            s.misses.append(
+                (
+                    path.name,
+                    [t[2] for t in truths],
+                    [(r.value, round(r.centre[0]), round(r.centre[1])) for r in readings],
+                )
+            )
     return s
 
 
@@ -122,10 +134,26 @@ def render_case(seed: int):
     position = Position.start(variant)
     colours = sorted(DIE_COLOURS)
     n = int(rng.integers(2, 5))
-    dice = [DieSpec(int(rng.integers(1, 7)), colour=colours[int(rng.integers(len(colours)))], cocked=bool(rng.random() < 0.15)) for _ in range(n)]
-    cube = (int(2 ** rng.integers(0, 7)), ["centre", "white", "black"][int(rng.integers(3))]) if rng.random() < 0.6 else None
-    return render(position, dice=dice, cube=cube, seed=seed, style=sorted(BOARD_STYLES)[seed % 3],
-                  checkers=sorted(CHECKER_STYLES)[(seed // 3) % 3], hand=bool(rng.random() < 0.25))
+    dice = [
+        DieSpec(
+            int(rng.integers(1, 7)), colour=colours[int(rng.integers(len(colours)))], cocked=bool(rng.random() < 0.15)
+        )
+        for _ in range(n)
+    ]
+    cube = (
+        (int(2 ** rng.integers(0, 7)), ["centre", "white", "black"][int(rng.integers(3))])
+        if rng.random() < 0.6
+        else None
+    )
+    return render(
+        position,
+        dice=dice,
+        cube=cube,
+        seed=seed,
+        style=sorted(BOARD_STYLES)[seed % 3],
+        checkers=sorted(CHECKER_STYLES)[(seed // 3) % 3],
+        hand=bool(rng.random() < 0.25),
+    )
 
 
 def eval_rendered(seeds, config=None, reader: str | None = None) -> Score:
@@ -138,7 +166,10 @@ def eval_rendered(seeds, config=None, reader: str | None = None) -> Score:
         s.seconds += time.perf_counter() - t0
         truths = [(d.centre[0], d.centre[1], d.value, d.cocked) for d in frame.dice]
         if frame.hand is not None:  # dice under the hand are not expected
-            inside = [cv2.pointPolygonTest(frame.hand.astype(np.float32), (float(t[0]), float(t[1])), True) > -8 for t in truths]
+            inside = [
+                cv2.pointPolygonTest(frame.hand.astype(np.float32), (float(t[0]), float(t[1])), True) > -8
+                for t in truths
+            ]
         else:
             inside = [False] * len(truths)
         pairs = match(readings, truths, lambda t: 12.0)
@@ -169,19 +200,34 @@ def eval_rendered(seeds, config=None, reader: str | None = None) -> Score:
         fp = len(readings) - len(pairs)
         s.false_pos += fp
         if bad or missed or fp:
-            s.misses.append((seed, [(t[2], t[3], round(t[0]), round(t[1])) for t in truths],
-                             [(r.value, r.cocked, round(r.centre[0]), round(r.centre[1])) for r in readings]))
+            s.misses.append(
+                (
+                    seed,
+                    [(t[2], t[3], round(t[0]), round(t[1])) for t in truths],
+                    [(r.value, r.cocked, round(r.centre[0]), round(r.centre[1])) for r in readings],
+                )
+            )
     return s
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--sets", default="train,valid,nell,held,render",
-                    help="comma list of train, valid, nell (all of nell-byler/train), held (its fifth the shipped model never saw), render")
-    ap.add_argument("--reader", choices=("verified", "learned", "classical"), default=None, help="dice reader (default: the config's photo_reader)")
+    ap.add_argument(
+        "--sets",
+        default="train,valid,nell,held,render",
+        help="comma list of train, valid, nell (all of nell-byler/train), held (its fifth the shipped model never saw), render",
+    )
+    ap.add_argument(
+        "--reader",
+        choices=("verified", "learned", "classical"),
+        default=None,
+        help="dice reader (default: the config's photo_reader)",
+    )
     ap.add_argument("--limit", type=int, default=None, help="images per photo set")
-    ap.add_argument("--seeds", default="3000:3300", help="rendered seeds a:b (tuning looked at 0:360, 1000:1300 and 2000:2300)")
+    ap.add_argument(
+        "--seeds", default="3000:3300", help="rendered seeds a:b (tuning looked at 0:360, 1000:1300 and 2000:2300)"
+    )
     ap.add_argument("-v", "--verbose", action="store_true", help="list the images with a mistake")
     args = ap.parse_args(argv)
     sets = args.sets.split(",")
@@ -195,7 +241,12 @@ def main(argv=None) -> int:
         results.append(("nell-byler/train", eval_photos(args.data / "nell-byler" / "train", args.limit, reader=reader)))
     if "held" in sets:
         _, held = nell_fold(args.data, SHIPPED_HOLDOUT_FOLD)
-        results.append((f"nell-byler/train f{SHIPPED_HOLDOUT_FOLD}", eval_photos(args.data / "nell-byler" / "train", args.limit, reader=reader, names=held)))
+        results.append(
+            (
+                f"nell-byler/train f{SHIPPED_HOLDOUT_FOLD}",
+                eval_photos(args.data / "nell-byler" / "train", args.limit, reader=reader, names=held),
+            )
+        )
     if "render" in sets:
         a, b = (int(v) for v in args.seeds.split(":"))
         results.append((f"rendered {a}:{b}", eval_rendered(range(a, b), reader=reader)))

@@ -109,8 +109,14 @@ def camera_path(frames: int, tmp: Path) -> tuple[list[float], list[float], list[
     rng = np.random.default_rng(5)
     images = []
     for k in range(frames):
-        f = render(after, camera=camera_pose(5), seed=500 + k, scene_seed=5, noise=0,
-                   dice=[DieSpec(5, (390.0, 260.0)), DieSpec(2, (150.0, 280.0))])
+        f = render(
+            after,
+            camera=camera_pose(5),
+            seed=500 + k,
+            scene_seed=5,
+            noise=0,
+            dice=[DieSpec(5, (390.0, 260.0)), DieSpec(2, (150.0, 280.0))],
+        )
         images.append(f.image)
 
     def noisy(img):
@@ -178,13 +184,17 @@ def main() -> int:
         at_rest = [v * 1000 for v in rest_led]
         decided = [v * 1000 for v in after_read]
     print(f"reference: bare pseudo-terminal round trip, median {ref_ms:.3f} ms")
-    for name, values in (("board change -> LED frame on the board", sensor),
-                         ("stable camera frame -> LED frame on the board", camera),
-                         ("camera observation -> LED frame on the board (reading excluded)", decided),
-                         ("first frame of the dice at rest -> LED (holding stable_frames at 30 fps)", at_rest)):
+    for name, values in (
+        ("board change -> LED frame on the board", sensor),
+        ("stable camera frame -> LED frame on the board", camera),
+        ("camera observation -> LED frame on the board (reading excluded)", decided),
+        ("first frame of the dice at rest -> LED (holding stable_frames at 30 fps)", at_rest),
+    ):
         p50, p99 = pct(values, 50), pct(values, 99)
-        print(f"{name}: n={len(values)} p50 {p50:.1f} ms, p99 {p99:.1f} ms (ratio to reference {p99 / ref_ms:.0f}); "
-              f"target p99 < {TARGET_MS:.0f} ms: {'met' if p99 < TARGET_MS else 'NOT met'}")
+        print(
+            f"{name}: n={len(values)} p50 {p50:.1f} ms, p99 {p99:.1f} ms (ratio to reference {p99 / ref_ms:.0f}); "
+            f"target p99 < {TARGET_MS:.0f} ms: {'met' if p99 < TARGET_MS else 'NOT met'}"
+        )
     return 0
 
 

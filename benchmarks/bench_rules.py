@@ -135,8 +135,10 @@ def bench_plays(cases, rounds: int) -> None:
     ours_n = sum(len(legal_results(p, r)) for p, r in cases)
     gnubg_n = sum(len(gnubg_nn.moves(b, d1, d2)) or 1 for b, d1, d2 in boards)  # () when no play
     n = len(cases)
-    print(f"legal plays: {n:,} random backgammon positions and rolls, {ours_n:,} distinct results "
-          f"(gnubg {gnubg_n:,}: {'same' if ours_n == gnubg_n else 'DIFFERENT'})")
+    print(
+        f"legal plays: {n:,} random backgammon positions and rolls, {ours_n:,} distinct results "
+        f"(gnubg {gnubg_n:,}: {'same' if ours_n == gnubg_n else 'DIFFERENT'})"
+    )
 
     best_ours = best_gnubg = float("inf")
     moves = gnubg_nn.moves

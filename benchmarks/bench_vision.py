@@ -43,7 +43,9 @@ def scene(seed: int, hand_share: float):
         pos = random_plakoto(rng)
     else:
         pos = random_same_direction(rng, find_variant(rng.choice(["fevga", "long-nardy", "gul-bara"])))
-    dice = [DieSpec(rng.randint(1, 6), colour=rng.choice(sorted(DIE_COLOURS)), cocked=rng.random() < 0.1) for _ in range(2)]
+    dice = [
+        DieSpec(rng.randint(1, 6), colour=rng.choice(sorted(DIE_COLOURS)), cocked=rng.random() < 0.1) for _ in range(2)
+    ]
     # an undoubled cube (64 up) lies in the centre; a doubled one on its owner's side
     cube = None
     if rng.random() < 0.5:
@@ -64,8 +66,15 @@ def main() -> int:
     ap.add_argument("--frames", type=int, default=500)
     ap.add_argument("--first-seed", type=int, default=500000)
     ap.add_argument("--hands", type=float, default=0.2, help="share of frames with a hand over the board")
-    ap.add_argument("--size", default="1280x960", help="frame size WxH (the renderer's default; 1280x720 gives dice of about 16 px)")
-    ap.add_argument("--sensor-noise", type=float, default=0.0, help="Gaussian noise (sigma, grey levels) added to each frame, as a camera's sensor adds")
+    ap.add_argument(
+        "--size", default="1280x960", help="frame size WxH (the renderer's default; 1280x720 gives dice of about 16 px)"
+    )
+    ap.add_argument(
+        "--sensor-noise",
+        type=float,
+        default=0.0,
+        help="Gaussian noise (sigma, grey levels) added to each frame, as a camera's sensor adds",
+    )
     args = ap.parse_args()
     size = tuple(int(v) for v in args.size.lower().split("x"))
     noise_rng = np.random.default_rng(args.first_seed)
@@ -82,9 +91,15 @@ def main() -> int:
         pos = s.pop("position")
         frame = render(pos, seed=seed, size=size, **s)
         if args.sensor_noise > 0:
-            img = frame.image.astype(np.int16) + noise_rng.normal(0, args.sensor_noise, frame.image.shape).astype(np.int16)
+            img = frame.image.astype(np.int16) + noise_rng.normal(0, args.sensor_noise, frame.image.shape).astype(
+                np.int16
+            )
             frame = replace(frame, image=np.clip(img, 0, 255).astype(np.uint8))
-        geometry = calibrate(render(pos, seed=seed, size=size, style=s["style"], checkers=s["checkers"]).image) if s["hand"] else calibrate(frame.image)
+        geometry = (
+            calibrate(render(pos, seed=seed, size=size, style=s["style"], checkers=s["checkers"]).image)
+            if s["hand"]
+            else calibrate(frame.image)
+        )
         t0 = time.perf_counter()
         obs = read_frame(geometry, frame.image)
         t1 = time.perf_counter()
@@ -112,12 +127,19 @@ def main() -> int:
         if not wrong and not bo:
             exact += 1
         else:
-            failures.append((seed, f"points {wrong} bar {pos.bar}->{c.bar} off {pos.off}->{c.off} ({s['style']}, {s['checkers']})"))
+            failures.append(
+                (seed, f"points {wrong} bar {pos.bar}->{c.bar} off {pos.off}->{c.off} ({s['style']}, {s['checkers']})")
+            )
         # dice: match each true die to the nearest reading within half a die
         seen = list(obs.dice)
         for d in frame.dice:
-            near = min(seen, key=lambda o: (o.centre[0] - d.centre[0]) ** 2 + (o.centre[1] - d.centre[1]) ** 2, default=None)
-            hit = near is not None and ((near.centre[0] - d.centre[0]) ** 2 + (near.centre[1] - d.centre[1]) ** 2) ** 0.5 < 20
+            near = min(
+                seen, key=lambda o: (o.centre[0] - d.centre[0]) ** 2 + (o.centre[1] - d.centre[1]) ** 2, default=None
+            )
+            hit = (
+                near is not None
+                and ((near.centre[0] - d.centre[0]) ** 2 + (near.centre[1] - d.centre[1]) ** 2) ** 0.5 < 20
+            )
             if hit:
                 seen.remove(near)
             if d.cocked:
@@ -137,22 +159,38 @@ def main() -> int:
             good = obs.cube is not None and obs.cube.where == frame.cube.where and obs.cube.value == frame.cube.value
             cube_ok += good
             if not good:
-                failures.append((seed, f"cube {frame.cube.value} {frame.cube.where} read as {obs.cube and obs.cube.to_dict()}"))
+                failures.append(
+                    (seed, f"cube {frame.cube.value} {frame.cube.where} read as {obs.cube and obs.cube.to_dict()}")
+                )
         elif obs.cube is not None:
             cube_false += 1
     frames = n_clear + n_hand
-    print(f"frames: {frames} {size[0]}x{size[1]}, sensor noise {args.sensor_noise:g} ({n_clear} clear, {n_hand} with a hand), seeds {args.first_seed}..{args.first_seed + args.frames - 1}")
-    print(f"per-point count error rate: {point_errors}/{point_total} = {point_errors / max(1, point_total):.3%} (target <= 0.2%)")
+    print(
+        f"frames: {frames} {size[0]}x{size[1]}, sensor noise {args.sensor_noise:g} ({n_clear} clear, {n_hand} with a hand), seeds {args.first_seed}..{args.first_seed + args.frames - 1}"
+    )
+    print(
+        f"per-point count error rate: {point_errors}/{point_total} = {point_errors / max(1, point_total):.3%} (target <= 0.2%)"
+    )
     print(f"bar and tray errors: {bar_off_errors} of {2 * n_clear} readings")
-    print(f"whole position exact (unoccluded frames): {exact}/{n_clear} = {exact / max(1, n_clear):.1%} (target >= 97%)")
-    print(f"dice values (flat dice): {dice_ok}/{dice_flat} = {dice_ok / max(1, dice_flat):.2%} (target >= 99.5%); "
-          f"flat dice called cocked: {flat_flagged}; false dice: {dice_false}")
-    print(f"cocked dice flagged: {cocked_flagged}/{dice_cocked} = {cocked_flagged / max(1, dice_cocked):.1%}; "
-          f"read as a value: {cocked_valued}; not seen as a die: {dice_cocked - cocked_flagged - cocked_valued}")
-    print(f"cube place and value: {cube_ok}/{cubes} = {cube_ok / max(1, cubes):.1%}; cube seen where there is none: {cube_false}")
+    print(
+        f"whole position exact (unoccluded frames): {exact}/{n_clear} = {exact / max(1, n_clear):.1%} (target >= 97%)"
+    )
+    print(
+        f"dice values (flat dice): {dice_ok}/{dice_flat} = {dice_ok / max(1, dice_flat):.2%} (target >= 99.5%); "
+        f"flat dice called cocked: {flat_flagged}; false dice: {dice_false}"
+    )
+    print(
+        f"cocked dice flagged: {cocked_flagged}/{dice_cocked} = {cocked_flagged / max(1, dice_cocked):.1%}; "
+        f"read as a value: {cocked_valued}; not seen as a die: {dice_cocked - cocked_flagged - cocked_valued}"
+    )
+    print(
+        f"cube place and value: {cube_ok}/{cubes} = {cube_ok / max(1, cubes):.1%}; cube seen where there is none: {cube_false}"
+    )
     print(f"occluded frames passed as readable (would become stable): {hand_passed}/{n_hand} (target 0)")
     print(f"clear frames called occluded or board-not-found: {clear_occluded}/{n_clear}")
-    print(f"read_frame: {1000 * t_read / max(1, frames):.0f} ms a frame; ratio to the reference: {t_read / max(t_ref, 1e-9):.1f}")
+    print(
+        f"read_frame: {1000 * t_read / max(1, frames):.0f} ms a frame; ratio to the reference: {t_read / max(t_ref, 1e-9):.1f}"
+    )
     if failures:
         print(f"first failures ({len(failures)} in all):")
         for f in failures[:25]:

@@ -82,7 +82,10 @@ def main() -> int:
         s = args.seed * 1000 + 2 * k
         d = [DieSpec(dice[0], at=(450.0 + 10 * (k % 5), 200.0)), DieSpec(dice[1], at=(520.0, 330.0 - 10 * (k % 4)))]
         # a hand moves: each of its frames is drawn anew
-        hands = [render(pos, camera=cam, seed=s + 1 + 7919 * j, scene_seed=args.seed, hand=True, noise=0).image for j in range(args.hand)]
+        hands = [
+            render(pos, camera=cam, seed=s + 1 + 7919 * j, scene_seed=args.seed, hand=True, noise=0).image
+            for j in range(args.hand)
+        ]
         still = render(pos, camera=cam, seed=s, scene_seed=args.seed, dice=d, noise=0)
         scenes.append((hands, still.image))
     geometry = calibrate(scenes[0][1])
@@ -133,17 +136,23 @@ def main() -> int:
         warp(geometry, frames[-1], cfg.read_px_per_mm)
         ref_stream.append(1000 * (time.perf_counter() - t0))
     ref = statistics.median(ref_full + ref_stream + ref_dice)
-    print(f"frames {SIZE[0]}x{SIZE[1]}, one core; a 30 fps camera gives {BUDGET_MS:.0f} ms a frame; target {TARGET_MS:.0f} ms median")
+    print(
+        f"frames {SIZE[0]}x{SIZE[1]}, one core; a 30 fps camera gives {BUDGET_MS:.0f} ms a frame; target {TARGET_MS:.0f} ms median"
+    )
     print(f"reference (warp the frame to the top-down view afresh): median {ref:.1f} ms")
     for name, ms in (("full read (read_frame)", full), ("stream (Pipeline.feed)", stream)):
         med, p95 = statistics.median(ms), pct(ms, 0.95)
-        print(f"{name}: {len(ms)} frames, median {med:.1f} ms (x{med / ref:.2f} reference), p95 {p95:.1f} ms (x{p95 / ref:.2f}); "
-              f"median {'within' if med <= TARGET_MS else 'over'} the {TARGET_MS:.0f} ms target, "
-              f"p95 {'within' if p95 <= BUDGET_MS else 'over'} the {BUDGET_MS:.0f} ms budget")
+        print(
+            f"{name}: {len(ms)} frames, median {med:.1f} ms (x{med / ref:.2f} reference), p95 {p95:.1f} ms (x{p95 / ref:.2f}); "
+            f"median {'within' if med <= TARGET_MS else 'over'} the {TARGET_MS:.0f} ms target, "
+            f"p95 {'within' if p95 <= BUDGET_MS else 'over'} the {BUDGET_MS:.0f} ms budget"
+        )
     print(f"stream: {pipe.frames_read} of {len(stream)} frames read afresh; {stable} reported stable")
     for r, ms in dice.items():
         med, p95 = statistics.median(ms), pct(ms, 0.95)
-        print(f"dice on the field, {r} reader: {len(ms)} frames, median {med:.1f} ms (x{med / ref:.2f} reference), p95 {p95:.1f} ms (x{p95 / ref:.2f})")
+        print(
+            f"dice on the field, {r} reader: {len(ms)} frames, median {med:.1f} ms (x{med / ref:.2f} reference), p95 {p95:.1f} ms (x{p95 / ref:.2f})"
+        )
     return 0
 
 

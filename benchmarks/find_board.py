@@ -39,18 +39,27 @@ def labels() -> dict[str, dict]:
     """Per image file name: ``board`` (bool or None when unknown) and ``corners`` (4x2 list or None)."""
     if LABELS.exists():
         frames = json.loads(LABELS.read_text(encoding="utf-8"))["frames"]
-        return {name: {"board": f.get("board"), "corners": f.get("corners"), "kind": f.get("kind")} for name, f in frames.items()}
+        return {
+            name: {"board": f.get("board"), "corners": f.get("corners"), "kind": f.get("kind")}
+            for name, f in frames.items()
+        }
     from benchmarks.tournament_frames import CAMERAS  # the WBF camera's corners until the labels exist
 
-    return {f"{name}.jpg": {"board": True, "corners": [list(c) for c in cam.corners], "kind": None}
-            for cam in CAMERAS for name in cam.frames}
+    return {
+        f"{name}.jpg": {"board": True, "corners": [list(c) for c in cam.corners], "kind": None}
+        for cam in CAMERAS
+        for name in cam.frames
+    }
 
 
 def corner_error(found: FieldFit, corners) -> float:
     """Mean px between the corners found and ``corners``, over the orders that keep the first two along a row."""
     a = np.array(found.corners, np.float64)
     b = np.array(corners, np.float64)
-    return min(float(np.linalg.norm(a[list(order)] - b, axis=1).mean()) for order in ((0, 1, 2, 3), (1, 0, 3, 2), (3, 2, 1, 0), (2, 3, 0, 1)))
+    return min(
+        float(np.linalg.norm(a[list(order)] - b, axis=1).mean())
+        for order in ((0, 1, 2, 3), (1, 0, 3, 2), (3, 2, 1, 0), (2, 3, 0, 1))
+    )
 
 
 def tolerance(corners) -> float:
@@ -83,7 +92,7 @@ def main(argv: list[str]) -> int:
             print(__doc__, file=sys.stderr)
             return 2
         save = Path(argv[k + 1])
-        argv = argv[:k] + argv[k + 2:]
+        argv = argv[:k] + argv[k + 2 :]
         save.mkdir(parents=True, exist_ok=True)
     folder = Path(argv[0]) if argv else DATA
     if not folder.is_dir():
@@ -133,11 +142,15 @@ def main(argv: list[str]) -> int:
         print(line + f"  {seconds:.1f} s", flush=True)
         if save is not None:
             cv2.imwrite(str(save / f"{path.stem}.jpg"), draw(image, fit, corners))
-    print(f"field found on {found} of {boards} board photos ({found / max(boards, 1):.0%}); "
-          f"no field found on {right_others} of {others} photos without a board")
+    print(
+        f"field found on {found} of {boards} board photos ({found / max(boards, 1):.0%}); "
+        f"no field found on {right_others} of {others} photos without a board"
+    )
     if errors:
-        print(f"corner error over {len(errors)} labelled fields found: median {np.median(errors):.1f} px, "
-              f"mean {np.mean(errors):.1f} px, max {max(errors):.1f} px; {total_s:.0f} s in all")
+        print(
+            f"corner error over {len(errors)} labelled fields found: median {np.median(errors):.1f} px, "
+            f"mean {np.mean(errors):.1f} px, max {max(errors):.1f} px; {total_s:.0f} s in all"
+        )
     return 0
 
 

@@ -97,8 +97,11 @@ def labelled_camera(frames: tuple[str, ...], profile: str, note: str) -> Camera:
 # Other cameras: white sits at the top of both pictures, so their corners start at the image's
 # bottom right. Their boards have no profile of their own yet, so their readings are not expected right.
 OTHERS = (
-    labelled_camera(("test10", "test11", "test12"), "rendered",
-                    "fm gammon board (walnut case, gold and black points, logos), pearl (white) and gold checkers; no profile"),
+    labelled_camera(
+        ("test10", "test11", "test12"),
+        "rendered",
+        "fm gammon board (walnut case, gold and black points, logos), pearl (white) and gold checkers; no profile",
+    ),
     labelled_camera(("test1",), "tournament", "the WBF-type board from another camera; its trays lie on white's left"),
 )
 CAMERAS = (WBF, *OTHERS)
@@ -111,8 +114,12 @@ def truth_of(label: dict) -> dict | None:
     points, bar, off = label["points"], label["bar"], label["off"]
     if not label["board"] or label["occluded"] or points is None or None in points or bar is None:
         return None
-    return {"points": list(points), "bar": (bar["white"], bar["black"]),
-            "off": None if off is None else (off["white"], off["black"]), "dice": sorted(label["dice"])}
+    return {
+        "points": list(points),
+        "bar": (bar["white"], bar["black"]),
+        "off": None if off is None else (off["white"], off["black"]),
+        "dice": sorted(label["dice"]),
+    }
 
 
 # Positions read by eye, from the labels: the hand-free frames whose every point and bar are readable.
@@ -132,9 +139,15 @@ def palette_of(camera: Camera) -> Palette | None:
     image = load_image(DATA / f"{camera.palette_frame}.jpg")
     truth = TRUTH[camera.palette_frame]
     assert truth is not None
-    position = Position.from_dict({"variant": "backgammon", "turn": "white", "points": truth["points"],
-                                   "bar": {"white": truth["bar"][0], "black": truth["bar"][1]},
-                                   "off": {"white": truth["off"][0], "black": truth["off"][1]}})
+    position = Position.from_dict(
+        {
+            "variant": "backgammon",
+            "turn": "white",
+            "points": truth["points"],
+            "bar": {"white": truth["bar"][0], "black": truth["bar"][1]},
+            "off": {"white": truth["off"][0], "black": truth["off"][1]},
+        }
+    )
     return learn_palette(geometry_of(camera, image), image, position)
 
 
@@ -163,8 +176,12 @@ def read_exactly(name: str, obs: Observation) -> bool | None:
     if truth is None:
         return None
     c = obs.checkers
-    return (c is not None and list(c.points) == truth["points"] and tuple(c.bar) == truth["bar"]
-            and dice_values(obs) == truth["dice"])
+    return (
+        c is not None
+        and list(c.points) == truth["points"]
+        and tuple(c.bar) == truth["bar"]
+        and dice_values(obs) == truth["dice"]
+    )
 
 
 def errors(name: str, reading) -> list[tuple[int, int, int]] | None:
@@ -194,7 +211,10 @@ def main() -> int:
             image = load_image(DATA / f"{name}.jpg")
             geometry = geometry_of(camera, image)
             cv2.imwrite(str(out / f"{name}.png"), annotate(image, geometry, obs))
-            cv2.imwrite(str(out / f"{name}-ungated.png"), annotate(image, geometry, Observation("settling", ungated, obs.dice, None, obs.occlusion)))
+            cv2.imwrite(
+                str(out / f"{name}-ungated.png"),
+                annotate(image, geometry, Observation("settling", ungated, obs.dice, None, obs.occlusion)),
+            )
             truth = TRUTH.get(name)
             exactly = read_exactly(name, obs)
             if exactly is not None:
@@ -203,19 +223,35 @@ def main() -> int:
             if name in HANDS:
                 occluded = obs.status == "occluded"
                 reported.append(occluded)
-            print(json.dumps({
-                "frame": name, "profile": camera.profile, "home": camera.home, "status": obs.status,
-                "occluded": list(obs.occlusion.occluded) if obs.occlusion else None,
-                "board_edges_seen": round(obs.occlusion.seen_fraction, 3) if obs.occlusion else None,
-                "ungated_points": list(ungated.points), "bar": list(ungated.bar), "off": list(ungated.off),
-                "dice": [d.value for d in obs.dice], "wrong_points": errors(name, obs.checkers or ungated),
-                "bar_right": None if truth is None else tuple(ungated.bar) == truth["bar"],
-                "off_right": None if truth is None or truth["off"] is None else tuple(ungated.off) == truth["off"],
-                "dice_right": None if truth is None else dice_values(obs) == truth["dice"],
-                "read_exactly": exactly, "hand_over_it": name in HANDS, "reported_occluded": occluded,
-            }))
-    print(f"hand-free frames read exactly: {sum(exact)} of {len(exact)}; "
-          f"occluded frames reported occluded: {sum(reported)} of {len(reported)}")
+            print(
+                json.dumps(
+                    {
+                        "frame": name,
+                        "profile": camera.profile,
+                        "home": camera.home,
+                        "status": obs.status,
+                        "occluded": list(obs.occlusion.occluded) if obs.occlusion else None,
+                        "board_edges_seen": round(obs.occlusion.seen_fraction, 3) if obs.occlusion else None,
+                        "ungated_points": list(ungated.points),
+                        "bar": list(ungated.bar),
+                        "off": list(ungated.off),
+                        "dice": [d.value for d in obs.dice],
+                        "wrong_points": errors(name, obs.checkers or ungated),
+                        "bar_right": None if truth is None else tuple(ungated.bar) == truth["bar"],
+                        "off_right": None
+                        if truth is None or truth["off"] is None
+                        else tuple(ungated.off) == truth["off"],
+                        "dice_right": None if truth is None else dice_values(obs) == truth["dice"],
+                        "read_exactly": exactly,
+                        "hand_over_it": name in HANDS,
+                        "reported_occluded": occluded,
+                    }
+                )
+            )
+    print(
+        f"hand-free frames read exactly: {sum(exact)} of {len(exact)}; "
+        f"occluded frames reported occluded: {sum(reported)} of {len(reported)}"
+    )
     return 0
 
 

@@ -19,9 +19,9 @@ from board_rules.errors import (
     UnknownVariantError,
 )
 from board_rules.notation import CheckerMove, Play, Roll
+from board_rules.position import Position
 from board_rules.side import Side
 from board_rules.variants import VARIANTS, Variant, find_variant
-from board_rules.position import Position
 
 __all__ = [
     "CheckerMove",

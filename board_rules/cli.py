@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Sequence, TextIO
+from collections.abc import Sequence
+from typing import Any, TextIO
 
 from board_rules.errors import InvalidPositionError, TavliError, TooManyPlaysError
 from board_rules.legality import check
@@ -19,7 +20,6 @@ from board_rules.notation import Roll
 from board_rules.position import Position
 from board_rules.side import Side
 from board_rules.variants import find_variant
-
 
 PLAYS_BUDGET = 1_000_000
 
@@ -44,7 +44,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     def with_options(p: argparse.ArgumentParser) -> None:
         p.add_argument(
-            "--option", "-O", action="append", type=_option, default=[], metavar="NAME=VALUE",
+            "--option",
+            "-O",
+            action="append",
+            type=_option,
+            default=[],
+            metavar="NAME=VALUE",
             help="a variant option, e.g. second_checker=third-quarter (repeatable)",
         )
 
@@ -56,9 +61,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = rsub.add_parser("plays", help="print every legal play for a position and a roll")
     p.add_argument("position", nargs="?", default="-", help="Position JSON file, or - for stdin")
     p.add_argument("--dice", nargs=2, type=int, metavar=("D1", "D2"))
-    p.add_argument("--batch", action="store_true", help='read JSON lines {"position": ..., "dice": [d1, d2]} from stdin')
     p.add_argument(
-        "--budget", type=int, default=PLAYS_BUDGET, metavar="BOARDS",
+        "--batch", action="store_true", help='read JSON lines {"position": ..., "dice": [d1, d2]} from stdin'
+    )
+    p.add_argument(
+        "--budget",
+        type=int,
+        default=PLAYS_BUDGET,
+        metavar="BOARDS",
         help=f"give up (exit 2) past this many boards searched (default {PLAYS_BUDGET:,}; "
         "an escalated gul-bara double can have over a million plays)",
     )
@@ -145,7 +155,8 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
         if after.variant != before.variant:
             raise InvalidPositionError(
                 f"variant: after is {after.variant.label!r} but before is {before.variant.label!r}",
-                "variant", after.variant.label,
+                "variant",
+                after.variant.label,
             )
         print(json.dumps(check(before, Roll(*args.dice), after).to_dict()), file=stdout)
         return 0
@@ -185,7 +196,8 @@ def _batch(options: list[tuple[str, Any]], stdin: TextIO, stdout: TextIO, budget
             if not isinstance(item, dict) or "position" not in item or "dice" not in item:
                 raise InvalidPositionError(
                     f'line {lineno}: expected {{"position": ..., "dice": [d1, d2]}}, not {line.strip()[:80]!r}',
-                    "line", lineno,
+                    "line",
+                    lineno,
                 )
             position = Position.from_dict(item["position"], _variant_for(item["position"], options))
             out = _plays_json(position, Roll.from_values(item["dice"]), budget)

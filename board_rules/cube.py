@@ -89,10 +89,7 @@ def _check_side(side: object, action: str) -> Side:
 
 def _is_cube_value(value: object) -> bool:
     return (
-        isinstance(value, int)
-        and not isinstance(value, bool)
-        and 1 <= value <= MAX_CUBE
-        and value & (value - 1) == 0
+        isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_CUBE and value & (value - 1) == 0
     )
 
 
@@ -108,7 +105,7 @@ class Resignation(enum.IntEnum):
     BACKGAMMON = 3
 
     @classmethod
-    def coerce(cls, level: object) -> "Resignation":
+    def coerce(cls, level: object) -> Resignation:
         """``level`` as a :class:`Resignation` (1, 2 or 3); raises :class:`CubeError` otherwise."""
         if isinstance(level, bool) or not isinstance(level, int):
             raise CubeError(f"resignation level must be 1, 2 or 3, not {level!r}")
@@ -160,9 +157,7 @@ class GameOutcome:
         if self.winner is not None and not _is_side(self.winner):
             raise CubeError(f"winner must be a Side or None for a draw, not {self.winner!r}")
         if not isinstance(self.kind, str) or self.kind not in OUTCOME_KINDS:
-            raise CubeError(
-                f"kind must be one of {sorted(OUTCOME_KINDS)}, not {self.kind!r}"
-            )
+            raise CubeError(f"kind must be one of {sorted(OUTCOME_KINDS)}, not {self.kind!r}")
         if isinstance(self.base, bool) or not isinstance(self.base, int):
             raise CubeError(f"base must be an int, not {self.base!r}")
         if not _is_cube_value(self.cube):
@@ -183,14 +178,12 @@ class GameOutcome:
             raise CubeError(f"base of a {self.kind!r} win must be 1 to 4, not {self.base!r}")
         fixed = {"pass": 1, "time": 2}
         if self.kind in fixed and self.base != fixed[self.kind]:
-            raise CubeError(
-                f"a {self.kind!r} outcome has base {fixed[self.kind]}, not {self.base!r}"
-            )
+            raise CubeError(f"a {self.kind!r} outcome has base {fixed[self.kind]}, not {self.base!r}")
         if self.kind == "resign" and self.base > Resignation.BACKGAMMON:
             raise CubeError(f"a resignation has base 1, 2 or 3, not {self.base!r}")
 
     @classmethod
-    def draw(cls) -> "GameOutcome":
+    def draw(cls) -> GameOutcome:
         """A drawn game: no winner, no points."""
         return cls(None, 0, "draw")
 
@@ -267,7 +260,7 @@ class CubeOptions:
             raise CubeError(f"the Crawford game is match play; these money options must be off: {used!r}")
 
     @classmethod
-    def without_cube(cls) -> "CubeOptions":
+    def without_cube(cls) -> CubeOptions:
         """Options for a game played without a cube (tavli's portes, plakoto, fevga)."""
         return cls(enabled=False)
 
@@ -324,15 +317,11 @@ class CubeState:
                 f"offer={self.offer!r}"
             )
         if self.options.crawford_game and (self.value != 1 or self.offer is not None):
-            raise CubeError(
-                f"in the Crawford game the cube stays at 1, not value={self.value!r}, offer={self.offer!r}"
-            )
+            raise CubeError(f"in the Crawford game the cube stays at 1, not value={self.value!r}, offer={self.offer!r}")
         self._check_offer()
         made = self.automatic_doubles_made
         if isinstance(made, bool) or not isinstance(made, int) or not 0 <= made <= self.options.automatic_doubles:
-            raise CubeError(
-                f"automatic_doubles_made must be 0 to {self.options.automatic_doubles}, not {made!r}"
-            )
+            raise CubeError(f"automatic_doubles_made must be 0 to {self.options.automatic_doubles}, not {made!r}")
         if self.value < 2**made:
             raise CubeError(f"after {made} automatic doubles the cube is at least {2**made}, not {self.value!r}")
         if (self.resign_offer is None) != (self.resigned_by is None):
@@ -446,7 +435,7 @@ class CubeState:
 
     # -- cube actions --------------------------------------------------------
 
-    def double(self, side: Side) -> "CubeState":
+    def double(self, side: Side) -> CubeState:
         """``side`` offers to double: the owner, or either side while the cube is centred.
 
         Only at the start of ``side``'s turn, before rolling: the caller checks
@@ -460,7 +449,7 @@ class CubeState:
             raise CubeError(f"{_q(side)} may not double: {refusal}")
         return replace(self, offer=CubeOffer.DOUBLE, offered_by=side)
 
-    def take(self, side: Side) -> "CubeState":
+    def take(self, side: Side) -> CubeState:
         """``side`` takes the double, beaver or raccoon awaiting its answer.
 
         A taken double puts the cube on the taker's side; after a beaver (and a
@@ -485,7 +474,7 @@ class CubeState:
             raise CubeError(f"{_q(side)} may not pass: {refusal}")
         return GameOutcome(self.offered_by, 1, "pass", cube=self.value, cube_owner=self.owner)
 
-    def beaver(self, side: Side) -> "CubeState":
+    def beaver(self, side: Side) -> CubeState:
         """``side``, just doubled, takes and at once redoubles, keeping the cube.
 
         The original doubler then takes, passes (losing the doubled value) or
@@ -498,7 +487,7 @@ class CubeState:
             raise CubeError(f"{_q(side)} may not beaver: {refusal}")
         return replace(self, value=self.value * 2, owner=side, offer=CubeOffer.BEAVER, offered_by=side)
 
-    def raccoon(self, side: Side) -> "CubeState":
+    def raccoon(self, side: Side) -> CubeState:
         """``side``, just beavered, accepts and turns the cube once more; the beaver side keeps it.
 
         The beaver side then takes or passes (losing the beavered value).
@@ -511,7 +500,7 @@ class CubeState:
             raise CubeError(f"{_q(side)} may not raccoon: {refusal}")
         return replace(self, value=self.value * 2, offer=CubeOffer.RACCOON, offered_by=side)
 
-    def automatic_double(self) -> "CubeState":
+    def automatic_double(self) -> CubeState:
         """The cube after a tied opening roll: doubled while under the limit, else unchanged.
 
         The caller calls this only for opening rolls, before the first play.
@@ -533,7 +522,7 @@ class CubeState:
 
     # -- resignation ----------------------------------------------------------
 
-    def offer_resign(self, side: Side, level: Resignation | int) -> "CubeState":
+    def offer_resign(self, side: Side, level: Resignation | int) -> CubeState:
         """``side`` offers to resign at ``level`` (1 single, 2 gammon, 3 backgammon).
 
         Raises :class:`CubeError` for a bad level, while a cube offer awaits an
@@ -547,9 +536,7 @@ class CubeState:
                 "awaits an answer; take or pass it first"
             )
         if self.resign_offer is not None:
-            raise CubeError(
-                f"{_q(side)} may not resign: {_q(self.resigned_by)} has already offered to resign"
-            )
+            raise CubeError(f"{_q(side)} may not resign: {_q(self.resigned_by)} has already offered to resign")
         return replace(self, resign_offer=level, resigned_by=side)
 
     def _resign_answerer(self, side: Side, action: str) -> None:
@@ -557,9 +544,7 @@ class CubeState:
         if self.resign_offer is None:
             raise CubeError(f"{_q(side)} may not {action}: no resignation awaits an answer")
         if side is self.resigned_by:
-            raise CubeError(
-                f"{_q(side)} may not {action} its own resignation; {_q(side.other)} answers it"
-            )
+            raise CubeError(f"{_q(side)} may not {action} its own resignation; {_q(side.other)} answers it")
 
     def accept_resign(self, side: Side) -> GameOutcome:
         """``side`` accepts the other side's resignation: it wins level × cube value.
@@ -569,7 +554,7 @@ class CubeState:
         self._resign_answerer(side, "accept")
         return GameOutcome(side, int(self.resign_offer), "resign", cube=self.value, cube_owner=self.owner)
 
-    def refuse_resign(self, side: Side) -> "CubeState":
+    def refuse_resign(self, side: Side) -> CubeState:
         """``side`` refuses the other side's resignation: the game goes on.
 
         Raises :class:`CubeError` when no resignation by the other side awaits an answer.

@@ -125,10 +125,7 @@ def _board_problem(on_roll: Half, opponent: Half) -> str | None:
             return f"{name} has {total} checkers on the board, at most {_CHECKERS} allowed"
     for i in range(24):
         if on_roll[i] and opponent[23 - i]:
-            return (
-                f"both sides on one point: on_roll's point {i + 1} "
-                f"is opponent's point {24 - i}"
-            )
+            return f"both sides on one point: on_roll's point {i + 1} is opponent's point {24 - i}"
     closed = all(on_roll[i] >= 2 and opponent[i] >= 2 for i in range(6))
     if closed and on_roll[24] and opponent[24]:
         return "both sides on the bar against closed home boards"
@@ -138,9 +135,7 @@ def _board_problem(on_roll: Half, opponent: Half) -> str | None:
 def _half(name: str, value: object) -> Half:
     """``value`` as a 25-tuple of checker counts; raises InvalidPositionError."""
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise InvalidPositionError(
-            f"{name} must be a sequence of {_SLOTS} ints, not {value!r}", name, value
-        )
+        raise InvalidPositionError(f"{name} must be a sequence of {_SLOTS} ints, not {value!r}", name, value)
     if len(value) != _SLOTS:
         raise InvalidPositionError(
             f"{name} must have {_SLOTS} entries (points 1-24, bar), not {len(value)}: {value!r}",
@@ -201,9 +196,7 @@ def _b64_key(text: object, length: int, what: str) -> bytes:
         raise InvalidIdError(f"a {what} has {length} characters, not {len(text)}: {text!r}")
     bad = sorted({ch for ch in text if ch not in _B64})
     if bad:
-        raise InvalidIdError(
-            f"{what} {text!r} has characters outside A-Z a-z 0-9 + /: {''.join(bad)!r}"
-        )
+        raise InvalidIdError(f"{what} {text!r} has characters outside A-Z a-z 0-9 + /: {''.join(bad)!r}")
     pad = -len(text) % 4
     try:
         return base64.b64decode(text + "=" * pad, validate=True)
@@ -234,8 +227,7 @@ def decode_position_id(pid: str) -> tuple[Half, Half]:
     key = int.from_bytes(_b64_key(pid, POSITION_ID_LENGTH, "Position ID"), "little")
     if _B64.index(pid[-1]) & 0x0F:  # 14 characters carry 84 bits; the last 4 are padding
         raise InvalidIdError(
-            f"Position ID {pid!r} has bits set past its 80-bit key "
-            f"(its last character must be one of {_B64[::16]!r})"
+            f"Position ID {pid!r} has bits set past its 80-bit key (its last character must be one of {_B64[::16]!r})"
         )
     counts: list[int] = []
     run = 0
@@ -248,10 +240,7 @@ def decode_position_id(pid: str) -> tuple[Half, Half]:
             run = 0
         bit += 1
     if len(counts) < 2 * _SLOTS:
-        raise InvalidIdError(
-            f"Position ID {pid!r} holds more checkers than a board can "
-            f"(at most {_CHECKERS} a side)"
-        )
+        raise InvalidIdError(f"Position ID {pid!r} holds more checkers than a board can (at most {_CHECKERS} a side)")
     if key >> bit:
         raise InvalidIdError(f"Position ID {pid!r} has bits set after the end of the board")
     opponent, on_roll = tuple(counts[:_SLOTS]), tuple(counts[_SLOTS:])
@@ -329,13 +318,9 @@ class MatchState:
     def __post_init__(self) -> None:
         cube = self.cube_value
         if not _is_int(cube) or not 1 <= cube <= MAX_CUBE or cube & (cube - 1):
-            raise InvalidIdError(
-                f"cube_value must be a power of two from 1 to {MAX_CUBE}, not {cube!r}"
-            )
+            raise InvalidIdError(f"cube_value must be a power of two from 1 to {MAX_CUBE}, not {cube!r}")
         if self.cube_owner is not None and not isinstance(self.cube_owner, Side):
-            raise InvalidIdError(
-                f"cube_owner must be a Side or None (centred), not {self.cube_owner!r}"
-            )
+            raise InvalidIdError(f"cube_owner must be a Side or None (centred), not {self.cube_owner!r}")
         for name in ("dice_owner", "turn"):
             value = getattr(self, name)
             if not isinstance(value, Side):
@@ -348,8 +333,7 @@ class MatchState:
             raise InvalidIdError(f"game_state must be 0..7, not {self.game_state!r}")
         if not _is_int(self.resign) or not 0 <= self.resign <= 3:
             raise InvalidIdError(
-                f"resign must be 0 (none), 1 (single), 2 (gammon) or 3 (backgammon), "
-                f"not {self.resign!r}"
+                f"resign must be 0 (none), 1 (single), 2 (gammon) or 3 (backgammon), not {self.resign!r}"
             )
         dice = self.dice
         if (
@@ -358,27 +342,17 @@ class MatchState:
             or not all(_is_int(d) and 0 <= d <= 6 for d in dice)
             or (0 in dice and dice != (0, 0))
         ):
-            raise InvalidIdError(
-                f"dice must be two ints 1..6, or (0, 0) before rolling, not {dice!r}"
-            )
+            raise InvalidIdError(f"dice must be two ints 1..6, or (0, 0) before rolling, not {dice!r}")
         if dice[0] < dice[1]:
             object.__setattr__(self, "dice", (dice[1], dice[0]))
         length = self.match_length
         if not _is_int(length) or not 0 <= length <= MAX_MATCH_LENGTH:
-            raise InvalidIdError(
-                f"match_length must be 0 (money) or 1..{MAX_MATCH_LENGTH}, not {length!r}"
-            )
+            raise InvalidIdError(f"match_length must be 0 (money) or 1..{MAX_MATCH_LENGTH}, not {length!r}")
         score = self.score
         top = length if length else _MAX_FIELD_15
-        if (
-            not isinstance(score, tuple)
-            or len(score) != 2
-            or not all(_is_int(s) and 0 <= s <= top for s in score)
-        ):
+        if not isinstance(score, tuple) or len(score) != 2 or not all(_is_int(s) and 0 <= s <= top for s in score):
             limit = f"the match length {length}" if length else f"{_MAX_FIELD_15} (money)"
-            raise InvalidIdError(
-                f"score must be (white's, black's), each 0 to {limit}, not {score!r}"
-            )
+            raise InvalidIdError(f"score must be (white's, black's), each 0 to {limit}, not {score!r}")
         if self.crawford and not length:
             raise InvalidIdError("crawford must be False in a money game (match_length 0)")
 

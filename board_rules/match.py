@@ -214,7 +214,7 @@ class Match(_Scoreboard):
         self._check_not_over()
         return CubeOptions(crawford_game=self.crawford_game)
 
-    def record(self, outcome: GameOutcome) -> "Match":
+    def record(self, outcome: GameOutcome) -> Match:
         """The match after a game ended with ``outcome``.
 
         Raises :class:`MatchError` once the match is over, for a draw (a
@@ -287,7 +287,7 @@ class MoneySession:
         """The cube options of every game of the session."""
         return self.options
 
-    def record(self, outcome: GameOutcome) -> "MoneySession":
+    def record(self, outcome: GameOutcome) -> MoneySession:
         """The session after a game ended with ``outcome``, Jacoby applied when it is on.
 
         Raises :class:`MatchError` for a doubled cube in a session without one.
@@ -343,8 +343,7 @@ class TavliMatch(_Scoreboard):
                 raise MatchError(f"match length must be 1 or more, not {self.length!r}")
         elif self.length not in TAVLI_LENGTHS:
             raise MatchError(
-                f"a tavli match is played to 3, 5 or 7 points, not {self.length!r} "
-                "(any_length=True allows others)"
+                f"a tavli match is played to 3, 5 or 7 points, not {self.length!r} (any_length=True allows others)"
             )
         if self.order is not None:
             known = (*TAVLI_VARIANTS, GUL_BARA)
@@ -398,7 +397,7 @@ class TavliMatch(_Scoreboard):
         self._check_not_over()
         return CubeOptions.without_cube()
 
-    def record(self, outcome: GameOutcome) -> "TavliMatch":
+    def record(self, outcome: GameOutcome) -> TavliMatch:
         """The match after a game ended with ``outcome``; a draw scores nothing.
 
         Raises :class:`MatchError` once the match is over, for a cube above 1

@@ -55,7 +55,7 @@ class Board:
         return bytes(self.me + self.opp + self.pins)
 
     @classmethod
-    def of(cls, position: Position, side: Side | None = None) -> "Board":
+    def of(cls, position: Position, side: Side | None = None) -> Board:
         """``position`` from ``side``'s view (default: the side to move)."""
         side = position.turn if side is None else side
         v = position.variant
@@ -84,7 +84,7 @@ class Board:
                     pins[own] = 1 if pv > 0 else 2
         return cls(me, opp, pins, position.off[1 - si])
 
-    def flipped(self, variant: Variant) -> "Board":
+    def flipped(self, variant: Variant) -> Board:
         """The same board from the opponent's view."""
         f = _F_SAME if variant.geometry == SAME else _F_OPP
         me = [0] * 26
@@ -157,8 +157,22 @@ class _Search:
     """
 
     __slots__ = (
-        "variant", "b", "dice", "n", "results", "best", "moves", "seen", "head_start", "head_limit",
-        "own_pinned_outside", "own_pinned_home", "f", "monotone", "pinned_block_home", "budget",
+        "variant",
+        "b",
+        "dice",
+        "n",
+        "results",
+        "best",
+        "moves",
+        "seen",
+        "head_start",
+        "head_limit",
+        "own_pinned_outside",
+        "own_pinned_home",
+        "f",
+        "monotone",
+        "pinned_block_home",
+        "budget",
     )
 
     def __init__(self, variant: Variant, board: Board, head_limit: int, budget: Budget | None = None) -> None:
@@ -465,8 +479,7 @@ def legal_results(position: Position, roll: Roll, budget: int | None = None):
         return out
     opp_off = board.opp_off  # the hot path of every hitting game: build the boards inline
     return [
-        ((moves,), Board(list(key[:26]), list(key[26:52]), None, opp_off), side)
-        for key, (moves, _) in results.items()
+        ((moves,), Board(list(key[:26]), list(key[26:52]), None, opp_off), side) for key, (moves, _) in results.items()
     ]
 
 

@@ -51,7 +51,7 @@ class Roll:
         return min(self.d1, self.d2)
 
     @classmethod
-    def parse(cls, text: str) -> "Roll":
+    def parse(cls, text: str) -> Roll:
         """``"6-5"``, ``"65"`` or ``"6 5"`` to a roll; raises :class:`InvalidRollError`."""
         m = re.fullmatch(r"\s*(\d)\s*[-, ]?\s*(\d)\s*", str(text))
         if not m:
@@ -59,7 +59,7 @@ class Roll:
         return cls(int(m.group(1)), int(m.group(2)))
 
     @classmethod
-    def from_values(cls, values: object) -> "Roll":
+    def from_values(cls, values: object) -> Roll:
         """A roll from a JSON-like pair ``[d1, d2]``; raises :class:`InvalidRollError`."""
         if not isinstance(values, (list, tuple)) or len(values) != 2:
             raise InvalidRollError(f"dice must be a pair [d1, d2], not {values!r}")
@@ -102,7 +102,7 @@ class CheckerMove:
         return self.src - self.dst
 
     @classmethod
-    def parse(cls, text: str) -> "CheckerMove":
+    def parse(cls, text: str) -> CheckerMove:
         """``"13/11*"``, ``"bar/22"``, ``"6/off"`` to a move; raises :class:`InvalidMoveTextError`."""
         moves = _parse_chain(text)
         if len(moves) != 1:
@@ -190,9 +190,7 @@ def format_moves(moves: tuple[CheckerMove, ...]) -> str:
                 break
             remaining.remove(nxt)
             hops.append(nxt)
-        text = _point_text(hops[0].src) + "".join(
-            f"/{_point_text(h.dst)}{'*' if h.hit else ''}" for h in hops
-        )
+        text = _point_text(hops[0].src) + "".join(f"/{_point_text(h.dst)}{'*' if h.hit else ''}" for h in hops)
         chains.append(text)
     counts = Counter(chains)
     out: list[str] = []
@@ -243,7 +241,7 @@ class Play:
         object.__setattr__(self, "then", tuple(canonical_moves(leg) for leg in self.then))
 
     @classmethod
-    def parse(cls, text: str) -> "Play":
+    def parse(cls, text: str) -> Play:
         """gnubg text to a play; raises :class:`InvalidMoveTextError`."""
         legs = str(text).split("|")
         first = parse_moves(legs[0])

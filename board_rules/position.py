@@ -83,7 +83,9 @@ class Position:
                 if type(v) is not int or v < 0:
                     raise _bad(f"{name}.{side}", v, "must be a non-negative integer")
         if not self.variant.hits and any(self.bar):
-            raise _bad("bar", {"white": self.bar[0], "black": self.bar[1]}, f"must be 0: {self.variant.label} has no hitting")
+            raise _bad(
+                "bar", {"white": self.bar[0], "black": self.bar[1]}, f"must be 0: {self.variant.label} has no hitting"
+            )
         for side_index, side in enumerate(("white", "black")):
             sign = 1 if side_index == 0 else -1
             on_board = sum(v * sign for v in self.points if v * sign > 0)
@@ -100,7 +102,7 @@ class Position:
     # ----------------------------------------------------------------- constructors
 
     @classmethod
-    def start(cls, variant: Variant | str, turn: Side = Side.WHITE) -> "Position":
+    def start(cls, variant: Variant | str, turn: Side = Side.WHITE) -> Position:
         """The starting position of ``variant`` (a name, alias or :class:`Variant`).
 
         Raises :class:`UnknownVariantError` for an unknown name.
@@ -109,7 +111,7 @@ class Position:
         return cls(v, turn, v.start_points())
 
     @classmethod
-    def from_dict(cls, data: Any, variant: Variant | None = None) -> "Position":
+    def from_dict(cls, data: Any, variant: Variant | None = None) -> Position:
         """A position from parsed Position JSON; raises :class:`InvalidPositionError`.
 
         ``variant`` (with its options) replaces the looked-up one when its name matches.
@@ -155,7 +157,7 @@ class Position:
         for name_ in ("bar", "off", "rolls"):
             raw = data.get(name_, {"white": 0, "black": 0})
             if not isinstance(raw, dict) or set(raw) - {"white", "black"}:
-                raise _bad(name_, raw, "must be an object {\"white\": n, \"black\": n}")
+                raise _bad(name_, raw, 'must be an object {"white": n, "black": n}')
             pair = (raw.get("white", 0), raw.get("black", 0))
             for side, v in zip(("white", "black"), pair):
                 if type(v) is not int:
@@ -164,7 +166,7 @@ class Position:
         return cls(found, Side(turn), tuple(points), tuple(pinned), pairs["bar"], pairs["off"], pairs["rolls"])
 
     @classmethod
-    def from_json(cls, text: str | bytes, variant: Variant | None = None) -> "Position":
+    def from_json(cls, text: str | bytes, variant: Variant | None = None) -> Position:
         """A position from Position JSON text; raises :class:`InvalidPositionError`."""
         try:
             data = json.loads(text)
@@ -212,16 +214,16 @@ class Position:
                 total += own
         return total + 25 * self.bar[idx]
 
-    def with_turn(self, side: Side) -> "Position":
+    def with_turn(self, side: Side) -> Position:
         return replace(self, turn=side)
 
-    def legal_plays(self, roll: "Roll") -> list["Play"]:
+    def legal_plays(self, roll: Roll) -> list[Play]:
         """Every legal play for ``roll``, one per distinct resulting position."""
         from board_rules.movegen import legal_plays
 
         return [p for p, _ in legal_plays(self, roll)]
 
-    def play(self, play: "Play | str", roll: "Roll") -> "Position":
+    def play(self, play: Play | str, roll: Roll) -> Position:
         """The position after ``play`` (text or :class:`Play`) for ``roll``.
 
         Raises :class:`IllegalPlayError` if it is not one of the legal plays.

@@ -25,7 +25,7 @@ Imports :mod:`board_rules.movegen`; nothing outside ``board_rules``.
 
 from __future__ import annotations
 
-from board_rules.movegen import Board, _Search, _board_from_key
+from board_rules.movegen import Board, _board_from_key, _Search
 from board_rules.notation import Roll
 from board_rules.position import Position
 from board_rules.side import Side
@@ -90,7 +90,12 @@ class _Walker:
     # ------------------------------------------------------------------ paths to a target
 
     def paths(
-        self, dice: tuple[int, ...], depth_wanted: int, target: Board | None, limit: int = 1, exact: bool = True,
+        self,
+        dice: tuple[int, ...],
+        depth_wanted: int,
+        target: Board | None,
+        limit: int = 1,
+        exact: bool = True,
         ending: bool = False,
     ):
         """Up to ``limit`` ``(moves, end board key)`` playing exactly ``depth_wanted`` dice.
@@ -455,8 +460,12 @@ def _turn_setup(before: Position, roll: Roll):
     side = before.turn
     rp = before.rolls[0 if side is Side.WHITE else 1]
     return (
-        v, side, v.dice_sequences(roll.d1, roll.d2, rp), v.head_limit(roll.d1, roll.d2, rp),
-        Board.of(before), v.passes_unplayed(roll.d1, roll.d2, rp),
+        v,
+        side,
+        v.dice_sequences(roll.d1, roll.d2, rp),
+        v.head_limit(roll.d1, roll.d2, rp),
+        Board.of(before),
+        v.passes_unplayed(roll.d1, roll.d2, rp),
     )
 
 
@@ -585,7 +594,9 @@ class LazyTurn:
         found: set[int] = set()
         target = Board.of(observed, self.side)
         for seq, j in self.stages(observed):
-            board = Board(list(target.me), list(target.opp), None if target.pins is None else list(target.pins), target.opp_off)
+            board = Board(
+                list(target.me), list(target.opp), None if target.pins is None else list(target.pins), target.opp_off
+            )
             w = self._walker(board)
             at = src
             undo = []

@@ -21,7 +21,7 @@ class Side(str, enum.Enum):
     BLACK = "black"
 
     @property
-    def other(self) -> "Side":
+    def other(self) -> Side:
         return Side.BLACK if self is Side.WHITE else Side.WHITE
 
     @property
@@ -30,7 +30,7 @@ class Side(str, enum.Enum):
         return 1 if self is Side.WHITE else -1
 
     @classmethod
-    def parse(cls, text: str) -> "Side":
+    def parse(cls, text: str) -> Side:
         """The side named ``text`` (``"white"`` or ``"black"``); raises ``ValueError`` otherwise."""
         try:
             return cls(text)

@@ -167,7 +167,7 @@ class Variant:
 
     # ----------------------------------------------------------------- scoring
 
-    def outcome(self, position: "Position") -> "GameOutcome | None":
+    def outcome(self, position: Position) -> GameOutcome | None:
         """The outcome if the game is over in ``position``, else ``None``."""
         from board_rules.cube import GameOutcome
 
@@ -177,7 +177,7 @@ class Variant:
                 return GameOutcome(winner=side, base=base, kind=kind)
         return None
 
-    def score_win(self, position: "Position", winner: Side) -> tuple[int, str]:
+    def score_win(self, position: Position, winner: Side) -> tuple[int, str]:
         """Base points and kind for ``winner`` having borne off all 15."""
         loser_off = position.off[1 if winner is Side.WHITE else 0]
         return (1, "single") if loser_off else (2, "gammon")
@@ -185,7 +185,7 @@ class Variant:
     # helpers for scoring --------------------------------------------------------
 
     @staticmethod
-    def _loser_checkers_on(position: "Position", loser: Side, own_points: range) -> int:
+    def _loser_checkers_on(position: Position, loser: Side, own_points: range) -> int:
         v = position.variant
         n = 0
         for own in own_points:
@@ -225,7 +225,7 @@ class Backgammon(Variant):
     def start_layout(self) -> dict[int, int]:
         return dict(BACKGAMMON_LAYOUT)
 
-    def score_win(self, position: "Position", winner: Side) -> tuple[int, str]:
+    def score_win(self, position: Position, winner: Side) -> tuple[int, str]:
         loser = winner.other
         li = 0 if loser is Side.WHITE else 1
         if position.off[li]:
@@ -245,7 +245,7 @@ class Portes(Backgammon):
     has_cube = False
     __slots__ = ()
 
-    def score_win(self, position: "Position", winner: Side) -> tuple[int, str]:
+    def score_win(self, position: Position, winner: Side) -> tuple[int, str]:
         return Variant.score_win(self, position, winner)
 
 
@@ -291,7 +291,7 @@ class Plakoto(Variant):
     def start_layout(self) -> dict[int, int]:
         return {24: 15}
 
-    def mother_pinned(self, position: "Position", side: Side) -> bool:
+    def mother_pinned(self, position: Position, side: Side) -> bool:
         """Whether ``side``'s mother is pinned: a lone checker of it pinned on its start."""
         w = self.white_point(side, 24)
         return position.pinned[w - 1] == side.sign and position.count(side, w) == 0
@@ -303,7 +303,7 @@ class Plakoto(Variant):
             return False
         return not (self.options.mother_exception and pinner_start_count > 0)
 
-    def outcome(self, position: "Position") -> "GameOutcome | None":
+    def outcome(self, position: Position) -> GameOutcome | None:
         from board_rules.cube import GameOutcome
 
         if self.options.mother_rule:
@@ -463,7 +463,7 @@ class LongNardy(Variant):
             return 2
         return 1
 
-    def score_win(self, position: "Position", winner: Side) -> tuple[int, str]:
+    def score_win(self, position: Position, winner: Side) -> tuple[int, str]:
         loser = winner.other
         if position.off[0 if loser is Side.WHITE else 1]:
             return 1, "oin"
@@ -500,7 +500,7 @@ class ShortNardy(Backgammon):
     Options = ShortNardyOptions
     __slots__ = ()
 
-    def score_win(self, position: "Position", winner: Side) -> tuple[int, str]:
+    def score_win(self, position: Position, winner: Side) -> tuple[int, str]:
         loser = winner.other
         li = 0 if loser is Side.WHITE else 1
         if position.off[li]:

@@ -23,8 +23,12 @@ from firmware_bridge.emulator import LED_COUNT, BoardEmulator
 from firmware_bridge.protocol import Led, LedFrame, Snapshot
 
 COLOURS = {
-    "off": (0, 0, 0), "red": (255, 0, 0), "green": (0, 255, 0), "blue": (0, 0, 255),
-    "amber": (255, 140, 0), "white": (255, 255, 255),
+    "off": (0, 0, 0),
+    "red": (255, 0, 0),
+    "green": (0, 255, 0),
+    "blue": (0, 0, 255),
+    "amber": (255, 140, 0),
+    "white": (255, 255, 255),
 }
 
 
@@ -38,13 +42,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     bsub = board.add_subparsers(dest="board_command", required=True)
     p = bsub.add_parser("emulate", help="run an emulated board on a pseudo-terminal and print its path")
     p.add_argument("--variant", default="backgammon", help="set up this variant's starting position")
-    p.add_argument("--script", help="a file of lines: place P white|black, lift P, move A B, sleep S, "
-                   "replug, inject corrupt=0.01 drop=0 duplicate=0 delay=0")
+    p.add_argument(
+        "--script",
+        help="a file of lines: place P white|black, lift P, move A B, sleep S, "
+        "replug, inject corrupt=0.01 drop=0 duplicate=0 delay=0",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--exit", action="store_true", help="stop when the script ends (default: run until Ctrl-C)")
     p = bsub.add_parser("watch", help="open a board and print what the host sees; type LED commands")
-    p.add_argument("--port", default=None,
-                   help="a pyserial URL or device path (default: find the board by its USB id)")
+    p.add_argument("--port", default=None, help="a pyserial URL or device path (default: find the board by its USB id)")
     p.add_argument("--seconds", type=float, default=None, help="stop after this long (default: until end of input)")
 
 
@@ -80,8 +86,9 @@ def run_script_line(emulator: BoardEmulator, line: str, out: TextIO) -> None:
             key, _, value = a.partition("=")
             if key not in ("corrupt", "drop", "duplicate", "delay"):
                 raise ScriptError(f"inject takes corrupt=, drop=, duplicate=, delay=; not {a!r}")
-            kw[{"corrupt": "corrupt_rate", "drop": "drop_rate", "duplicate": "duplicate_rate",
-                "delay": "delay_s"}[key]] = float(value)
+            kw[
+                {"corrupt": "corrupt_rate", "drop": "drop_rate", "duplicate": "duplicate_rate", "delay": "delay_s"}[key]
+            ] = float(value)
         emulator.inject(**kw)
     else:
         raise ScriptError(f"cannot read script line {line.strip()!r}")
@@ -92,8 +99,11 @@ def led_text(frame: LedFrame | None) -> str:
     if frame is None:
         return "LEDs: (none yet)"
     names = [str(i) for i in range(1, 25)] + ["bar", "off-w", "off-b"]
-    lit = [f"{names[i]}:#{led.red:02x}{led.green:02x}{led.blue:02x}" for i, led in enumerate(frame.leds)
-           if (led.red, led.green, led.blue) != (0, 0, 0)]
+    lit = [
+        f"{names[i]}:#{led.red:02x}{led.green:02x}{led.blue:02x}"
+        for i, led in enumerate(frame.leds)
+        if (led.red, led.green, led.blue) != (0, 0, 0)
+    ]
     return "LEDs: " + (" ".join(lit) if lit else "all off")
 
 
@@ -160,10 +170,15 @@ def watch(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | N
             try:
                 event = link.events.get(timeout=0.1)
                 if isinstance(event, Snapshot):
-                    sensed = counts_from_slots(event.readings, event.slots_per_point,
-                                               bar_slots=event.bar_slots, tray_slots=event.tray_slots)
-                    print(f"board: points {list(sensed.points)} bar {sensed.bar} off {sensed.off}"
-                          + (f" uncertain {list(sensed.uncertain)}" if sensed.uncertain else ""), file=out, flush=True)
+                    sensed = counts_from_slots(
+                        event.readings, event.slots_per_point, bar_slots=event.bar_slots, tray_slots=event.tray_slots
+                    )
+                    print(
+                        f"board: points {list(sensed.points)} bar {sensed.bar} off {sensed.off}"
+                        + (f" uncertain {list(sensed.uncertain)}" if sensed.uncertain else ""),
+                        file=out,
+                        flush=True,
+                    )
                 elif isinstance(event, LinkEvent):
                     print(f"link: {event.kind} {event.port or ''} {event.detail}".rstrip(), file=out, flush=True)
                 else:

@@ -128,7 +128,7 @@ class BoardEmulator:
         heartbeat_s: float = 0.5,
         noise: int = 40,
         seed: int = 0,
-        sensor_config: SensorConfig = SensorConfig(),
+        sensor_config: SensorConfig = SensorConfig(),  # noqa: B008 (frozen: shared safely)
         calibrate_s: float = CALIBRATE_S,
         on_replug: Callable[[str], None] | None = None,
     ) -> None:
@@ -276,7 +276,9 @@ class BoardEmulator:
                 slots = self.tray_slots if area is None else (white_half if j == 0 else self.bar_slots - white_half)
             hs = [int(h) for h in heights]
             if len(hs) != slots or min(hs, default=0) < 0 or sum(hs) != count:
-                raise ValueError(f"{point!r}: heights {list(heights)!r} must be {slots} slots adding up to its {count} checkers")
+                raise ValueError(
+                    f"{point!r}: heights {list(heights)!r} must be {slots} slots adding up to its {count} checkers"
+                )
             self._layouts[key] = hs
             self._changed()
 
@@ -321,7 +323,11 @@ class BoardEmulator:
         self, corrupt_rate: float = 0.0, drop_rate: float = 0.0, duplicate_rate: float = 0.0, delay_s: float = 0.0
     ) -> None:
         """Faults on the bytes the board sends: per byte corrupted or dropped, per frame duplicated, and a delay before each frame."""
-        for name, value in (("corrupt_rate", corrupt_rate), ("drop_rate", drop_rate), ("duplicate_rate", duplicate_rate)):
+        for name, value in (
+            ("corrupt_rate", corrupt_rate),
+            ("drop_rate", drop_rate),
+            ("duplicate_rate", duplicate_rate),
+        ):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in 0..1, not {value!r}")
         if delay_s < 0:

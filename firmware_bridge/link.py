@@ -378,7 +378,9 @@ class BoardLink:
             return
         if entry.nack is not None:
             detail = f": {entry.error.detail}" if entry.error is not None and entry.error.detail else ""
-            raise LinkError(f"board on {port!r} refused CALIBRATE {msg.kind.name}: NACK {entry.nack.reason.name}{detail}")
+            raise LinkError(
+                f"board on {port!r} refused CALIBRATE {msg.kind.name}: NACK {entry.nack.reason.name}{detail}"
+            )
         if not self.connected:
             raise LinkError(f"board on {port!r} was lost before it answered CALIBRATE {msg.kind.name}")
         raise LinkError(f"board on {port!r} did not answer CALIBRATE {msg.kind.name} within {timeout_s} s")

@@ -104,22 +104,24 @@ BUTTONS: tuple[str, ...] = ("end_turn", "double", "take", "pass", "resign", "hin
 KINDS: tuple[str, ...] = ("press", "long_press")
 
 #: What the referee does for each (button, kind); see the module docstring.
-ACTIONS: Mapping[tuple[str, str], str] = MappingProxyType({
-    ("end_turn", "press"): "end_turn",
-    ("end_turn", "long_press"): "end_turn",
-    ("double", "press"): "double",
-    ("double", "long_press"): "double",
-    ("take", "press"): "take",
-    ("take", "long_press"): "beaver",
-    ("pass", "press"): "pass",
-    ("pass", "long_press"): "pass",
-    ("resign", "press"): "offer_resignation",
-    ("resign", "long_press"): "cycle_resignation_level",
-    ("hint", "press"): "show_hint",
-    ("hint", "long_press"): "hide_hint",
-    ("undo", "press"): "undo_checker_move",
-    ("undo", "long_press"): "undo_play",
-})
+ACTIONS: Mapping[tuple[str, str], str] = MappingProxyType(
+    {
+        ("end_turn", "press"): "end_turn",
+        ("end_turn", "long_press"): "end_turn",
+        ("double", "press"): "double",
+        ("double", "long_press"): "double",
+        ("take", "press"): "take",
+        ("take", "long_press"): "beaver",
+        ("pass", "press"): "pass",
+        ("pass", "long_press"): "pass",
+        ("resign", "press"): "offer_resignation",
+        ("resign", "long_press"): "cycle_resignation_level",
+        ("hint", "press"): "show_hint",
+        ("hint", "long_press"): "hide_hint",
+        ("undo", "press"): "undo_checker_move",
+        ("undo", "long_press"): "undo_play",
+    }
+)
 
 #: BCM GPIO numbers usable on the Pi's 40-pin header. GPIO 0 and 1 (ID_SD, ID_SC)
 #: are reserved for the HAT ID EEPROM, so the range starts at 2.
@@ -129,14 +131,16 @@ GPIO_RANGE = range(2, 28)
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "hardware" / "panel.toml"
 
 _OUTPUTS = ("status_led", "buzzer")
-_TIMING_DEFAULTS: Mapping[str, float] = MappingProxyType({
-    "bounce_s": 0.05,
-    "long_press_s": 1.0,
-    "slow_blink_s": 0.5,
-    "fast_blink_s": 0.1,
-    "beep_s": 0.1,
-    "error_buzz_s": 0.15,
-})
+_TIMING_DEFAULTS: Mapping[str, float] = MappingProxyType(
+    {
+        "bounce_s": 0.05,
+        "long_press_s": 1.0,
+        "slow_blink_s": 0.5,
+        "fast_blink_s": 0.1,
+        "beep_s": 0.1,
+        "error_buzz_s": 0.15,
+    }
+)
 
 
 class PanelConfigError(TavliError, ValueError):
@@ -172,13 +176,12 @@ class PanelConfig:
     def __post_init__(self) -> None:
         where = self.source
         if not isinstance(self.buttons, Mapping):
-            raise PanelConfigError(
-                f"{where}: [buttons] must be a table of name = GPIO, got {self.buttons!r}")
+            raise PanelConfigError(f"{where}: [buttons] must be a table of name = GPIO, got {self.buttons!r}")
         for name in self.buttons:
             if name not in BUTTONS:
                 raise PanelConfigError(
-                    f"{where}: unknown button {name!r} in [buttons]; "
-                    f"expected the names {', '.join(BUTTONS)}")
+                    f"{where}: unknown button {name!r} in [buttons]; expected the names {', '.join(BUTTONS)}"
+                )
         for name in BUTTONS:
             if name not in self.buttons:
                 raise PanelConfigError(f"{where}: [buttons] is missing {name!r}")
@@ -188,30 +191,35 @@ class PanelConfig:
         used: dict[int, str] = {}
         for key, pin in pins.items():
             if isinstance(pin, bool) or not isinstance(pin, int):
-                raise PanelConfigError(
-                    f"{where}: {key} = {pin!r} is not a BCM GPIO number (an integer)")
+                raise PanelConfigError(f"{where}: {key} = {pin!r} is not a BCM GPIO number (an integer)")
             if pin not in GPIO_RANGE:
                 raise PanelConfigError(
                     f"{where}: {key} = {pin!r} is not a BCM GPIO on the Pi's header; "
-                    f"expected {GPIO_RANGE.start}..{GPIO_RANGE.stop - 1}")
+                    f"expected {GPIO_RANGE.start}..{GPIO_RANGE.stop - 1}"
+                )
             if pin in used:
                 raise PanelConfigError(
-                    f"{where}: {key} = {pin!r} is already used by {used[pin]}; "
-                    f"every pin must be distinct")
+                    f"{where}: {key} = {pin!r} is already used by {used[pin]}; every pin must be distinct"
+                )
             used[pin] = key
         for key in _TIMING_DEFAULTS:
             value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                    or not math.isfinite(value) or value < 0 \
-                    or (value == 0 and key != "bounce_s"):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value < 0
+                or (value == 0 and key != "bounce_s")
+            ):
                 raise PanelConfigError(
-                    f"{where}: [timing] {key} = {value!r} is not a usable time; "
-                    f"expected a positive number of seconds")
+                    f"{where}: [timing] {key} = {value!r} is not a usable time; expected a positive number of seconds"
+                )
             object.__setattr__(self, key, float(value))
         if self.bounce_s >= self.long_press_s:
             raise PanelConfigError(
                 f"{where}: [timing] bounce_s = {self.bounce_s!r} must be shorter than "
-                f"long_press_s = {self.long_press_s!r}")
+                f"long_press_s = {self.long_press_s!r}"
+            )
         object.__setattr__(self, "buttons", MappingProxyType(dict(self.buttons)))
 
     @classmethod
@@ -222,8 +230,7 @@ class PanelConfig:
         """
         for table in data:
             if table not in ("buttons", "outputs", "timing"):
-                raise PanelConfigError(
-                    f"{source}: unknown table [{table}]; expected [buttons], [outputs], [timing]")
+                raise PanelConfigError(f"{source}: unknown table [{table}]; expected [buttons], [outputs], [timing]")
         buttons = data.get("buttons")
         if buttons is None:
             raise PanelConfigError(f"{source}: the [buttons] table is missing")
@@ -234,18 +241,16 @@ class PanelConfig:
                 raise PanelConfigError(f"{source}: [{table}] must be a table, got {value!r}")
         for key in outputs:
             if key not in _OUTPUTS:
-                raise PanelConfigError(
-                    f"{source}: unknown key {key!r} in [outputs]; expected status_led, buzzer")
+                raise PanelConfigError(f"{source}: unknown key {key!r} in [outputs]; expected status_led, buzzer")
         for key in _OUTPUTS:
             if key not in outputs:
                 raise PanelConfigError(f"{source}: [outputs] is missing {key!r}")
         for key in timing:
             if key not in _TIMING_DEFAULTS:
                 raise PanelConfigError(
-                    f"{source}: unknown key {key!r} in [timing]; "
-                    f"expected {', '.join(_TIMING_DEFAULTS)}")
-        return cls(buttons=buttons, status_led=outputs["status_led"],
-                   buzzer=outputs["buzzer"], source=source, **timing)
+                    f"{source}: unknown key {key!r} in [timing]; expected {', '.join(_TIMING_DEFAULTS)}"
+                )
+        return cls(buttons=buttons, status_led=outputs["status_led"], buzzer=outputs["buzzer"], source=source, **timing)
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_CONFIG_PATH) -> PanelConfig:
@@ -323,15 +328,18 @@ class PanelButtons(CompositeDevice):
         try:
             for name in BUTTONS:
                 buttons[_attr(name)] = Button(
-                    config.buttons[name], pull_up=True, bounce_time=None,
-                    hold_time=config.long_press_s, hold_repeat=False,
-                    pin_factory=pin_factory)
+                    config.buttons[name],
+                    pull_up=True,
+                    bounce_time=None,
+                    hold_time=config.long_press_s,
+                    hold_repeat=False,
+                    pin_factory=pin_factory,
+                )
         except BaseException:
             for button in buttons.values():
                 button.close()
             raise
-        super().__init__(_order=[_attr(name) for name in BUTTONS],
-                         pin_factory=pin_factory, **buttons)
+        super().__init__(_order=[_attr(name) for name in BUTTONS], pin_factory=pin_factory, **buttons)
 
     def button(self, name: str) -> Button:
         """The gpiozero Button for a name in :data:`BUTTONS`; raises :class:`KeyError`."""
@@ -364,9 +372,14 @@ class Panel(CompositeDevice):
 
     SPEEDS: ClassVar[tuple[str, ...]] = ("slow", "fast")
 
-    def __init__(self, config: PanelConfig, *, pin_factory=None,
-                 clock: Callable[[], float] = time.monotonic,
-                 events: queue.Queue[PanelEvent] | None = None) -> None:
+    def __init__(
+        self,
+        config: PanelConfig,
+        *,
+        pin_factory=None,
+        clock: Callable[[], float] = time.monotonic,
+        events: queue.Queue[PanelEvent] | None = None,
+    ) -> None:
         self.config = config
         self.events: queue.Queue[PanelEvent] = queue.Queue() if events is None else events
         self._clock = clock
@@ -376,18 +389,21 @@ class Panel(CompositeDevice):
         try:
             buttons = PanelButtons(config, pin_factory=pin_factory)
             devices.append(buttons)
-            status_led = LED(config.status_led, active_high=True, initial_value=False,
-                             pin_factory=pin_factory)
+            status_led = LED(config.status_led, active_high=True, initial_value=False, pin_factory=pin_factory)
             devices.append(status_led)
-            buzzer = Buzzer(config.buzzer, active_high=True, initial_value=False,
-                            pin_factory=pin_factory)
+            buzzer = Buzzer(config.buzzer, active_high=True, initial_value=False, pin_factory=pin_factory)
             devices.append(buzzer)
         except BaseException:
             for device in devices:
                 device.close()
             raise
-        super().__init__(buttons=buttons, status_led=status_led, buzzer=buzzer,
-                         _order=["buttons", "status_led", "buzzer"], pin_factory=pin_factory)
+        super().__init__(
+            buttons=buttons,
+            status_led=status_led,
+            buzzer=buzzer,
+            _order=["buttons", "status_led", "buzzer"],
+            pin_factory=pin_factory,
+        )
         for name in BUTTONS:
             button = buttons.button(name)
             button.when_pressed = partial(self._pressed, name)
@@ -469,8 +485,7 @@ class Panel(CompositeDevice):
 
     def beep(self, *, wait: bool = False) -> None:
         """Sound one short beep (``beep_s``); blocks until done if ``wait``."""
-        self.buzzer.beep(on_time=self.config.beep_s, off_time=self.config.beep_s,
-                         n=1, background=not wait)
+        self.buzzer.beep(on_time=self.config.beep_s, off_time=self.config.beep_s, n=1, background=not wait)
 
     def error_buzz(self, *, wait: bool = False) -> None:
         """Sound the error pattern: three ``error_buzz_s`` bursts; blocks if ``wait``."""

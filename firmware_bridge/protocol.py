@@ -24,7 +24,7 @@ from __future__ import annotations
 import enum
 import zlib
 from dataclasses import dataclass
-from typing import ClassVar, Union
+from typing import ClassVar
 
 from board_rules.errors import TavliError
 
@@ -269,14 +269,8 @@ def _enum(obj: object, name: str, kind: type[enum.IntEnum]) -> None:
 
 
 def _text(owner: str, name: str, value: object, low: int = 0) -> None:
-    if (
-        not isinstance(value, str)
-        or not low <= len(value) <= MAX_TEXT
-        or not all(" " <= ch <= "~" for ch in value)
-    ):
-        raise ProtocolError(
-            f"{owner}.{name} must be {low}..{MAX_TEXT} printable ASCII characters, not {value!r}"
-        )
+    if not isinstance(value, str) or not low <= len(value) <= MAX_TEXT or not all(" " <= ch <= "~" for ch in value):
+        raise ProtocolError(f"{owner}.{name} must be {low}..{MAX_TEXT} printable ASCII characters, not {value!r}")
 
 
 class _Cursor:
@@ -795,7 +789,9 @@ class BoardError:
         return _build(cls, c, strict, code, c.text())
 
 
-Message = Union[Hello, HelloReply, Snapshot, Lift, Place, Button, LedFrame, Config, Calibrate, Ack, Nack, BoardError]
+Message = (
+    Hello | HelloReply | Snapshot | Lift | Place | Button | LedFrame | Config | Calibrate | Ack | Nack | BoardError
+)
 
 MESSAGE_TYPES: dict[int, type] = {
     cls.TYPE: cls
@@ -948,9 +944,7 @@ class FrameReader:
             return
         self._buffer += chunk
         if len(self._buffer) > MAX_ENCODED:
-            self._fail(
-                ProtocolError(f"no delimiter within {MAX_ENCODED} bytes: frame too long", reason="too_long")
-            )
+            self._fail(ProtocolError(f"no delimiter within {MAX_ENCODED} bytes: frame too long", reason="too_long"))
             self._buffer.clear()
             self._discarding = True
 

@@ -142,9 +142,7 @@ class SensorConfig:
 DEFAULT_CONFIG = SensorConfig()
 
 
-def classify(
-    field_value: int, config: SensorConfig = DEFAULT_CONFIG, previous: SlotState | None = None
-) -> SlotReading:
+def classify(field_value: int, config: SensorConfig = DEFAULT_CONFIG, previous: SlotState | None = None) -> SlotReading:
     """The board's reading of a signed field (0.01 mT): state and magnitude.
 
     EMPTY below ``empty_threshold``; UNCERTAIN from there up to ``checker_min`` (a
@@ -393,7 +391,10 @@ def counts_from_slots(
     half = (bar_slots + 1) // 2
     # a colour's checkers on both halves of the bar, in both trays (a checker in the other's counts too)
     totals: dict[str, list[int]] = {"bar": [], "off": []}
-    for name, halves in (("bar", (bar_readings[:half], bar_readings[half:])), ("off", (trays[:tray_slots], trays[tray_slots:]))):
+    for name, halves in (
+        ("bar", (bar_readings[:half], bar_readings[half:])),
+        ("off", (trays[:tray_slots], trays[tray_slots:])),
+    ):
         for side, state in enumerate((SlotState.WHITE, SlotState.BLACK)):
             counted = [_area_count(h, state, config) for h in halves]
             totals[name].append(sum(n for n, _ in counted))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from board_rules import cli as rules_cli
 from board_rules.errors import TavliError
@@ -32,33 +32,68 @@ def build_parser() -> argparse.ArgumentParser:
     play = sub.add_parser("play", help="referee a match at a real table (sensor board, camera, panel, keyboard)")
     what = play.add_mutually_exclusive_group()
     what.add_argument("--variant", help="one game of this variant (e.g. backgammon, plakoto, long-nardy)")
-    what.add_argument("--match", help="tavli:N (portes, plakoto, fevga to N), VARIANT:N (a match to N) or money:VARIANT")
+    what.add_argument(
+        "--match", help="tavli:N (portes, plakoto, fevga to N), VARIANT:N (a match to N) or money:VARIANT"
+    )
     what.add_argument("--resume", metavar="JOURNAL", help="carry on the match recorded in JOURNAL")
     play.add_argument("--journal", help="where to record the match (default match-DATE-TIME.jsonl)")
     play.add_argument("--board", metavar="SERIAL_URL", help="the sensor board: a serial port or pyserial URL")
     play.add_argument("--camera", metavar="DEVICE_OR_FILE", help="a camera number or a video/image file")
     play.add_argument("--geometry", help="geometry.json from 'tavli vision calibrate' (with --camera)")
     play.add_argument("--palette", help="palette.json from 'tavli vision learn' (with --camera)")
-    play.add_argument("--panel", choices=("gpio", "keyboard"), default="keyboard",
-                      help="the Raspberry Pi panel's buttons, or the keyboard only (always available)")
+    play.add_argument(
+        "--panel",
+        choices=("gpio", "keyboard"),
+        default="keyboard",
+        help="the Raspberry Pi panel's buttons, or the keyboard only (always available)",
+    )
     play.add_argument("--teach", action="store_true", help="teaching mode: landing points of a lifted checker, hints")
     rules = play.add_argument_group("what is played (a new match only; a resumed one keeps its own)")
-    rules.add_argument("--games", type=int, metavar="N", help="a money session ends after N games (default: when you quit; --variant alone: 1)")
+    rules.add_argument(
+        "--games",
+        type=int,
+        metavar="N",
+        help="a money session ends after N games (default: when you quit; --variant alone: 1)",
+    )
     rules.add_argument("--jacoby", action="store_true", help="money: gammons count only once the cube was turned")
-    rules.add_argument("--beavers", action="store_true", help="money: a doubled player may beaver (redouble at once, keeping the cube)")
+    rules.add_argument(
+        "--beavers", action="store_true", help="money: a doubled player may beaver (redouble at once, keeping the cube)"
+    )
     rules.add_argument("--raccoons", action="store_true", help="money: a beavered player may raccoon (needs --beavers)")
-    rules.add_argument("--automatic-doubles", type=int, default=0, metavar="N",
-                       help="money: up to N tied opening rolls double the cube (default 0)")
+    rules.add_argument(
+        "--automatic-doubles",
+        type=int,
+        default=0,
+        metavar="N",
+        help="money: up to N tied opening rolls double the cube (default 0)",
+    )
     rules.add_argument("--no-crawford", action="store_true", help="match to N: no Crawford rule")
     rules.add_argument("--with-gul-bara", action="store_true", help="tavli: gul-bara is the fourth game of the cycle")
-    rules.add_argument("--option", action="append", default=[], metavar="VARIANT.NAME=VALUE",
-                       help="a variant's rule option, e.g. plakoto.mother_rule=false (repeatable)")
-    demo = sub.add_parser("demo", help="a refereed game on built-in stand-ins: emulated board, rendered camera, mock panel")
+    rules.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="VARIANT.NAME=VALUE",
+        help="a variant's rule option, e.g. plakoto.mother_rule=false (repeatable)",
+    )
+    demo = sub.add_parser(
+        "demo", help="a refereed game on built-in stand-ins: emulated board, rendered camera, mock panel"
+    )
     demo.add_argument("--seed", type=int, default=7, help="seed of the dice and the players (default 7)")
-    demo.add_argument("--match", type=int, default=0, metavar="N", help="play a backgammon match to N points (default: one money game)")
+    demo.add_argument(
+        "--match",
+        type=int,
+        default=0,
+        metavar="N",
+        help="play a backgammon match to N points (default: one money game)",
+    )
     demo.add_argument("--quiet", action="store_true", help="print the referee's calls and the result, not every play")
-    demo.add_argument("--no-camera", action="store_true", help="dice typed in instead of read from rendered camera frames")
-    demo.add_argument("--out", default="demo-match", help="where to leave the match journal and its exports (default demo-match/)")
+    demo.add_argument(
+        "--no-camera", action="store_true", help="dice typed in instead of read from rendered camera frames"
+    )
+    demo.add_argument(
+        "--out", default="demo-match", help="where to leave the match journal and its exports (default demo-match/)"
+    )
     return parser
 
 

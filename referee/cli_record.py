@@ -27,8 +27,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     rsub = record.add_subparsers(dest="record_command", required=True)
     e = rsub.add_parser("export", help="write a match journal as a gnubg .mat file, plain text or JSON")
     e.add_argument("journal", help="the match journal (JSON lines, as the referee writes it)")
-    e.add_argument("--format", "-f", choices=FORMATS, default="txt",
-                   help="mat: gnubg/Jellyfish match file (backgammon and portes games); txt; json (default txt)")
+    e.add_argument(
+        "--format",
+        "-f",
+        choices=FORMATS,
+        default="txt",
+        help="mat: gnubg/Jellyfish match file (backgammon and portes games); txt; json (default txt)",
+    )
     e.add_argument("-o", "--output", help="file to write (default: standard output)")
 
 

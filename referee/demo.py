@@ -129,9 +129,18 @@ class DemoTable:
         y = rng.uniform(FIELD_Y0 + 195, FIELD_Y1 - 195)  # the middle of the field, clear of most checkers
         xa = rng.uniform(x0 + 20, (x0 + x1) / 2 - 15)
         xb = rng.uniform((x0 + x1) / 2 + 15, x1 - 20)
-        dice = [DieSpec(values[0], (xa, y + rng.uniform(-20, 20)), cocked=cocked), DieSpec(values[1], (xb, y + rng.uniform(-20, 20)))]
-        frame = render(position, dice=dice, cube=cube, camera=camera_pose(self.seed), seed=self.seed * 100003 + self.shots,
-                       scene_seed=self.seed)
+        dice = [
+            DieSpec(values[0], (xa, y + rng.uniform(-20, 20)), cocked=cocked),
+            DieSpec(values[1], (xb, y + rng.uniform(-20, 20))),
+        ]
+        frame = render(
+            position,
+            dice=dice,
+            cube=cube,
+            camera=camera_pose(self.seed),
+            seed=self.seed * 100003 + self.shots,
+            scene_seed=self.seed,
+        )
         return read_frame(self.geometry, frame.image, self.palette)
 
 
@@ -142,7 +151,9 @@ def _cube_for_camera(ref: Referee):
     return (1, "centre") if cube.owner is None else (cube.value, cube.owner.value)
 
 
-def run_demo(seed: int = 7, match: int = 0, quiet: bool = False, camera: bool = True, out: str | Path = "demo-match") -> int:
+def run_demo(
+    seed: int = 7, match: int = 0, quiet: bool = False, camera: bool = True, out: str | Path = "demo-match"
+) -> int:
     """Play a refereed game (``match`` 0) or a match to ``match`` points on the emulated table; returns the exit status."""
     console = Console(highlight=False)
     rng = random.Random(seed)
@@ -156,7 +167,9 @@ def run_demo(seed: int = 7, match: int = 0, quiet: bool = False, camera: bool = 
     ref = Referee.new(journal, spec, white="Alice", black="Bob", games=1 if match == 0 else None)
     what = "a game of backgammon" if match == 0 else f"a backgammon match to {match}"
     console.print(f"[bold]tavli-table demo[/bold]: {what} refereed on the emulated table (seed {seed})")
-    console.print(f"  sensor board on {table.board.emulator.path}; camera: {'rendered frames' if camera else 'off (dice typed in)'}; panel: gpiozero mock pins")
+    console.print(
+        f"  sensor board on {table.board.emulator.path}; camera: {'rendered frames' if camera else 'off (dice typed in)'}; panel: gpiozero mock pins"
+    )
 
     live_state: dict = {"leds": {}, "dice": None}
     live = Live(console=console, refresh_per_second=8, transient=True)
@@ -169,7 +182,9 @@ def run_demo(seed: int = 7, match: int = 0, quiet: bool = False, camera: bool = 
         owner = "centre" if cube is None or cube.owner is None else cube.owner.value
         leds = ", ".join(f"{w} {c}" for w, c in live_state["leds"].items()) or "all dark"
         dice = "-".join(map(str, live_state["dice"])) if live_state["dice"] else "none"
-        lines.append(Text(f"  dice: {dice}   cube: {cube.value if cube else 1} ({owner})   LEDs: {leds}   phase: {ref.phase}"))
+        lines.append(
+            Text(f"  dice: {dice}   cube: {cube.value if cube else 1} ({owner})   LEDs: {leds}   phase: {ref.phase}")
+        )
         return Group(*lines)
 
     def call(calls: Calls, *, always: bool = False) -> None:
@@ -224,9 +239,13 @@ def run_demo(seed: int = 7, match: int = 0, quiet: bool = False, camera: bool = 
                         if cocked:
                             cocked_turn = -1
                         if unread < 3:
-                            console.print(f"  [yellow]camera:[/yellow] {obs.status}, {len(obs.dice)} dice seen: the referee asks for a new throw")
+                            console.print(
+                                f"  [yellow]camera:[/yellow] {obs.status}, {len(obs.dice)} dice seen: the referee asks for a new throw"
+                            )
                             continue
-                        console.print(f"  [yellow]camera:[/yellow] {len(obs.dice)} dice seen three times: {side.value} enters {values[0]}-{values[1]} on the keyboard")
+                        console.print(
+                            f"  [yellow]camera:[/yellow] {len(obs.dice)} dice seen three times: {side.value} enters {values[0]}-{values[1]} on the keyboard"
+                        )
                         unread = 0
                         turns += 1
                         call(ref.dice(values))
@@ -238,14 +257,18 @@ def run_demo(seed: int = 7, match: int = 0, quiet: bool = False, camera: bool = 
                         continue
                     if obs.cube is not None:
                         call(ref.cube_seen(obs.cube.where, obs.cube.value))
-                    if board_seen is not None and obs.checkers is not None:  # the camera's checkers fused with the board's
+                    if (
+                        board_seen is not None and obs.checkers is not None
+                    ):  # the camera's checkers fused with the board's
                         c = obs.checkers
                         fused = fuse(ref.position, board_seen, (c.points, c.bar, c.off), camera_confidence=c.confidence)
                         compared += 26
                         agreed += 26 - len(fused.disagree)
                         if fused.disagree:
-                            console.print(f"  [yellow]camera:[/yellow] board and camera disagree at "
-                                          f"{', '.join(map(str, fused.disagree))} (lit amber; the board's count is kept)")
+                            console.print(
+                                f"  [yellow]camera:[/yellow] board and camera disagree at "
+                                f"{', '.join(map(str, fused.disagree))} (lit amber; the board's count is kept)"
+                            )
                     seen = tuple(d.value for d in dice)
                     live_state["dice"] = seen
                     calls = ref.dice(seen, halves=tuple(d.half for d in dice))

@@ -397,13 +397,19 @@ def _value(mine: Board, theirs: Board, variant) -> float:
 
 def _contact(mine: Board, theirs: Board, variant) -> bool:
     """Whether the two sides can still meet: some checker of one is behind one of the other."""
-    my_back = max((x for x in range(1, 26) if mine.me[x] or (mine.pins is not None and x <= 24 and mine.pins[x] == 1)), default=0)
+    my_back = max(
+        (x for x in range(1, 26) if mine.me[x] or (mine.pins is not None and x <= 24 and mine.pins[x] == 1)), default=0
+    )
     conv = _opp_point_map(variant)
     if variant.geometry == "same":
         # same direction: the race is over only once both sides' checkers are all home
         return any(mine.me[x] for x in range(7, 25)) or any(theirs.me[x] for x in range(7, 25))
     their_back_in_my_numbering = min(
-        (conv[q] if q <= 24 else 0 for q in range(1, 26) if theirs.me[q] or (theirs.pins is not None and q <= 24 and theirs.pins[q] == 1)),
+        (
+            conv[q] if q <= 24 else 0
+            for q in range(1, 26)
+            if theirs.me[q] or (theirs.pins is not None and q <= 24 and theirs.pins[q] == 1)
+        ),
         default=25,
     )
     return my_back > their_back_in_my_numbering

@@ -220,7 +220,9 @@ def export_mat(record: Record) -> str:
         except ValueError:
             pass
     cube = spec.cube if spec.kind == "money" else {}
-    variation = "Backgammon" if all(g.variant == "backgammon" for g in games) else "Backgammon (portes games of a tavli match)"
+    variation = (
+        "Backgammon" if all(g.variant == "backgammon" for g in games) else "Backgammon (portes games of a tavli match)"
+    )
     header = [
         '; [Site "tavli-table"]',
         f'; [Player 1 "{_mat_name(record.players.get("white", "white"))}"]',
@@ -303,7 +305,10 @@ def export_text(record: Record) -> str:
             elif kind == "resign":
                 level = e.get("level")
                 what = {1: "a single game", 2: "a gammon", 3: "a backgammon"}.get(level, "")
-                out.append(f"       {e['side']} {e['action']}s" + (f" to resign {what}" if e["action"] == "offer" else " the resignation"))
+                out.append(
+                    f"       {e['side']} {e['action']}s"
+                    + (f" to resign {what}" if e["action"] == "offer" else " the resignation")
+                )
             elif kind == "correction":
                 wrong = ", ".join(map(str, e["wrong"]))
                 expected = e.get("expected")
@@ -318,7 +323,9 @@ def export_text(record: Record) -> str:
             if o["winner"] is None:
                 out.append("  result: a draw")
             else:
-                out.append(f"  result: {_side_name(record, o['winner'])} wins {o['points']} ({o['kind']}, cube {o['cube']})")
+                out.append(
+                    f"  result: {_side_name(record, o['winner'])} wins {o['points']} ({o['kind']}, cube {o['cube']})"
+                )
     out.append("")
     fs = record.final_score
     if record.match_end is not None:

@@ -48,8 +48,14 @@ class BoardSeen(NamedTuple):
     at_least: Mapping[Place, int] = {}
 
     @classmethod
-    def counted(cls, points: Sequence[int], pinned: Sequence[int], bar: Sequence[int], off: Sequence[int],
-                at_least: Sequence[Place] = ()) -> BoardSeen:
+    def counted(
+        cls,
+        points: Sequence[int],
+        pinned: Sequence[int],
+        bar: Sequence[int],
+        off: Sequence[int],
+        at_least: Sequence[Place] = (),
+    ) -> BoardSeen:
         """The board's counts, where the places ``at_least`` are lower bounds (each bound its count)."""
         bounds = {p: abs(_count(points, bar, off, p)) for p in at_least}
         return cls(tuple(points), tuple(pinned), (bar[0], bar[1]), (off[0], off[1]), bounds)

@@ -826,7 +826,9 @@ class Replay:
         self._side(e)
         self._position(e["rejected"], "rejected")
         wrong = e["wrong"]
-        if not isinstance(wrong, list) or not all(w in ("bar", "off") or (type(w) is int and 1 <= w <= 24) for w in wrong):
+        if not isinstance(wrong, list) or not all(
+            w in ("bar", "off") or (type(w) is int and 1 <= w <= 24) for w in wrong
+        ):
             raise self.fail(f"wrong: {wrong!r} must be a list of points 1..24, 'bar' or 'off'")
 
     def _on_game_end(self, e: dict) -> None:

@@ -26,21 +26,47 @@ import json
 import queue
 import threading
 import time
-from typing import Any, Callable, Iterable, TextIO
+from collections.abc import Callable, Iterable
+from typing import Any, TextIO
 
 from board_rules import Position, Side
 from referee.fusion import BoardSeen, fuse
 from referee.session import AMBER, Calls, Referee
 
-COMMANDS = ("roll", "opening", "end", "double", "take", "pass", "beaver", "raccoon", "resign", "accept", "refuse",
-            "hint", "lift", "board", "score", "quit")
+COMMANDS = (
+    "roll",
+    "opening",
+    "end",
+    "double",
+    "take",
+    "pass",
+    "beaver",
+    "raccoon",
+    "resign",
+    "accept",
+    "refuse",
+    "hint",
+    "lift",
+    "board",
+    "score",
+    "quit",
+)
 
 
 class TableSession:
     """The loop of a refereed match at a table. Sources are optional; :meth:`pump` handles what has arrived."""
 
-    def __init__(self, referee: Referee, *, link=None, camera=None, panel=None, lines: Iterable[str] | None = None,
-                 say: Callable[[str], None] = print, hand_pause_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        referee: Referee,
+        *,
+        link=None,
+        camera=None,
+        panel=None,
+        lines: Iterable[str] | None = None,
+        say: Callable[[str], None] = print,
+        hand_pause_s: float = 5.0,
+    ) -> None:
         self.referee = referee
         self.link = link
         self.camera = camera  # an object with read() -> Observation | None (see CameraSource)
@@ -90,19 +116,32 @@ class TableSession:
         except ValueError as exc:
             if seen is not None:  # the board's own reading is not a position yet
                 board = self.board_seen
-                heaps = [p if isinstance(p, int) else p[0] for p in (board.uncountable() if isinstance(board, BoardSeen) else ())]
+                heaps = [
+                    p if isinstance(p, int) else p[0]
+                    for p in (board.uncountable() if isinstance(board, BoardSeen) else ())
+                ]
                 if heaps and self.camera_seen is None:  # two heaps of a colour: the count of 15 cannot finish both
                     where = ", ".join(map(str, dict.fromkeys(heaps)))
-                    self._say_once(Calls({h: AMBER for h in heaps},
-                                         says=(f"the board cannot count the heaped checkers on {where}: lay them along the point",)))
+                    self._say_once(
+                        Calls(
+                            {h: AMBER for h in heaps},
+                            says=(f"the board cannot count the heaped checkers on {where}: lay them along the point",),
+                        )
+                    )
                 elif not (str(getattr(exc, "field", "")).startswith("checkers.") and getattr(exc, "value", 15) < 15):
-                    self._say_once(Calls(says=(f"board reading not usable yet ({exc})",)))  # not just a checker in a hand
+                    self._say_once(
+                        Calls(says=(f"board reading not usable yet ({exc})",))
+                    )  # not just a checker in a hand
             return
         self._unusable_said = None
         calls = self.referee.board(fused.position)
         if fused.disagree:
             leds = {**calls.leds, **{w: AMBER for w in fused.disagree}}
-            calls = Calls(leds, calls.buzzer, calls.says + (f"board and camera disagree at {', '.join(map(str, fused.disagree))}",))
+            calls = Calls(
+                leds,
+                calls.buzzer,
+                calls.says + (f"board and camera disagree at {', '.join(map(str, fused.disagree))}",),
+            )
         self.show(calls)
 
     def _say_once(self, calls: Calls) -> None:
@@ -134,8 +173,9 @@ class TableSession:
             except ValueError:  # both colours on a point no pin explains
                 from firmware_bridge.sensing import counts_from_slots
 
-                sensed = counts_from_slots(event.readings, event.slots_per_point, bar_slots=event.bar_slots,
-                                           tray_slots=event.tray_slots)
+                sensed = counts_from_slots(
+                    event.readings, event.slots_per_point, bar_slots=event.bar_slots, tray_slots=event.tray_slots
+                )
                 self.show(self.referee.conflict([p for p in sensed.uncertain if not like.pinned[p - 1]]))
                 return
             self._board(seen)
@@ -179,16 +219,33 @@ class TableSession:
         if ref.phase == "roll" and fresh:
             if len(fresh) == 2:
                 self._turn_dice = _dice_lying(dice)
-                self.show(ref.dice(tuple(d.value or 0 for d in fresh), halves=tuple(d.half for d in fresh),
-                                   cocked=any(d.cocked for d in fresh)))
+                self.show(
+                    ref.dice(
+                        tuple(d.value or 0 for d in fresh),
+                        halves=tuple(d.half for d in fresh),
+                        cocked=any(d.cocked for d in fresh),
+                    )
+                )
             elif len(fresh) == len(dice):  # thrown and at rest: one is off the playing field, or a third lies there
                 self._turn_dice = _dice_lying(dice)
-                self.show(Calls(says=(f"{len(dice)} dice at rest on the playing field: a die off it is thrown again; "
-                                      "throw both dice again",), buzzer=True))
+                self.show(
+                    Calls(
+                        says=(
+                            f"{len(dice)} dice at rest on the playing field: a die off it is thrown again; "
+                            "throw both dice again",
+                        ),
+                        buzzer=True,
+                    )
+                )
         elif ref.phase == "opening_roll" and len(fresh) == 2:  # one die alone: the other player has yet to throw
             self._turn_dice = _dice_lying(dice)
-            self.show(ref.opening_dice((fresh[0].value or 0, fresh[1].value or 0), (fresh[0].half, fresh[1].half),
-                                       cocked=any(d.cocked for d in fresh)))
+            self.show(
+                ref.opening_dice(
+                    (fresh[0].value or 0, fresh[1].value or 0),
+                    (fresh[0].half, fresh[1].half),
+                    cocked=any(d.cocked for d in fresh),
+                )
+            )
         elif ref.phase == "play" and not obs.dice:
             self._end_turn(lambda: ref.dice(None))  # the dice were picked up: the turn ends
         if obs.cube is not None:
@@ -210,10 +267,18 @@ class TableSession:
                 self.say("stopped; the journal keeps the match: tavli play --resume JOURNAL")
             elif name == "roll":
                 d = [int(v) for v in rest.split()]
-                self.show(ref.dice((d[0], d[1])) if len(d) == 2 else Calls(says=("roll: give two dice, e.g. roll 3 5",), buzzer=True))
+                self.show(
+                    ref.dice((d[0], d[1]))
+                    if len(d) == 2
+                    else Calls(says=("roll: give two dice, e.g. roll 3 5",), buzzer=True)
+                )
             elif name == "opening":
                 d = [int(v) for v in rest.split()]
-                self.show(ref.opening(d[0], d[1]) if len(d) == 2 else Calls(says=("opening: give white's and black's die",), buzzer=True))
+                self.show(
+                    ref.opening(d[0], d[1])
+                    if len(d) == 2
+                    else Calls(says=("opening: give white's and black's die",), buzzer=True)
+                )
             elif name == "end":
                 self._end_turn(lambda: ref.button("end-turn"))
             elif name == "resign":  # resign LEVEL [white|black]: the side resigning (default: the side on roll)
@@ -265,7 +330,7 @@ class TableSession:
                 event = self.panel.get_event(timeout=0)
                 if event is not None:
                     if event.action == "end_turn":
-                        self._end_turn(lambda: self.referee.panel(event.action))
+                        self._end_turn(lambda action=event.action: self.referee.panel(action))
                     else:
                         self.show(self.referee.panel(event.action))
                     busy = True
@@ -298,7 +363,11 @@ class TableSession:
         """End the turn with ``ending`` unless a source is down: the last board seen may not be the board now."""
         why = self._not_live()
         if why is not None and self.referee.phase == "play":
-            self.show(Calls(says=(f"{why}: the turn cannot be judged until it is back; end the turn again then",), buzzer=True))
+            self.show(
+                Calls(
+                    says=(f"{why}: the turn cannot be judged until it is back; end the turn again then",), buzzer=True
+                )
+            )
             return
         self.show(ending())
 
@@ -306,8 +375,10 @@ class TableSession:
         since = self._hidden_since
         if since is not None and not self._hidden_said and time.monotonic() - since >= self.hand_pause_s:
             self._hidden_said = True
-            self.say(f"something has been over the board for {self.hand_pause_s:.0f} s: the camera cannot see it; "
-                     "the game waits for a clear view")
+            self.say(
+                f"something has been over the board for {self.hand_pause_s:.0f} s: the camera cannot see it; "
+                "the game waits for a clear view"
+            )
 
     def run(self) -> int:
         self.say(f"{self.referee.phase}: " + ("set up the board" if self.referee.phase == "setup" else "go on"))
@@ -320,7 +391,11 @@ def _dice_lying(dice) -> tuple:
     """Dice as they lie: values, halves and board places to 10 mm (a new throw lands elsewhere)."""
     from vision.observe import none_first
 
-    return tuple(sorted(((d.value, d.half, round(d.centre_mm[0] / 10), round(d.centre_mm[1] / 10)) for d in dice), key=none_first))
+    return tuple(
+        sorted(
+            ((d.value, d.half, round(d.centre_mm[0] / 10), round(d.centre_mm[1] / 10)) for d in dice), key=none_first
+        )
+    )
 
 
 class CameraSource:
@@ -351,7 +426,9 @@ class CameraSource:
         cap = cv2.VideoCapture(src)
         if not cap.isOpened():
             return None
-        if isinstance(src, int):  # a camera: ask for the size it was calibrated at (frames of another size are scaled, if they can be)
+        if isinstance(
+            src, int
+        ):  # a camera: ask for the size it was calibrated at (frames of another size are scaled, if they can be)
             w, h = self.pipeline.geometry.image_size
             cap.set(cv2.CAP_PROP_FRAME_WIDTH, w)
             cap.set(cv2.CAP_PROP_FRAME_HEIGHT, h)
@@ -407,20 +484,45 @@ def match_spec(variant: str | None, match: str | None, args=None):
         kind, _, rest = match.partition(":")
         length = _length(rest, match) if kind != "money" else 0
         if kind == "tavli":
-            spec = MatchSpec("tavli", length or 3, with_gul_bara=bool(getattr(args, "with_gul_bara", False)), variant_options=opts)
+            spec = MatchSpec(
+                "tavli", length or 3, with_gul_bara=bool(getattr(args, "with_gul_bara", False)), variant_options=opts
+            )
         elif kind == "money":
             spec = MatchSpec("money", 0, rest or "backgammon", cube=cube, variant_options=opts, games=games)
         else:
-            spec = MatchSpec("match", length or 1, kind or "backgammon", crawford_rule=not getattr(args, "no_crawford", False),
-                             variant_options=opts)
+            spec = MatchSpec(
+                "match",
+                length or 1,
+                kind or "backgammon",
+                crawford_rule=not getattr(args, "no_crawford", False),
+                variant_options=opts,
+            )
     else:
-        spec = MatchSpec("money", 0, variant or "backgammon", cube=cube, variant_options=opts, games=games or (1 if variant else None))
-    unused = [flag for flag, on in (("--jacoby/--beavers/--raccoons/--automatic-doubles", cube), ("--games", games))
-              if on and spec.kind != "money"]
-    unused += [flag for flag, on in (("--no-crawford", getattr(args, "no_crawford", False)),) if on and spec.kind != "match"]
-    unused += [flag for flag, on in (("--with-gul-bara", getattr(args, "with_gul_bara", False)),) if on and spec.kind != "tavli"]
+        spec = MatchSpec(
+            "money",
+            0,
+            variant or "backgammon",
+            cube=cube,
+            variant_options=opts,
+            games=games or (1 if variant else None),
+        )
+    unused = [
+        flag
+        for flag, on in (("--jacoby/--beavers/--raccoons/--automatic-doubles", cube), ("--games", games))
+        if on and spec.kind != "money"
+    ]
+    unused += [
+        flag for flag, on in (("--no-crawford", getattr(args, "no_crawford", False)),) if on and spec.kind != "match"
+    ]
+    unused += [
+        flag
+        for flag, on in (("--with-gul-bara", getattr(args, "with_gul_bara", False)),)
+        if on and spec.kind != "tavli"
+    ]
     if unused:
-        raise JournalError(f"{', '.join(unused)}: not an option of a {spec.kind} {'session' if spec.kind == 'money' else 'match'}")
+        raise JournalError(
+            f"{', '.join(unused)}: not an option of a {spec.kind} {'session' if spec.kind == 'money' else 'match'}"
+        )
     return spec
 
 

@@ -38,7 +38,20 @@ from board_rules.movegen import SearchBudgetExceeded, legal_plays
 from referee import journal as J
 
 RED, GREEN, BLUE, AMBER = "red", "green", "blue", "amber"
-BUTTONS = ("end-turn", "double", "take", "pass", "beaver", "raccoon", "resign-1", "resign-2", "resign-3", "accept", "refuse", "hint")
+BUTTONS = (
+    "end-turn",
+    "double",
+    "take",
+    "pass",
+    "beaver",
+    "raccoon",
+    "resign-1",
+    "resign-2",
+    "resign-3",
+    "accept",
+    "refuse",
+    "hint",
+)
 # the half of the board where each side's dice must come to rest: the thrower's right-hand board
 RIGHT_HAND_HALF = {Side.WHITE: "right", Side.BLACK: "left"}
 
@@ -57,9 +70,7 @@ class Calls:
 class Referee:
     """A match at a table, refereed (see the module docstring). Use :meth:`new` or :meth:`resume`."""
 
-    def __init__(
-        self, journal: J.Journal, replay: J.Replay, *, teach: bool = False, dice_rule: bool = True
-    ) -> None:
+    def __init__(self, journal: J.Journal, replay: J.Replay, *, teach: bool = False, dice_rule: bool = True) -> None:
         self.journal = journal
         self.replay = replay
         self.teach = teach
@@ -164,7 +175,9 @@ class Referee:
             if outcome.winner is None:
                 says.append("the game is drawn")
             else:
-                says.append(f"{outcome.winner.value} wins {outcome.points} point{'s' if outcome.points != 1 else ''} ({outcome.kind})")
+                says.append(
+                    f"{outcome.winner.value} wins {outcome.points} point{'s' if outcome.points != 1 else ''} ({outcome.kind})"
+                )
         board = self.replay.scoreboard
         games = self.replay.spec.games
         if isinstance(board, MoneySession) and games is not None and self.replay.game >= games:
@@ -226,8 +239,12 @@ class Referee:
                 return self._calls(["the board is set: each player throws one die"])
             if nxt == "play":
                 what = "the opening " if self.replay.position.rolls == (0, 0) else ""
-                calls = self._start_turn([f"the board is set: {self.on_roll.value} plays {what}{self.replay.roll}"
-                                          + (", the checkers already moved where they are" if mid_turn else "")])
+                calls = self._start_turn(
+                    [
+                        f"the board is set: {self.on_roll.value} plays {what}{self.replay.roll}"
+                        + (", the checkers already moved where they are" if mid_turn else "")
+                    ]
+                )
                 if mid_turn and self._tracker is not None:
                     self._last_good = seen
                 return calls
@@ -247,7 +264,9 @@ class Referee:
             wrong = board_diff(self.replay.position, seen)
             self._leds = {w: RED for w in wrong}
             if wrong:
-                return self._calls([f"{', '.join(map(str, wrong))}: the board changed out of turn; put it back"], buzzer=True)
+                return self._calls(
+                    [f"{', '.join(map(str, wrong))}: the board changed out of turn; put it back"], buzzer=True
+                )
             return self._calls()
         return self._calls()
 
@@ -282,7 +301,9 @@ class Referee:
             return self._start_turn(says + [f"{self.on_roll.value} plays {self.replay.roll}"])
         return self._calls(says + [f"{self.on_roll.value} to roll"])
 
-    def opening_dice(self, values: tuple[int, int], halves: tuple[str | None, str | None], *, cocked: bool = False) -> Calls:
+    def opening_dice(
+        self, values: tuple[int, int], halves: tuple[str | None, str | None], *, cocked: bool = False
+    ) -> Calls:
         """The opening roll as the camera sees it: each player's one die, which must come to rest in
         that player's own right-hand board (white's die in ``"right"``, black's in ``"left"``, as white
         sees it). A cocked die, or two dice in one half, are thrown again."""
@@ -296,7 +317,9 @@ class Referee:
             return self._refuse("opening roll: each player throws one die into their own right-hand board: throw again")
         return self.opening(white, black)
 
-    def dice(self, values: tuple[int, int] | None, *, halves: tuple[str | None, ...] = (), cocked: bool = False) -> Calls:
+    def dice(
+        self, values: tuple[int, int] | None, *, halves: tuple[str | None, ...] = (), cocked: bool = False
+    ) -> Calls:
         """The dice at rest (``values``), or picked up (None: that ends the turn, as the end-of-turn button).
 
         ``halves`` are where each die lies (``"left"``/``"right"`` as white sees it, None off the
@@ -390,8 +413,16 @@ class Referee:
             gained, lost = any(_more(board, start, s, w) for s in sides), any(_more(start, board, s, w) for s in sides)
             leds[w] = AMBER if gained and lost else (BLUE if gained else GREEN)
         self._leds = leds
-        return self._calls(["to take the play back, lift from the blue places, put back on the green"
-                            + (", and where amber put the hit checker back in place of the hitter" if AMBER in leds.values() else "")])
+        return self._calls(
+            [
+                "to take the play back, lift from the blue places, put back on the green"
+                + (
+                    ", and where amber put the hit checker back in place of the hitter"
+                    if AMBER in leds.values()
+                    else ""
+                )
+            ]
+        )
 
     def _in_context(self, name: str) -> str:
         """What a panel button means now: the panel has no accept, refuse or raccoon buttons. A
@@ -442,7 +473,9 @@ class Referee:
             if reason is not None:
                 return self._refuse(f"resign: {reason}")
             self._record(event)
-            return self._calls([f"{who.value} offers to resign ({['', 'single', 'gammon', 'backgammon'][int(name[-1])]})"])
+            return self._calls(
+                [f"{who.value} offers to resign ({['', 'single', 'gammon', 'backgammon'][int(name[-1])]})"]
+            )
         # accept / refuse a resignation: by the side that did not offer
         offered_by = self.replay.cube.resigned_by
         if offered_by is None:
@@ -469,8 +502,13 @@ class Referee:
             self._record(J.correction(side, roll, list(verdict.wrong), seen, expected))
             self._leds = {w: RED for w in verdict.wrong}
             near = f"; the nearest legal play is {expected}" if expected else ""
-            return self._calls([f"{side.value} {roll}: not a legal play: {', '.join(map(str, verdict.wrong))} wrong{near}"
-                                + _one_checker_off(position, roll, seen, verdict)], buzzer=True)
+            return self._calls(
+                [
+                    f"{side.value} {roll}: not a legal play: {', '.join(map(str, verdict.wrong))} wrong{near}"
+                    + _one_checker_off(position, roll, seen, verdict)
+                ],
+                buzzer=True,
+            )
         text = str(verdict.play) if verdict.play is not None else ""
         after = position.play(text, roll) if text else position
         if board_diff(after, seen):  # the rules' result must be the board on the table
@@ -493,8 +531,10 @@ class Referee:
         # blue where the player's checkers leave from (a point, the bar), green where they arrive,
         # amber where only the opponent's change (a hit checker going to the bar)
         side = position.turn
-        self._leds = {w: BLUE if _more(position, after, side, w) else GREEN if _more(after, position, side, w) else AMBER
-                      for w in board_diff(position, after)}
+        self._leds = {
+            w: BLUE if _more(position, after, side, w) else GREEN if _more(after, position, side, w) else AMBER
+            for w in board_diff(position, after)
+        }
         hit = " (amber: the hit checker goes to the bar)" if AMBER in self._leds.values() else ""
         return self._calls([f"best play: {best}{hit}"])
 

@@ -139,7 +139,7 @@ class EmulatedTable:
         self.link.stop()
         self.emulator.stop()
 
-    def __enter__(self) -> "EmulatedTable":
+    def __enter__(self) -> EmulatedTable:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -84,9 +84,7 @@ def _check_dice(d1: int, d2: int) -> None:
         raise ValueError(f"dice must be 1..6, not {(d1, d2)!r}")
 
 
-def legal_plays(
-    on_roll: Sequence[int], opponent: Sequence[int], d1: int, d2: int
-) -> dict[Board, tuple[Step, ...]]:
+def legal_plays(on_roll: Sequence[int], opponent: Sequence[int], d1: int, d2: int) -> dict[Board, tuple[Step, ...]]:
     """Each distinct result of a legal play, with one play (gnubg's steps) reaching it.
 
     Results are ``(on_roll, opponent)`` in the input's perspective. With no

@@ -72,7 +72,7 @@ def random_same_direction(rng: random.Random, variant: str = "fevga", rolls=None
         rolls = (rng.randint(0, 30), rng.randint(0, 30))
     sides = ((0, Side.WHITE), (1, Side.BLACK))
     left = []
-    for si, side in sides:
+    for _si, side in sides:
         on_start = rng.randint(0, 15)
         pts[v.white_point(side, 24) - 1] += on_start * side.sign
         left.append(15 - on_start)
@@ -117,6 +117,8 @@ def random_plakoto(rng: random.Random, variant: str = "plakoto", **options) -> P
                     pinned[i] = sign
                     pts[i] = -sign
         try:
-            return Position(v, rng.choice((Side.WHITE, Side.BLACK)), tuple(pts), tuple(pinned), (0, 0), (off[0], off[1]))
+            return Position(
+                v, rng.choice((Side.WHITE, Side.BLACK)), tuple(pts), tuple(pinned), (0, 0), (off[0], off[1])
+            )
         except ValueError:
             continue

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(not gnubg_oracle.available(), reason="gnubg-nn i
 
 def our_results(position, roll):
     out = set()
-    for legs, board, side in legal_results(position, roll):
+    for _legs, board, side in legal_results(position, roll):
         assert side is position.turn
         me = tuple(board.me[1:25]) + (board.me[25],)
         opp = tuple(board.opp[25 - own] for own in range(1, 25)) + (board.opp[0],)

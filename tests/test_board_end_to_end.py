@@ -99,7 +99,9 @@ def test_board_watch_prints_the_board_and_sends_typed_led_commands():
     with BoardEmulator(seed=4, noise=0) as emu:
         emu.set_position(Position.start("backgammon"))
         out = io.StringIO()
-        code = watch(argparse.Namespace(port=emu.path, seconds=None), stdin=io.StringIO("led 13 red\nled 99 red\n"), out=out)
+        code = watch(
+            argparse.Namespace(port=emu.path, seconds=None), stdin=io.StringIO("led 13 red\nled 99 red\n"), out=out
+        )
         assert code == 0
         text = out.getvalue()
         assert "link: connected" in text and "leds: acknowledged" in text
@@ -114,7 +116,9 @@ def test_board_emulate_command_runs_a_script_and_exits(tmp_path):
     script.write_text("move 13 10\nlift 6\nplace 5 white\n")
     proc = subprocess.run(
         [sys.executable, "-m", "referee.cli", "board", "emulate", "--script", str(script), "--exit"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     assert "emulated board on /dev/" in proc.stdout and "LEDs:" in proc.stdout
@@ -122,7 +126,9 @@ def test_board_emulate_command_runs_a_script_and_exits(tmp_path):
     bad.write_text("jump 3\n")
     proc = subprocess.run(
         [sys.executable, "-m", "referee.cli", "board", "emulate", "--script", str(bad), "--exit"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 2 and "'jump 3'" in proc.stderr
 
@@ -175,4 +181,3 @@ def test_link_calibrates_the_emulated_board_and_reports_its_refusals():
             assert link.send_leds(parse_led_command("led 1 red")) is True
         finally:
             link.stop()
-

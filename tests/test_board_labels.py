@@ -16,8 +16,24 @@ DOC = json.loads(LABELS.read_text(encoding="utf-8"))
 FRAMES = DOC["frames"]
 
 KINDS = {"tournament-stream", "stream-crop", "photo", "product-photo", "template", "not-a-board"}
-KEYS = {"kind", "camera", "board", "field_in_view", "occluded", "white_sits", "home", "colours", "points",
-        "bar", "off", "dice", "dice_elsewhere", "cube", "corners", "note"}
+KEYS = {
+    "kind",
+    "camera",
+    "board",
+    "field_in_view",
+    "occluded",
+    "white_sits",
+    "home",
+    "colours",
+    "points",
+    "bar",
+    "off",
+    "dice",
+    "dice_elsewhere",
+    "cube",
+    "corners",
+    "note",
+}
 CUBE_VALUES = {1, 2, 4, 8, 16, 32, 64}
 
 
@@ -62,9 +78,13 @@ def test_a_label_has_every_field_with_its_type(name):
     assert label["kind"] != "not-a-board" and isinstance(label["field_in_view"], bool)
     assert label["white_sits"] in ("bottom", "top") and label["home"] in ("left", "right")
     points = label["points"]
-    assert points is None or (len(points) == 24 and all(c is None or (type(c) is int and -15 <= c <= 15) for c in points))
+    assert points is None or (
+        len(points) == 24 and all(c is None or (type(c) is int and -15 <= c <= 15) for c in points)
+    )
     for place in ("bar", "off"):
-        assert label[place] is None or (set(label[place]) == {"white", "black"} and all(map(is_count, label[place].values())))
+        assert label[place] is None or (
+            set(label[place]) == {"white", "black"} and all(map(is_count, label[place].values()))
+        )
 
 
 @pytest.mark.parametrize("name", sorted(FRAMES))

@@ -49,7 +49,13 @@ def _position(points, off=(0, 0)):
 
 @pytest.mark.parametrize(
     "seed, style, checkers, hand",
-    [(0, "walnut", "matte", False), (1, "felt", "glossy", False), (2, "olive", "metal", False), (3, "walnut", "glossy", True), (11, "felt", "metal", False)],
+    [
+        (0, "walnut", "matte", False),
+        (1, "felt", "glossy", False),
+        (2, "olive", "metal", False),
+        (3, "walnut", "glossy", True),
+        (11, "felt", "metal", False),
+    ],
 )
 def test_markers_recover_the_renderers_homography_within_3px_at_every_point(seed, style, checkers, hand):
     frame = render(START, seed=seed, style=style, checkers=checkers, hand=hand, dice=[(3, None), (5, None)])
@@ -128,7 +134,9 @@ def test_geometry_json_round_trip_and_contents(tmp_path):
     poly = np.array(data["regions"]["points"]["1"])
     centre_mm = g.to_board([poly.mean(0)])[0]
     assert GEOMETRY.point_at(*centre_mm) == 1
-    c = cv2.pointPolygonTest(poly.astype(np.float32), tuple(float(v) for v in data["white_point_1"]["centre_px"]), False)
+    c = cv2.pointPolygonTest(
+        poly.astype(np.float32), tuple(float(v) for v in data["white_point_1"]["centre_px"]), False
+    )
     assert c > 0
 
 
@@ -138,8 +146,14 @@ def test_geometry_json_round_trip_and_contents(tmp_path):
         ("not json", "not JSON"),
         ('{"format": "other"}', "format: 'other'"),
         ('{"format": "tavli-geometry/1", "image_size": [10, 10], "source": "markers"}', "missing field 'homography'"),
-        ('{"format": "tavli-geometry/1", "homography": [[0,0,0],[0,0,0],[0,0,0]], "image_size": [10, 10], "source": "markers"}', "invertible"),
-        ('{"format": "tavli-geometry/1", "homography": [[1,0,0],[0,1,0],[0,0,1]], "image_size": [10, 10], "source": "guess"}', "source: 'guess'"),
+        (
+            '{"format": "tavli-geometry/1", "homography": [[0,0,0],[0,0,0],[0,0,0]], "image_size": [10, 10], "source": "markers"}',
+            "invertible",
+        ),
+        (
+            '{"format": "tavli-geometry/1", "homography": [[1,0,0],[0,1,0],[0,0,1]], "image_size": [10, 10], "source": "guess"}',
+            "source: 'guess'",
+        ),
     ],
 )
 def test_bad_geometry_files_raise_clear_errors(tmp_path, text, match):
@@ -179,7 +193,9 @@ def test_rectify_puts_point_regions_where_the_geometry_says(style):
     points = [0] * 24
     points[0] = 1  # one white checker on white's point 1
     points[23] = -1  # one black checker on point 24; the rest borne off
-    frame = render(_position(points, off=(14, 14)), seed=12, style=style, checkers="matte", lighting=False, noise=0, jpeg=None)
+    frame = render(
+        _position(points, off=(14, 14)), seed=12, style=style, checkers="matte", lighting=False, noise=0, jpeg=None
+    )
     g = calibrate(frame.image)
     ppm = 2.0
     top = rectify(g, frame.image, ppm)

@@ -57,9 +57,11 @@ def test_rules_plays_prints_play_and_position_per_result(tmp_path):
 
 def test_rules_plays_with_no_legal_play_prints_the_passed_turn():
     p = {
-        "variant": "backgammon", "turn": "white",
+        "variant": "backgammon",
+        "turn": "white",
         "points": [14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -2, -2, -2, -2, -2, -2],
-        "bar": {"white": 1, "black": 0}, "off": {"white": 0, "black": 3},
+        "bar": {"white": 1, "black": 0},
+        "off": {"white": 0, "black": 3},
     }
     code, out, _ = run(["rules", "plays", "--dice", "6", "6", "-"], json.dumps(p))
     data = json.loads(out)
@@ -78,8 +80,11 @@ def test_rules_plays_batch_prints_one_array_per_line_in_order():
 
 
 def test_rules_plays_batch_reports_a_bad_line_and_goes_on():
-    lines = ["{not json", json.dumps({"position": json.loads(start("portes")), "dice": [7, 1]}),
-             json.dumps({"position": json.loads(start("portes")), "dice": [2, 1]})]
+    lines = [
+        "{not json",
+        json.dumps({"position": json.loads(start("portes")), "dice": [7, 1]}),
+        json.dumps({"position": json.loads(start("portes")), "dice": [2, 1]}),
+    ]
     code, out, err = run(["rules", "plays", "--batch"], "\n".join(lines))
     rows = [json.loads(x) for x in out.splitlines()]
     assert code == 2 and "error" in rows[0] and "error" in rows[1] and isinstance(rows[2], list)
@@ -164,7 +169,9 @@ def test_demo_referees_a_game_on_the_emulated_table_with_camera_board_and_panel(
     assert "camera: rendered frames" in out and "panel: gpiozero mock pins" in out
     assert "not a legal play" in out and "double" in out and "take" in out  # the slip was caught; the cube was used
     agreed, compared = map(int, re.search(r"board and camera agreed on (\d+) of (\d+) places", out).groups())
-    assert compared >= 26 * 10 and agreed >= 0.99 * compared  # the camera's checkers fused with the board's at each throw
+    assert (
+        compared >= 26 * 10 and agreed >= 0.99 * compared
+    )  # the camera's checkers fused with the board's at each throw
     assert resume(tmp_path / "match-3.jsonl").phase == "over"
     mat = (tmp_path / "match-3.mat").read_text()
     assert "Doubles => 2" in mat and "Takes" in mat

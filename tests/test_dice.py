@@ -62,7 +62,11 @@ def _die_px(image):
 
 @pytest.mark.parametrize(
     "seed,style,checkers,size,scaled",
-    [(211, "walnut", "matte", (1280, 960), 0), (212, "olive", "metal", (2560, 1920), -1), (214, "felt", "glossy", (1280, 720), 1)],
+    [
+        (211, "walnut", "matte", (1280, 960), 0),
+        (212, "olive", "metal", (2560, 1920), -1),
+        (214, "felt", "glossy", (1280, 720), 1),
+    ],
 )
 def test_with_a_dies_size_known_rendered_dice_are_read_and_nothing_else_is(seed, style, checkers, size, scaled):
     # the calibrated board's path: a die's size in px known; large dice read on a shrunk copy, small ones on an enlarged one
@@ -82,12 +86,18 @@ def test_with_a_dies_size_known_rendered_dice_are_read_and_nothing_else_is(seed,
         near = _near(readings, truth.centre, tol=0.5 * die_px)
         assert len(near) == 1, (truth, readings)
         assert near[0].value == truth.value and not near[0].cocked
-        assert 0.8 * die_px <= near[0].box[2] <= 1.6 * die_px  # in the image's px (a turned die's box is wider), not the shrunk copy's
+        assert (
+            0.8 * die_px <= near[0].box[2] <= 1.6 * die_px
+        )  # in the image's px (a turned die's box is wider), not the shrunk copy's
     assert len(readings) == len(frame.dice)
 
 
 def test_with_a_dies_size_known_a_cocked_die_is_flagged_and_only_the_masks_box_is_read():
-    frame = render(START, dice=[DieSpec(5, at=(470.0, 330.0), angle=20.0, cocked=True), DieSpec(4, at=(560.0, 200.0), angle=10.0)], seed=213)
+    frame = render(
+        START,
+        dice=[DieSpec(5, at=(470.0, 330.0), angle=20.0, cocked=True), DieSpec(4, at=(560.0, 200.0), angle=10.0)],
+        seed=213,
+    )
     die_px = _die_px(frame.image)
     readings = read_dice(default_config(), frame.image, die_px=die_px)
     cocked, flat = frame.dice
@@ -120,7 +130,11 @@ def test_the_cube_and_stacked_glossy_checkers_are_not_dice(reader):
 
 
 def test_a_cocked_die_is_flagged_by_the_classical_reader():
-    frame = render(START, dice=[DieSpec(5, at=(470.0, 330.0), angle=20.0, cocked=True), DieSpec(4, at=(560.0, 200.0), angle=10.0)], seed=208)
+    frame = render(
+        START,
+        dice=[DieSpec(5, at=(470.0, 330.0), angle=20.0, cocked=True), DieSpec(4, at=(560.0, 200.0), angle=10.0)],
+        seed=208,
+    )
     readings = read_dice(default_config(), frame.image, reader="classical")
     cocked, flat = frame.dice
     (r,) = _near(readings, cocked.centre)
@@ -162,7 +176,13 @@ def test_bad_images_and_masks_are_refused(reader):
 
 def test_a_reading_round_trips_to_plain_data():
     r = DieReading(4, (10, 20, 30, 30), (25.0, 35.0), False, 0.9)
-    assert r.to_dict() == {"value": 4, "box": [10, 20, 30, 30], "centre": [25.0, 35.0], "cocked": False, "confidence": 0.9}
+    assert r.to_dict() == {
+        "value": 4,
+        "box": [10, 20, 30, 30],
+        "centre": [25.0, 35.0],
+        "cocked": False,
+        "confidence": 0.9,
+    }
     with pytest.raises(ValueError):
         DieReading(7, (0, 0, 1, 1), (0.0, 0.0))
 
@@ -218,7 +238,9 @@ def test_real_photos_of_dice_are_found_and_read():
                 key=lambda i: np.hypot(readings[i].centre[0] - cx, readings[i].centre[1] - cy),
                 default=None,
             )
-            if best is not None and np.hypot(readings[best].centre[0] - cx, readings[best].centre[1] - cy) <= max(8.0, 0.6 * size):
+            if best is not None and np.hypot(readings[best].centre[0] - cx, readings[best].centre[1] - cy) <= max(
+                8.0, 0.6 * size
+            ):
                 used.add(best)
                 good += readings[best].value == value
         false_pos += len(readings) - len(used)
@@ -239,7 +261,9 @@ def test_on_a_calibrated_board_a_white_die_by_a_dark_point_and_a_black_die_among
 def _bench_frame(seed, hands=0.2, size=None):
     """A frame of the accuracy benchmark (``benchmarks/bench_vision.py``, ``hands`` the share of
     frames with a hand; ``size`` (width, height) if not the renderer's) and its observation."""
-    spec = importlib.util.spec_from_file_location("bench_vision", Path(__file__).resolve().parents[1] / "benchmarks" / "bench_vision.py")
+    spec = importlib.util.spec_from_file_location(
+        "bench_vision", Path(__file__).resolve().parents[1] / "benchmarks" / "bench_vision.py"
+    )
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     s = bench.scene(seed, hands)
@@ -402,7 +426,9 @@ def _barred_die(angles=(0.0, 0.0), face=(245, 245, 245), gap=13.0, parted=False,
 def test_two_parallel_bars_on_a_die_face_of_known_size_are_a_cocked_six_and_nothing_else_is():
     (r,) = read_dice(default_config(), _barred_die(), die_px=24.0)
     assert (r.value, r.cocked) == (6, True) and np.hypot(r.centre[0] - 100, r.centre[1] - 80) < 2
-    assert read_dice(default_config(), _barred_die(), die_px=None, reader="classical") == []  # a die's size unknown: no bars looked for
+    assert (
+        read_dice(default_config(), _barred_die(), die_px=None, reader="classical") == []
+    )  # a die's size unknown: no bars looked for
     assert read_dice(default_config(), _barred_die(angles=(0.0, 40.0)), die_px=24.0) == []  # not parallel
     assert read_dice(default_config(), _barred_die(gap=22.0), die_px=24.0) == []  # too far apart for one face
     assert read_dice(default_config(), _barred_die(parted=True), die_px=24.0) == []  # no one face between them

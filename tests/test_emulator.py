@@ -271,8 +271,16 @@ def test_unknown_types_wrong_lengths_and_newer_minors_are_answered_as_the_firmwa
         bytes([3, 1, 99, 0, 150, 0, 30, 0, 50, 0]),  # heartbeat_ms 99
         bytes([3, 1, 0xE9, 3, 150, 0, 30, 0, 50, 0]),  # heartbeat_ms 1001
     ],
-    ids=["hysteresis", "threshold-plus-hysteresis", "polarity-margin", "threshold", "debounce", "report-mode",
-         "heartbeat-low", "heartbeat-high"],
+    ids=[
+        "hysteresis",
+        "threshold-plus-hysteresis",
+        "polarity-margin",
+        "threshold",
+        "debounce",
+        "report-mode",
+        "heartbeat-low",
+        "heartbeat-high",
+    ],
 )
 def test_config_out_of_range_is_nacked_bad_value_and_changes_nothing(board, host, payload):
     host.handshake()

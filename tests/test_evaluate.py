@@ -20,7 +20,9 @@ from referee.evaluate import (
 )
 from tests.helpers import make, plays
 
-needs_gnubg = pytest.mark.skipif(not evaluate.gnubg_available(), reason="gnubg-nn is not installed (pip install gnubg-nn)")
+needs_gnubg = pytest.mark.skipif(
+    not evaluate.gnubg_available(), reason="gnubg-nn is not installed (pip install gnubg-nn)"
+)
 
 
 @pytest.fixture
@@ -92,7 +94,7 @@ def test_heuristic_pins_in_plakoto():
 def test_heuristic_does_not_leave_the_mother_alone_in_plakoto():
     # white's last two checkers on its start, black can reach 24 from 18 and 19
     pos = make("plakoto", {24: 2, 13: 7, 8: 6, 18: -2, 19: -2, 1: -11})
-    for play, after in legal_plays(pos, Roll(5, 3)):
+    for _play, after in legal_plays(pos, Roll(5, 3)):
         if after.count(Side.WHITE, 24) == 1:
             assert score_position(after, Side.WHITE) < score_position(
                 Position.play(pos, best_play(pos, Roll(5, 3)), Roll(5, 3)), Side.WHITE

@@ -65,7 +65,11 @@ def gnubg(tmp_path):
         commands.write_text(f"import mat {mat}\nshow score\nshow board\nquit\n")
         out = subprocess.run(
             [binary, "-t", "-q", "-c", str(commands)],
-            capture_output=True, text=True, timeout=60, check=False, env={**os.environ, "HOME": str(home)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            env={**os.environ, "HOME": str(home)},
         )
         text = out.stdout + out.stderr
         ids = re.findall(r"Position ID: (\S+)", text)
@@ -193,7 +197,9 @@ def test_mat_refuses_a_journal_without_backgammon_or_portes(tmp_path):
 # =============================================================================== text and JSON, every variant
 
 
-@pytest.mark.parametrize("variant", ["plakoto", "fevga", "gul-bara", "long-nardy", "short-nardy", "portes", "backgammon"])
+@pytest.mark.parametrize(
+    "variant", ["plakoto", "fevga", "gul-bara", "long-nardy", "short-nardy", "portes", "backgammon"]
+)
 def test_text_and_json_exports_of_every_variant(tmp_path, variant):
     path = tmp_path / "m.jsonl"
     written = record_match(path, J.MatchSpec("money", variant=variant), 2, games=1)
@@ -291,9 +297,17 @@ def test_cli_export_writes_each_format(tmp_path):
 @pytest.mark.parametrize(
     "content, message",
     [
-        (('{"seq":1,"time":"t","type":"match_start","match":{"kind":"tavli","length":3},"players":{"white":"a","black":"b"}}\n'
-          "not json\n{}\n"), "line 2: corrupt event"),
-        ('{"seq":1,"time":"t","type":"roll","side":"white","dice":[1,2]}\n', "line 1: the journal must begin with match_start"),
+        (
+            (
+                '{"seq":1,"time":"t","type":"match_start","match":{"kind":"tavli","length":3},"players":{"white":"a","black":"b"}}\n'
+                "not json\n{}\n"
+            ),
+            "line 2: corrupt event",
+        ),
+        (
+            '{"seq":1,"time":"t","type":"roll","side":"white","dice":[1,2]}\n',
+            "line 1: the journal must begin with match_start",
+        ),
         ("", "the journal is empty"),
     ],
 )

@@ -34,7 +34,9 @@ def _field_corners(frame) -> np.ndarray:
 @pytest.fixture(scope="module")
 def start_frame():
     """The start, white's roll of 5 and 3 in white's right half, on the walnut board."""
-    return render(START, seed=3, style="walnut", checkers="glossy", size=SIZE, dice=[(5, (470.0, 200.0)), (3, (520.0, 300.0))])
+    return render(
+        START, seed=3, style="walnut", checkers="glossy", size=SIZE, dice=[(5, (470.0, 200.0)), (3, (520.0, 300.0))]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +128,10 @@ def test_vision_read_of_a_missing_or_unreadable_photo_exits_2(tmp_path, capsys):
 
 def test_field_config_reads_its_table_and_refuses_bad_values(tmp_path):
     path = tmp_path / "vision.toml"
-    path.write_text("[checkers]\nedge_threshold = 11.0\n[find_board]\nwork_side_px = 480\ncluster_counts = [4, 6]\n", encoding="utf-8")
+    path.write_text(
+        "[checkers]\nedge_threshold = 11.0\n[find_board]\nwork_side_px = 480\ncluster_counts = [4, 6]\n",
+        encoding="utf-8",
+    )
     assert FieldConfig.load(path) == FieldConfig(work_side_px=480, cluster_counts=(4, 6))
     path.write_text("[find_board]\nwork_sides = 480\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="work_sides"):
@@ -171,7 +176,9 @@ def test_no_gnubg_id_for_an_occluded_reading_or_more_than_15_checkers_of_a_side(
         gnubg_id(_observation(points))
 
 
-@pytest.mark.skipif(not (DATA / "frame1.jpg").exists() or not LABELS.exists(), reason="needs ../shared/data/boards/backgammoncv")
+@pytest.mark.skipif(
+    not (DATA / "frame1.jpg").exists() or not LABELS.exists(), reason="needs ../shared/data/boards/backgammoncv"
+)
 def test_the_field_of_a_real_tournament_frame_is_found_near_its_hand_labelled_corners():
     labels = json.loads(LABELS.read_text(encoding="utf-8"))["frames"]["frame1.jpg"]["corners"]
     fit = find_field(None, cv2.imread(str(DATA / "frame1.jpg")))

@@ -840,10 +840,12 @@ def test_sim_snapshot_shows_checkers_placed_through_the_harness(sim):
     snap = _next(
         link,
         Snapshot,
-        where=lambda s: counts_from_slots(s.readings).points[5] == -6
-        and counts_from_slots(s.readings).points[23] == 2
-        and counts_from_slots(s.readings).bar == (1, 0)
-        and counts_from_slots(s.readings).off == (0, 1),
+        where=lambda s: (
+            counts_from_slots(s.readings).points[5] == -6
+            and counts_from_slots(s.readings).points[23] == 2
+            and counts_from_slots(s.readings).bar == (1, 0)
+            and counts_from_slots(s.readings).off == (0, 1)
+        ),
     )
     counts = counts_from_slots(snap.readings)
     assert counts.uncertain == ()

@@ -271,13 +271,9 @@ def test_dice_are_stored_higher_die_first_as_gnubg_writes_them():
 def test_player_0_is_white_and_player_1_is_black():
     for owner, bits in ((WHITE, 0), (BLACK, 1), (None, 3)):
         state = dataclasses.replace(MANUAL_EXAMPLE, cube_owner=owner)
-        assert encode_match_id(state) == raw_match_id(
-            manual_fields(1, bits, 1, 0, 1, 1, 0, 0, 5, 2, 9, 2, 4)
-        )
+        assert encode_match_id(state) == raw_match_id(manual_fields(1, bits, 1, 0, 1, 1, 0, 0, 5, 2, 9, 2, 4))
     swapped = dataclasses.replace(MANUAL_EXAMPLE, dice_owner=WHITE, turn=WHITE, score=(4, 2))
-    assert encode_match_id(swapped) == raw_match_id(
-        manual_fields(1, 0, 0, 0, 1, 0, 0, 0, 5, 2, 9, 4, 2)
-    )
+    assert encode_match_id(swapped) == raw_match_id(manual_fields(1, 0, 0, 0, 1, 0, 0, 0, 5, 2, 9, 4, 2))
 
 
 def test_match_id_round_trips_on_random_states():

@@ -77,7 +77,11 @@ def record_match(
                 position = Position.start(variant, starter or Side.WHITE)
                 put(J.game_start(number, position, starter))
                 options = board.cube_options_for_next_game() if variant.has_cube else None
-                cube = CubeState(options=options) if options is not None else CubeState(options=J.CubeOptions.without_cube())
+                cube = (
+                    CubeState(options=options)
+                    if options is not None
+                    else CubeState(options=J.CubeOptions.without_cube())
+                )
                 first = None
                 while starter is None:
                     w, b = rng.randint(1, 6), rng.randint(1, 6)
@@ -131,7 +135,9 @@ def record_match(
                     position = after
                     result = position.outcome()
                     if result is not None:
-                        outcome = result if result.winner is None else cube.outcome(result.winner, result.base, result.kind)
+                        outcome = (
+                            result if result.winner is None else cube.outcome(result.winner, result.base, result.kind)
+                        )
                 board = board.record(outcome)
                 put(J.game_end(outcome, _score(board)))
             winner = None if isinstance(board, MoneySession) else board.winner
@@ -408,7 +414,9 @@ def test_a_pass_is_checked_to_have_no_legal_play(tmp_path):
         jr.append(J.game_start(1, Position.start("portes"), Side.WHITE))
         jr.append(J.roll(Side.WHITE, Roll(6, 5)))
         jr.append(J.pass_turn(Side.WHITE, Roll(6, 5)))
-    with pytest.raises(J.JournalReplayError, match="line 4: pass by white with 6-5, but there is a legal play: '24/13'"):
+    with pytest.raises(
+        J.JournalReplayError, match="line 4: pass by white with 6-5, but there is a legal play: '24/13'"
+    ):
         J.resume(path)
 
 
@@ -450,18 +458,30 @@ def test_resume_replays_a_money_session_of_each_variant(tmp_path, variant):
 
 
 def test_match_spec_round_trips_and_refuses_nonsense():
-    for spec in (TAVLI, BG_MATCH, MONEY, J.MatchSpec("tavli", 5, with_gul_bara=True, variant_options={"plakoto": {"mother_rule": False}})):
+    for spec in (
+        TAVLI,
+        BG_MATCH,
+        MONEY,
+        J.MatchSpec("tavli", 5, with_gul_bara=True, variant_options={"plakoto": {"mother_rule": False}}),
+    ):
         assert J.MatchSpec.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
     with pytest.raises(J.JournalError, match="kind"):
         J.MatchSpec("chess", 3)
     with pytest.raises(J.JournalError, match="3, 5 or 7"):
         J.MatchSpec("tavli", 4)
-    assert J.MatchSpec("tavli", 3, variant_options={"plakoto": {"mother_rule": False}}).make_variant("plakoto").label == "tapa"
-    assert find_variant("plakoto") != J.MatchSpec("tavli", 3, variant_options={"plakoto": {"mother_rule": False}}).make_variant("plakoto")
+    assert (
+        J.MatchSpec("tavli", 3, variant_options={"plakoto": {"mother_rule": False}}).make_variant("plakoto").label
+        == "tapa"
+    )
+    assert find_variant("plakoto") != J.MatchSpec(
+        "tavli", 3, variant_options={"plakoto": {"mother_rule": False}}
+    ).make_variant("plakoto")
 
 
 def test_resume_rejects_a_game_played_with_other_options_than_the_match(tmp_path):
-    spec = J.MatchSpec("tavli", 3, order=("plakoto", "portes", "fevga"), variant_options={"plakoto": {"mother_rule": False}})
+    spec = J.MatchSpec(
+        "tavli", 3, order=("plakoto", "portes", "fevga"), variant_options={"plakoto": {"mother_rule": False}}
+    )
     path = tmp_path / "m.jsonl"
     with J.Journal.open(path) as jr:
         jr.append(J.match_start(spec))

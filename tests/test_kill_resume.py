@@ -30,8 +30,15 @@ class Player:
 
     def __init__(self, *args: str) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.proc = subprocess.Popen([sys.executable, "-m", "referee.cli", "play", *args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "referee.cli", "play", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=ROOT,
+            env=env,
+        )
         self.lines: queue.Queue[str] = queue.Queue()
         self.heard: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()

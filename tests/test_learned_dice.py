@@ -50,8 +50,12 @@ def test_decoding_keeps_the_strongest_peak_of_each_die_and_its_value_and_side():
 
 
 def _frame(seed: int, **kwargs):
-    dice = [DieSpec(2, at=(420.0, 180.0), colour="white"), DieSpec(5, at=(470.0, 330.0), colour="red"),
-            DieSpec(6, at=(560.0, 380.0), colour="black"), DieSpec(3, at=(150.0, 270.0), colour="green")]
+    dice = [
+        DieSpec(2, at=(420.0, 180.0), colour="white"),
+        DieSpec(5, at=(470.0, 330.0), colour="red"),
+        DieSpec(6, at=(560.0, 380.0), colour="black"),
+        DieSpec(3, at=(150.0, 270.0), colour="green"),
+    ]
     return render(Position.start("backgammon"), dice=dice, seed=seed, **kwargs)
 
 
@@ -120,7 +124,9 @@ def _score(folder: Path, names: set[str] | None = None, reader: str = "learned")
         used: set[int] = set()
         for v, cx, cy, w, h in truth:
             dice += 1
-            near = [(math.hypot(r.centre[0] - cx, r.centre[1] - cy), i) for i, r in enumerate(readings) if i not in used]
+            near = [
+                (math.hypot(r.centre[0] - cx, r.centre[1] - cy), i) for i, r in enumerate(readings) if i not in used
+            ]
             near = [t for t in near if t[0] <= max(8.0, 0.5 * max(w, h))]
             if near:
                 i = min(near)[1]
@@ -157,7 +163,11 @@ def test_vision_dice_with_a_geometry_reads_the_playing_field_only(tmp_path):
 
     from tests.test_cli import run
 
-    dice = [DieSpec(4, at=(470.0, 330.0)), DieSpec(2, at=(150.0, 200.0)), DieSpec(6, at=(630.0, 270.0))]  # the six in the tray
+    dice = [
+        DieSpec(4, at=(470.0, 330.0)),
+        DieSpec(2, at=(150.0, 200.0)),
+        DieSpec(6, at=(630.0, 270.0)),
+    ]  # the six in the tray
     frame = render(Position.start("backgammon"), dice=dice, seed=316)
     image = tmp_path / "frame.png"
     cv2.imwrite(str(image), frame.image)

@@ -187,8 +187,13 @@ def links():
 
     def make(port, **kwargs) -> BoardLink:
         options = {
-            "lost_after_s": 1.0, "retry_after_s": 0.1, "retries": 3, "hello_timeout_s": 0.3,
-            "hello_retries": 1, "backoff_initial_s": 0.02, "backoff_max_s": 0.2,
+            "lost_after_s": 1.0,
+            "retry_after_s": 0.1,
+            "retries": 3,
+            "hello_timeout_s": 0.3,
+            "hello_retries": 1,
+            "backoff_initial_s": 0.02,
+            "backoff_max_s": 0.2,
         }
         link = BoardLink(port, **{**options, **kwargs})
         made.append(link)
@@ -201,6 +206,7 @@ def links():
 
 def next_event(link: BoardLink, kind: type | str, timeout: float = WAIT):
     """The next event on ``link.events`` of this message type or LinkEvent kind, skipping others."""
+
     def of_kind(event) -> bool:
         if isinstance(kind, str):
             return isinstance(event, LinkEvent) and event.kind == kind
@@ -408,7 +414,10 @@ def test_calibrate_not_answered_in_time_fails_alone_and_the_link_stays_up(boards
 def test_calibrate_refused_names_the_reason_and_the_boards_error(boards, links):
     def refuse(seq, msg):
         if isinstance(msg, Calibrate):
-            return [BoardError(ErrorCode.CALIBRATION_FAILED, "slot 7 reads 1200"), Nack(seq, msg.TYPE, NackReason.FAILED)]
+            return [
+                BoardError(ErrorCode.CALIBRATION_FAILED, "slot 7 reads 1200"),
+                Nack(seq, msg.TYPE, NackReason.FAILED),
+            ]
         return [Ack(seq, msg.TYPE)]
 
     board = boards(reply=refuse)

@@ -254,7 +254,7 @@ def test_tavli_match_ends_at_length():
     match = TavliMatch(3).record(gammon(W)).record(single(B)).record(gammon(W))
     assert (match.winner, match.white_score, match.black_score) == (W, 4, 1)
     with pytest.raises(MatchError, match="the match is over"):
-        match.next_variant
+        _ = match.next_variant
     with pytest.raises(MatchError, match="the match is over"):
         match.record(single(B))
 

@@ -53,7 +53,16 @@ def test_match_specs_from_the_command_line():
 
 
 def test_keyboard_only_table_plays_and_stops_keeping_the_journal(tmp_path):
-    lines = [f"board {START.to_json()}", "opening 3 1", "lift 8", "hint", f"board {OPENING.to_json()}", "end", "score", "quit"]
+    lines = [
+        f"board {START.to_json()}",
+        "opening 3 1",
+        "lift 8",
+        "hint",
+        f"board {OPENING.to_json()}",
+        "end",
+        "score",
+        "quit",
+    ]
     ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, "backgammon"), teach=True)
     said = []
     session = TableSession(ref, lines=lines, say=said.append)
@@ -120,7 +129,9 @@ def test_wrong_board_lights_the_points_on_the_emulated_board(tmp_path):
             emu.move(8, 2)  # no legal play of 3-1 moves a checker from 8 to 2
             _pump_until(session, lambda: any("no legal play passes" in s for s in said))
             deadline = time.monotonic() + 3
-            while time.monotonic() < deadline and (emu.led_frame is None or not any(l.red for l in emu.led_frame.leds)):
+            while time.monotonic() < deadline and (
+                emu.led_frame is None or not any(led.red for led in emu.led_frame.leds)
+            ):
                 time.sleep(0.02)
             red = [i + 1 for i, led in enumerate(emu.led_frame.leds) if (led.red, led.green, led.blue) == (255, 0, 0)]
             assert 2 in red
@@ -169,7 +180,9 @@ def test_fusion_takes_each_point_from_the_source_that_sees_it_and_reports_disagr
     differ = fuse(board, board, (tuple(cam), board.bar, board.off))
     assert differ.disagree == (13,) and differ.position == board
     # a stack of 6 on 13 where the board's slots read only "at least 5": the camera's count is taken
-    board_reads = Position.from_dict({**board.to_dict(), "points": [-2, 0, 0, 0, 2, 4, 0, 2, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2]})
+    board_reads = Position.from_dict(
+        {**board.to_dict(), "points": [-2, 0, 0, 0, 2, 4, 0, 2, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2]}
+    )
     truth = [-2, 0, 0, 0, 2, 4, 0, 1, 0, 0, 0, -5, 6, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2]
     fused = fuse(board, board_reads, (tuple(truth), board.bar, board.off), board_uncertain=(13,))
     assert fused.disagree == (8,)  # 8 is within the board's slots: a real disagreement, said, not guessed
@@ -268,18 +281,25 @@ def test_a_hand_that_stays_over_the_board_is_said_once_and_so_is_the_clear_view_
     cam.next = [Observation("settling", None, (), None, None)]
     session.pump(0.05)
     assert said[-1].startswith("the camera sees the board again")
-    assert ref.phase == "setup" and [e["type"] for e in read_journal(tmp_path / "m.jsonl").events] == ["match_start", "game_start"]
+    assert ref.phase == "setup" and [e["type"] for e in read_journal(tmp_path / "m.jsonl").events] == [
+        "match_start",
+        "game_start",
+    ]
 
 
-def test_a_camera_only_table_reads_the_opening_roll_calls_a_die_off_the_field_and_ends_the_turn_when_the_dice_are_lifted(tmp_path):
+def test_a_camera_only_table_reads_the_opening_roll_calls_a_die_off_the_field_and_ends_the_turn_when_the_dice_are_lifted(
+    tmp_path,
+):
     from vision.checkers import CheckerReading
     from vision.observe import DieObservation, Observation
 
     def seen(pos, *dice):
         reading = CheckerReading(tuple(pos.points), tuple(pos.bar), tuple(pos.off), (1.0,) * 24, (1.0, 1.0), (1.0, 1.0))
         # (value, half[, x in mm]): a die thrown anew lands elsewhere
-        dies = tuple(DieObservation(d[0], (0.0, 0.0), (float(d[2] if len(d) > 2 else 0), 0.0), d[1], False, 1.0, (0, 0, 10, 10))
-                     for d in dice)
+        dies = tuple(
+            DieObservation(d[0], (0.0, 0.0), (float(d[2] if len(d) > 2 else 0), 0.0), d[1], False, 1.0, (0, 0, 10, 10))
+            for d in dice
+        )
         return Observation("stable", reading, dies, None, None, frames_held=3)
 
     cam, said = ScriptedCamera(), []
@@ -365,7 +385,9 @@ def test_heaped_checkers_on_the_emulated_board_are_counted_and_two_heaps_are_ask
             session.command("opening 3 1")
             emu.move(8, 5)
             emu.move(6, 5)
-            _pump_until(session, lambda: ref.seen is not None and not board_diff(ref.seen, OPENING))  # 19's heap counted too
+            _pump_until(
+                session, lambda: ref.seen is not None and not board_diff(ref.seen, OPENING)
+            )  # 19's heap counted too
             emu.lay(6, [4, 0, 0, 0, 0])
             emu.lay(13, [5, 0, 0, 0, 0])  # two white heaps that saturate: the board alone cannot tell them apart
             _pump_until(session, lambda: any("cannot count the heaped checkers" in s for s in said))
@@ -388,8 +410,9 @@ def test_heaped_checkers_on_the_emulated_board_are_counted_and_two_heaps_are_ask
 def test_while_the_board_is_unplugged_the_turn_is_not_judged_and_is_when_it_is_back(tmp_path):
     plugged = [True]
     with BoardEmulator(seed=6, noise=0) as emu:
-        link = BoardLink(emu.path, port_finder=lambda: emu.path if plugged[0] else None, lost_after_s=0.6,
-                         backoff_initial_s=0.05).start()
+        link = BoardLink(
+            emu.path, port_finder=lambda: emu.path if plugged[0] else None, lost_after_s=0.6, backoff_initial_s=0.05
+        ).start()
         ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("match", 3, "backgammon"))
         said = []
         session = TableSession(ref, link=link, say=said.append)
@@ -404,7 +427,10 @@ def test_while_the_board_is_unplugged_the_turn_is_not_judged_and_is_when_it_is_b
             emu.move(6, 5)  # the player finishes the play meanwhile, and ends the turn: the referee cannot see it
             session.command("end")
             assert "the board is unplugged: the turn cannot be judged" in said[-1]
-            assert ref.phase == "play" and [e["type"] for e in read_journal(tmp_path / "m.jsonl").events][-1] == "opening_roll"
+            assert (
+                ref.phase == "play"
+                and [e["type"] for e in read_journal(tmp_path / "m.jsonl").events][-1] == "opening_roll"
+            )
             plugged[0] = True
             _pump_until(session, lambda: any("board back" in s for s in said))
             _pump_until(session, lambda: ref.seen is not None and not board_diff(ref.seen, OPENING))
@@ -458,7 +484,9 @@ def test_dice_that_lay_before_are_no_new_throw_while_they_lie_or_are_picked_up_o
 
     def seen(pos, *dice):  # dice: (value, half, x in mm)
         reading = CheckerReading(tuple(pos.points), tuple(pos.bar), tuple(pos.off), (1.0,) * 24, (1.0, 1.0), (1.0, 1.0))
-        dies = tuple(DieObservation(v, (0.0, 0.0), (float(x), 0.0), half, False, 1.0, (0, 0, 10, 10)) for v, half, x in dice)
+        dies = tuple(
+            DieObservation(v, (0.0, 0.0), (float(x), 0.0), half, False, 1.0, (0, 0, 10, 10)) for v, half, x in dice
+        )
         return Observation("stable", reading, dies, None, None, frames_held=3)
 
     start = Position.start("fevga")
@@ -551,14 +579,22 @@ def test_the_keyboard_resigns_for_either_side_and_play_takes_the_rule_options(tm
         args = build_parser().parse_args(["play", *argv])
         return match_spec(args.variant, args.match, args)
 
-    money = spec("--match", "money:backgammon", "--jacoby", "--beavers", "--raccoons", "--automatic-doubles", "2", "--games", "3")
-    assert money.cube == {"jacoby": True, "beavers": True, "raccoons": True, "automatic_doubles": 2} and money.games == 3
+    money = spec(
+        "--match", "money:backgammon", "--jacoby", "--beavers", "--raccoons", "--automatic-doubles", "2", "--games", "3"
+    )
+    assert (
+        money.cube == {"jacoby": True, "beavers": True, "raccoons": True, "automatic_doubles": 2} and money.games == 3
+    )
     assert spec("--match", "backgammon:7", "--no-crawford").crawford_rule is False
     tavli = spec("--match", "tavli:5", "--with-gul-bara", "--option", "plakoto.mother_rule=false")
     assert tavli.with_gul_bara and tavli.variant_options == {"plakoto": {"mother_rule": False}}
     assert spec("--variant", "fevga").games == 1
-    for bad in (["--match", "backgammon:7", "--jacoby"], ["--match", "money:backgammon", "--raccoons"],
-                ["--match", "tavli:x"], ["--variant", "plakoto", "--option", "mother_rule"]):
+    for bad in (
+        ["--match", "backgammon:7", "--jacoby"],
+        ["--match", "money:backgammon", "--raccoons"],
+        ["--match", "tavli:x"],
+        ["--variant", "plakoto", "--option", "mother_rule"],
+    ):
         with pytest.raises(JournalError):
             spec(*bad)
 
@@ -615,7 +651,10 @@ def test_a_camera_only_table_on_rendered_frames_sets_up_opens_and_follows_a_turn
     ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, "backgammon"))
     session = TableSession(ref, camera=cam, say=said.append)
     _pump_until(session, lambda: ref.phase == "opening_roll", timeout=30)
-    cam.scene = (START, [DieSpec(1, (left, y)), DieSpec(3, (right, y))])  # black's die on the left, white's on the right
+    cam.scene = (
+        START,
+        [DieSpec(1, (left, y)), DieSpec(3, (right, y))],
+    )  # black's die on the left, white's on the right
     _pump_until(session, lambda: ref.phase == "play", timeout=30)
     assert ref.on_roll is Side.WHITE and (ref.replay.roll.high, ref.replay.roll.low) == (3, 1)
     cam.scene = (OPENING, [DieSpec(1, (left, y)), DieSpec(3, (right, y))])  # played, the dice still lying
@@ -649,7 +688,9 @@ def test_board_and_rendered_camera_fused_count_the_heaps_the_board_alone_cannot(
         said = []
         session = TableSession(ref, link=link, say=said.append)
         try:
-            emu.set_position(START, layouts={6: [5, 0, 0, 0, 0], 13: [5, 0, 0, 0, 0]})  # two white heaps: "at least 4" twice
+            emu.set_position(
+                START, layouts={6: [5, 0, 0, 0, 0], 13: [5, 0, 0, 0, 0]}
+            )  # two white heaps: "at least 4" twice
             _pump_until(session, lambda: any("cannot count the heaped checkers on 6, 13" in s for s in said))
             assert ref.phase == "setup"
             session.camera = RenderedCamera()  # the camera counts the stacks: the set-up is right

@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from board_rules import CheckerMove, Play, Position, Roll, Side
-from board_rules.reach import sample_results
 from board_rules.ids import position_from_id, position_id
 from board_rules.legality import TurnTracker, check, is_legal_result
 from board_rules.movegen import legal_plays
+from board_rules.reach import sample_results
 from tests.positions import random_backgammon, random_plakoto, random_same_direction
 
 GENERATORS = {
@@ -81,7 +81,9 @@ def test_gul_bara_escalated_double_results_are_checked_legal(seed, d):
     position = random_same_direction(rng, "gul-bara", rolls=(4, 4))
     roll = Roll(d, d)
     for legs, board, side in sample_results(position, roll, limit=3):
-        play = Play(tuple(CheckerMove(*m) for m in legs[0]), tuple(tuple(CheckerMove(*m) for m in leg) for leg in legs[1:]))
+        play = Play(
+            tuple(CheckerMove(*m) for m in legs[0]), tuple(tuple(CheckerMove(*m) for m in leg) for leg in legs[1:])
+        )
         after = board.to_position(position, side, position.turn.other, position.rolls)
         assert is_legal_result(position, roll, after)
         assert Play.parse(str(play)) == play

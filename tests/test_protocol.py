@@ -13,9 +13,9 @@ from firmware_bridge.protocol import (
     MAX_LEDS,
     MAX_PAYLOAD,
     MESSAGE_TYPES,
+    POINTS,
     PROTOCOL_MAJOR,
     PROTOCOL_MINOR,
-    POINTS,
     Ack,
     Area,
     BoardError,
@@ -35,9 +35,9 @@ from firmware_bridge.protocol import (
     Place,
     ProtocolError,
     ReportMode,
-    Snapshot,
     SlotReading,
     SlotState,
+    Snapshot,
     cobs_decode,
     cobs_encode,
     crc16_ccitt_false,
@@ -59,9 +59,7 @@ def snapshots(draw):
     bar = draw(st.integers(0, 4))
     tray = draw(st.integers(0, 4))
     count = POINTS * spp + bar + 2 * tray
-    readings = draw(
-        st.lists(st.builds(SlotReading, st.sampled_from(SlotState), u16), min_size=count, max_size=count)
-    )
+    readings = draw(st.lists(st.builds(SlotReading, st.sampled_from(SlotState), u16), min_size=count, max_size=count))
     return Snapshot(draw(u32), spp, bar, tray, tuple(readings))
 
 

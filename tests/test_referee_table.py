@@ -10,13 +10,13 @@ from board_rules import Position, Roll, Side
 from board_rules.legality import board_diff
 from firmware_bridge.emulator import BoardEmulator
 from firmware_bridge.link import BoardLink
-from referee.journal import Journal, MatchSpec, game_start, match_start, read_journal, resume, roll
-from referee.players import choose
-from referee.play import TableSession
-from referee.session import RED, Referee
 from referee.export import export
+from referee.journal import Journal, MatchSpec, game_start, match_start, read_journal, resume, roll
+from referee.play import TableSession
+from referee.players import choose
+from referee.session import RED, Referee
 from tests.helpers import make
-from tests.test_export import gnubg  # noqa: F401  (the fixture)
+from tests.test_export import gnubg as gnubg  # the fixture
 
 VARIANTS = ["backgammon", "portes", "plakoto", "fevga", "gul-bara", "long-nardy", "short-nardy"]
 
@@ -30,8 +30,9 @@ def _pump_until(session, cond, timeout=10.0):
     raise AssertionError("the table session did not get there in time")
 
 
-def _play_out(path, spec: MatchSpec, rng: random.Random, games: int | None = None, max_steps: int = 1500,
-              cube_rate: float = 0.0) -> list[str]:
+def _play_out(
+    path, spec: MatchSpec, rng: random.Random, games: int | None = None, max_steps: int = 1500, cube_rate: float = 0.0
+) -> list[str]:
     """Play a match at the emulated table to its end: the board emulator shows each play, the
     keyboard gives the dice and ends each turn; stand-in players choose legal plays and, with
     ``cube_rate``, double before rolling (taken seven times in ten). Returns what the referee said."""
@@ -62,7 +63,12 @@ def _play_out(path, spec: MatchSpec, rng: random.Random, games: int | None = Non
                 elif ref.phase == "play":
                     _, after = choose(ref.position, ref.replay.roll, rng)
                     emu.set_position(after)
-                    _pump_until(session, lambda: session.board_seen is not None and not board_diff(session.board_seen, after))
+                    _pump_until(
+                        session,
+                        lambda after=after: (
+                            session.board_seen is not None and not board_diff(session.board_seen, after)
+                        ),
+                    )
                     session.command("end")
                     assert ref.phase != "play", f"a legal play was not accepted: {ref.position.to_dict()} {heard[-3:]}"
                 # every step moves the game on, or the loop says where it stopped instead of spinning for hours
@@ -102,7 +108,10 @@ def test_a_backgammon_match_to_3_with_the_cube_completes_on_the_emulated_board_w
     assert match_end["winner"] == max(score, key=score.get)
     assert any(e["type"] == "cube" and e["action"] == "take" for e in events)  # the cube was used
     state = resume(match_to_3)
-    assert state.phase == "over" and {"white": state.scoreboard.points(Side.WHITE), "black": state.scoreboard.points(Side.BLACK)} == score
+    assert (
+        state.phase == "over"
+        and {"white": state.scoreboard.points(Side.WHITE), "black": state.scoreboard.points(Side.BLACK)} == score
+    )
 
 
 def test_gnubg_reads_the_referees_own_record_of_the_match_as_the_same_match(match_to_3, gnubg, tmp_path):
@@ -183,8 +192,14 @@ def _moved(before: Position, *moves) -> Position:
             off[0] += 1
         else:
             pts[dst - 1] += 1
-    return Position.from_dict({**before.to_dict(), "points": pts, "off": {"white": off[0], "black": off[1]},
-                               "bar": {"white": bar[0], "black": bar[1]}})
+    return Position.from_dict(
+        {
+            **before.to_dict(),
+            "points": pts,
+            "off": {"white": off[0], "black": off[1]},
+            "bar": {"white": bar[0], "black": bar[1]},
+        }
+    )
 
 
 def test_wrong_distance_is_caught(tmp_path):
@@ -202,8 +217,9 @@ def test_not_using_both_dice_is_caught(tmp_path):
 
 def test_not_entering_from_the_bar_first_is_caught(tmp_path):
     before = make("backgammon", {24: 1, 13: 5, 8: 3, 6: 5, 19: -5, 12: -5, 17: -3, 1: -2}, bar=(1, 0))
-    said = _caught(tmp_path, before, Roll(6, 3), _moves((13, 7), (13, 10)), _moved(before, (13, 7), (13, 10)),
-                   {"bar", 22, 13, 10})
+    said = _caught(
+        tmp_path, before, Roll(6, 3), _moves((13, 7), (13, 10)), _moved(before, (13, 7), (13, 10)), {"bar", 22, 13, 10}
+    )
     assert "one checker off" not in said[-1]  # two checkers are wrong: bar/22 not played, 13/10 played
 
 
@@ -221,14 +237,16 @@ def test_landing_on_a_blocked_point_is_lit_at_once(tmp_path):
 
 def test_a_second_checker_off_the_head_in_long_nardy_is_caught(tmp_path):
     before = make("long-nardy", {24: 15, 12: -15}, rolls=(1, 1))
-    _caught(tmp_path, before, Roll(5, 3), _moves((24, 19), (24, 21)), _moved(before, (24, 19), (24, 21)),
-            {16, 19, 21, 24})
+    _caught(
+        tmp_path, before, Roll(5, 3), _moves((24, 19), (24, 21)), _moved(before, (24, 19), (24, 21)), {16, 19, 21, 24}
+    )
 
 
 def test_leaving_fevgas_start_too_early_is_caught(tmp_path):
     before = make("fevga", {24: 14, 13: 1, 16: -15}, rolls=(1, 1))
-    _caught(tmp_path, before, Roll(2, 1), _moves((24, 22), (13, 12)), _moved(before, (24, 22), (13, 12)),
-            {11, 12, 22, 23})
+    _caught(
+        tmp_path, before, Roll(2, 1), _moves((24, 22), (13, 12)), _moved(before, (24, 22), (13, 12)), {11, 12, 22, 23}
+    )
 
 
 def test_moving_a_pinned_checker_is_caught(tmp_path):

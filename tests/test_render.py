@@ -67,10 +67,22 @@ def test_fifteen_stacked_checkers_stay_on_their_point(point):
     assert [checker_slot(point, k)[2] for k in range(15)] == [0] * 5 + [1] * 4 + [2] * 3 + [3] * 2 + [4]
 
 
-@pytest.mark.parametrize("seed,style,checkers", [(0, "walnut", "matte"), (1, "felt", "glossy"), (2, "olive", "metal"), (3, "walnut", "metal"), (4, "felt", "matte"), (5, "olive", "glossy")])
+@pytest.mark.parametrize(
+    "seed,style,checkers",
+    [
+        (0, "walnut", "matte"),
+        (1, "felt", "glossy"),
+        (2, "olive", "metal"),
+        (3, "walnut", "metal"),
+        (4, "felt", "matte"),
+        (5, "olive", "glossy"),
+    ],
+)
 def test_aruco_markers_are_detected_at_their_ground_truth_corners(seed, style, checkers):
     frame = render(START, dice=[(2, None), (6, None)], seed=seed, style=style, checkers=checkers)
-    detector = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50), cv2.aruco.DetectorParameters())
+    detector = cv2.aruco.ArucoDetector(
+        cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50), cv2.aruco.DetectorParameters()
+    )
     corners, ids, _ = detector.detectMarkers(frame.image)
     assert ids is not None and sorted(ids.ravel().tolist()) == [0, 1, 2, 3]
     for c, i in zip(corners, ids.ravel()):
@@ -179,7 +191,28 @@ def test_cli_render_writes_the_frame_and_its_truth(tmp_path):
     pos = tmp_path / "pos.json"
     pos.write_text(START.to_json())
     out, truth = tmp_path / "frame.png", tmp_path / "truth.json"
-    assert _cli(["vision", "render", str(pos), "-o", str(out), "--seed", "3", "--dice", "3", "5", "--cube", "2", "centre", "--truth", str(truth)]) == 0
+    assert (
+        _cli(
+            [
+                "vision",
+                "render",
+                str(pos),
+                "-o",
+                str(out),
+                "--seed",
+                "3",
+                "--dice",
+                "3",
+                "5",
+                "--cube",
+                "2",
+                "centre",
+                "--truth",
+                str(truth),
+            ]
+        )
+        == 0
+    )
     image = cv2.imread(str(out))
     assert image.shape == (960, 1280, 3)
     import json
@@ -194,7 +227,25 @@ def test_cli_render_draws_a_red_cube_when_asked(tmp_path):
     pos.write_text(START.to_json())
     white, red = tmp_path / "white.png", tmp_path / "red.png"
     assert _cli(["vision", "render", str(pos), "-o", str(white), "--seed", "3", "--cube", "4", "black"]) == 0
-    assert _cli(["vision", "render", str(pos), "-o", str(red), "--seed", "3", "--cube", "4", "black", "--cube-colour", "red"]) == 0
+    assert (
+        _cli(
+            [
+                "vision",
+                "render",
+                str(pos),
+                "-o",
+                str(red),
+                "--seed",
+                "3",
+                "--cube",
+                "4",
+                "black",
+                "--cube-colour",
+                "red",
+            ]
+        )
+        == 0
+    )
     diff = np.abs(cv2.imread(str(red)).astype(int) - cv2.imread(str(white)).astype(int)).sum(axis=2) > 60
     ys, xs = np.nonzero(diff)
     assert 0 < len(xs) < 0.01 * diff.size  # only the cube changed: a few thousand px, all in one place

@@ -89,7 +89,10 @@ def test_plakoto_both_mothers_pinned_is_a_draw():
 
 def test_plakoto_both_mothers_pinned_first_pinner_wins_option():
     p = make(
-        "plakoto", {24: 1, 1: 1, 6: 12, 20: -13, 18: -1}, pinned={1: "black"}, turn="black",
+        "plakoto",
+        {24: 1, 1: 1, 6: 12, 20: -13, 18: -1},
+        pinned={1: "black"},
+        turn="black",
         both_mothers_pinned="first-pinner-wins",
     )
     o = p.play("7/1*", Roll(6, 1)).outcome()
@@ -148,9 +151,25 @@ def test_pinning_the_mother_ends_the_turn_before_every_die_is_played():
     )
     roll = Roll(3, 2)
     assert plays(p, 3, 2) == {
-        "3/1*", "23/20*/18", "23/20* 3/1*", "23/20* 19/17", "23/20* 13/11", "23/20* 11/9",
-        "19/14", "19/16 3/1*", "19/16 13/11", "19/16 11/9", "19/17 12/9", "19/17 11/8",
-        "13/11 12/9", "13/8", "12/9 11/9", "12/9 3/1*", "11/9 11/8", "11/6", "11/8 3/1*",
+        "3/1*",
+        "23/20*/18",
+        "23/20* 3/1*",
+        "23/20* 19/17",
+        "23/20* 13/11",
+        "23/20* 11/9",
+        "19/14",
+        "19/16 3/1*",
+        "19/16 13/11",
+        "19/16 11/9",
+        "19/17 12/9",
+        "19/17 11/8",
+        "13/11 12/9",
+        "13/8",
+        "12/9 11/9",
+        "12/9 3/1*",
+        "11/9 11/8",
+        "11/6",
+        "11/8 3/1*",
     }
     after = p.play("3/1*", roll)  # the 3 is not played: the game is over
     o = after.outcome()

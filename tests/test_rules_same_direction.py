@@ -5,7 +5,6 @@ from __future__ import annotations
 from board_rules import Position, Roll, Side, find_variant
 from tests.helpers import make, plays
 
-
 # ------------------------------------------------------------------------------------ fevga
 
 

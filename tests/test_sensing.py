@@ -83,8 +83,16 @@ def test_readings_are_in_protocol_slot_order_points_then_bar_then_trays():
     point24 = readings[23 * SLOTS_PER_POINT : 24 * SLOTS_PER_POINT]
     assert [r.state for r in point24] == [SlotState.BLACK] * 2 + [SlotState.EMPTY] * 3
     bar = readings[24 * SLOTS_PER_POINT : 24 * SLOTS_PER_POINT + BAR_SLOTS]
-    assert [r.state for r in bar] == [SlotState.WHITE, SlotState.EMPTY, SlotState.EMPTY, SlotState.EMPTY,
-                                      SlotState.BLACK, SlotState.BLACK, SlotState.EMPTY, SlotState.EMPTY]
+    assert [r.state for r in bar] == [
+        SlotState.WHITE,
+        SlotState.EMPTY,
+        SlotState.EMPTY,
+        SlotState.EMPTY,
+        SlotState.BLACK,
+        SlotState.BLACK,
+        SlotState.EMPTY,
+        SlotState.EMPTY,
+    ]
     off_white = readings[-2 * TRAY_SLOTS : -TRAY_SLOTS]
     assert sum(r.state is SlotState.WHITE for r in off_white) == 5  # 11 white off: 3, 2, 2, 2, 2
 
@@ -207,7 +215,9 @@ def test_checkers_heaped_against_the_fill_order_are_a_lower_bound_where_they_sat
     heaped = counts_from_slots(slots_for_position(start, layouts={13: [5, 0, 0, 0, 0]}))
     assert heaped.points[12] == 4 and heaped.at_least == (13,) and 13 in heaped.uncertain
     # a heap of three saturates nothing: still exact, whatever the layout
-    assert counts_from_slots(slots_for_position(start, layouts={13: [3, 2, 0, 0, 0]})) == counts_from_slots(slots_for_position(start))
+    assert counts_from_slots(slots_for_position(start, layouts={13: [3, 2, 0, 0, 0]})) == counts_from_slots(
+        slots_for_position(start)
+    )
     # a tray heap: nine borne off in two piles of 6 and 3 read 4 + 3
     position = make("backgammon", {1: 6, 19: -15}, off=(9, 0))
     tray = counts_from_slots(slots_for_position(position, layouts={("off", 0): [6, 3, 0, 0, 0]}))

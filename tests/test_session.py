@@ -71,7 +71,9 @@ def test_an_illegal_play_is_lit_recorded_as_a_correction_and_then_put_right(tmp_
     ref.board(wrong)
     calls = ref.button("end-turn")
     assert calls.buzzer and set(calls.leds) == {4, 5} and all(c == RED for c in calls.leds.values())
-    assert calls.says[0].endswith("the nearest legal play is 8/5 6/5; one checker off it: white's checker on 4 belongs on 5")
+    assert calls.says[0].endswith(
+        "the nearest legal play is 8/5 6/5; one checker off it: white's checker on 4 belongs on 5"
+    )
     assert ref.phase == "play"
     right = START.play("8/5 6/5", Roll(3, 1))
     assert ref.board(right).leds == {}
@@ -83,9 +85,13 @@ def test_an_illegal_play_is_lit_recorded_as_a_correction_and_then_put_right(tmp_
 
 def test_a_board_no_legal_play_passes_through_is_lit_as_soon_as_it_is_seen(tmp_path):
     ref = _ready(_new(tmp_path), 3, 1)
-    halfway = Position.from_dict({**START.to_dict(), "points": list(START.points[:4]) + [1, 5, 0, 2] + list(START.points[8:])})
+    halfway = Position.from_dict(
+        {**START.to_dict(), "points": list(START.points[:4]) + [1, 5, 0, 2] + list(START.points[8:])}
+    )
     assert ref.board(halfway).leds == {}  # 8/5 so far: on the way
-    bad = Position.from_dict({**START.to_dict(), "points": [-2, 1] + list(START.points[2:4]) + [1, 5, 0, 1] + list(START.points[8:])})
+    bad = Position.from_dict(
+        {**START.to_dict(), "points": [-2, 1] + list(START.points[2:4]) + [1, 5, 0, 1] + list(START.points[8:])}
+    )
     calls = ref.board(bad)  # another checker from 8 to 2: no legal play passes through it
     assert calls.buzzer and 2 in calls.leds and set(calls.leds) <= {2, 8}
 
@@ -109,7 +115,9 @@ def test_the_opening_roll_seen_by_the_camera_takes_each_players_die_from_their_o
     assert calls.buzzer and "own right-hand board" in calls.says[0] and ref.phase == "opening_roll"
     assert "cocked" in ref.opening_dice((2, 6), ("right", "left"), cocked=True).says[0]
     assert "own right-hand board" in ref.opening_dice((2, 6), ("right", None)).says[0]  # a die on the bar
-    assert ref.phase == "opening_roll" and not [e for e in read_journal(tmp_path / "match.jsonl").events if e["type"] == "opening_roll"]
+    assert ref.phase == "opening_roll" and not [
+        e for e in read_journal(tmp_path / "match.jsonl").events if e["type"] == "opening_roll"
+    ]
     calls = ref.opening_dice((2, 6), ("left", "right"))  # black's 2 on the left, white's 6 on the right
     assert "white 6, black 2: white starts" in calls.says[0]
     assert ref.phase == "play" and ref.replay.roll == Roll(6, 2) and ref.on_roll is Side.WHITE
@@ -140,9 +148,11 @@ def test_a_roll_with_no_legal_play_is_passed_and_said(tmp_path):
 
     closed = Position.from_dict(
         {
-            "variant": "backgammon", "turn": "white",
+            "variant": "backgammon",
+            "turn": "white",
             "points": [14] + [0] * 17 + [-2] * 6,  # black's home board closed, a white checker on the bar
-            "bar": {"white": 1, "black": 0}, "off": {"white": 0, "black": 3},
+            "bar": {"white": 1, "black": 0},
+            "off": {"white": 0, "black": 3},
         }
     )
     with Journal.open(tmp_path / "m.jsonl") as j:
@@ -308,7 +318,11 @@ def test_undo_of_a_hit_lights_the_bar_to_lift_from_and_the_hit_point_amber(tmp_p
     ref.button("end-turn")
     ref.dice((5, 3))
     before = ref.position
-    hit = next(after for _, after in ((p, before.play(p, ref.replay.roll)) for p in before.legal_plays(ref.replay.roll)) if after.bar[0])
+    hit = next(
+        after
+        for _, after in ((p, before.play(p, ref.replay.roll)) for p in before.legal_plays(ref.replay.roll))
+        if after.bar[0]
+    )
     ref.board(hit)
     calls = ref.panel("undo_play")
     assert calls.leds["bar"] == BLUE and AMBER in calls.leds.values() and "hit checker" in calls.says[0]
@@ -363,7 +377,9 @@ def test_the_hint_of_a_hitting_play_lights_the_bar_amber_not_as_a_landing_point(
     assert calls.leds == {8: BLUE, 6: BLUE, 4: GREEN, "bar": AMBER}
 
 
-@pytest.mark.parametrize("variant", ["backgammon", "portes", "plakoto", "fevga", "gul-bara", "long-nardy", "short-nardy"])
+@pytest.mark.parametrize(
+    "variant", ["backgammon", "portes", "plakoto", "fevga", "gul-bara", "long-nardy", "short-nardy"]
+)
 def test_every_variant_is_set_up_with_the_wrong_points_lit_and_opens_as_its_rules_say(tmp_path, variant):
     from board_rules import find_variant
 

@@ -91,12 +91,22 @@ def test_unknown_profile_or_home_side_is_refused_by_name():
     with pytest.raises(ProfileError, match="'nope'"):
         find_profile("nope")
     with pytest.raises(CalibrationError, match="home: 'up'"):
-        calibrate(render(random_backgammon(random.Random(1)), seed=1).image, corners=[(0, 0), (10, 0), (10, 10), (0, 10)], home="up")
+        calibrate(
+            render(random_backgammon(random.Random(1)), seed=1).image,
+            corners=[(0, 0), (10, 0), (10, 10), (0, 10)],
+            home="up",
+        )
 
 
 def test_geometry_json_records_profile_and_home_and_defaults_to_the_rendered_board():
     frame = render(random_backgammon(random.Random(2)), seed=2)
-    g = calibrate(frame.image, corners=[(100, 50), (900, 60), (880, 600), (120, 590)], field=True, profile="tournament", home="left")
+    g = calibrate(
+        frame.image,
+        corners=[(100, 50), (900, 60), (880, 600), (120, 590)],
+        field=True,
+        profile="tournament",
+        home="left",
+    )
     data = json.loads(g.to_json())
     assert (data["profile"], data["home"], data["white_point_1"]["corner"]) == ("tournament", "left", "bottom-left")
     assert Geometry.from_json(g.to_json()) == g

@@ -37,8 +37,22 @@ def test_vision_calibrate_records_the_board_profile_and_home_side(tmp_path):
     cv2.imwrite(str(image), render(Position.start("portes"), seed=4).image)
     out = tmp_path / "geometry.json"
     corners = "100,50,900,60,880,600,120,590"
-    code, text, _ = run(["vision", "calibrate", str(image), "--corners", corners, "--field", "--profile", "tournament",
-                         "--home", "left", "-o", str(out)])
+    code, text, _ = run(
+        [
+            "vision",
+            "calibrate",
+            str(image),
+            "--corners",
+            corners,
+            "--field",
+            "--profile",
+            "tournament",
+            "--home",
+            "left",
+            "-o",
+            str(out),
+        ]
+    )
     assert code == 0 and "profile tournament, home left" in text
     geometry = Geometry.load(str(out))
     assert (geometry.profile, geometry.home) == ("tournament", "left")
@@ -112,7 +126,9 @@ def test_a_geometry_whose_carried_board_profile_is_bad_is_refused(tmp_path):
     from vision.profile import read_profile_file
 
     (tmp_path / "club.toml").write_text(_CLUB)
-    geometry = calibrate(render(Position.start("backgammon"), seed=6).image, profile=read_profile_file(tmp_path / "club.toml"))
+    geometry = calibrate(
+        render(Position.start("backgammon"), seed=6).image, profile=read_profile_file(tmp_path / "club.toml")
+    )
     data = geometry.to_dict()
     assert Geometry.from_dict(data) == geometry
     data["board_profile"]["point_width_mm"] = "wide"
@@ -133,7 +149,19 @@ def test_vision_read_and_learn_scale_a_still_of_another_resolution_and_refuse_an
     cv2.imwrite(str(half), cv2.resize(frame.image, (640, 480), interpolation=cv2.INTER_AREA))
     start = tmp_path / "start.json"
     start.write_text(Position.start("backgammon").to_json())
-    code, _, err = run(["vision", "learn", str(image), "--geometry", str(out), "--position", str(start), "-o", str(tmp_path / "p.json")])
+    code, _, err = run(
+        [
+            "vision",
+            "learn",
+            str(image),
+            "--geometry",
+            str(out),
+            "--position",
+            str(start),
+            "-o",
+            str(tmp_path / "p.json"),
+        ]
+    )
     assert code == 0, err
     code, text, err = run(["vision", "read", str(half), "--geometry", str(out), "--palette", str(tmp_path / "p.json")])
     assert code == 0 and "scaled to 1280x960" in err
@@ -142,7 +170,9 @@ def test_vision_read_and_learn_scale_a_still_of_another_resolution_and_refuse_an
     cv2.imwrite(str(wide), cv2.resize(frame.image, (1280, 720)))
     code, _, err = run(["vision", "read", str(wide), "--geometry", str(out)])
     assert code == 2 and "recalibrate" in err
-    code, _, err = run(["vision", "learn", str(wide), "--geometry", str(out), "--position", str(start), "-o", str(tmp_path / "q.json")])
+    code, _, err = run(
+        ["vision", "learn", str(wide), "--geometry", str(out), "--position", str(start), "-o", str(tmp_path / "q.json")]
+    )
     assert code == 2 and "recalibrate" in err and not (tmp_path / "q.json").exists()
 
 

@@ -32,7 +32,13 @@ def _assert_reads(frame, reading):
 
 @pytest.mark.parametrize(
     "seed, style, checkers",
-    [(1, "walnut", "matte"), (2, "felt", "glossy"), (3, "olive", "metal"), (4, "walnut", "glossy"), (5, "felt", "metal")],
+    [
+        (1, "walnut", "matte"),
+        (2, "felt", "glossy"),
+        (3, "olive", "metal"),
+        (4, "walnut", "glossy"),
+        (5, "felt", "metal"),
+    ],
 )
 def test_every_point_bar_and_tray_is_counted_with_its_colour(seed, style, checkers):
     pos = random_backgammon(random.Random(1000 + seed))
@@ -69,8 +75,16 @@ def test_a_pinned_checker_is_left_to_the_referee_and_reported_missing():
     points = [0] * 24
     points[5], points[9], points[12] = 5, 2, 7  # white, with a black checker pinned under the two on 10
     points[18], points[21], points[23] = -4, -3, -5  # black, with a white checker pinned under the three on 22
-    pos = Position.from_dict({"variant": "plakoto", "turn": "white", "points": points, "pinned": {"10": "black", "22": "white"},
-                              "bar": {"white": 0, "black": 0}, "off": {"white": 0, "black": 2}})
+    pos = Position.from_dict(
+        {
+            "variant": "plakoto",
+            "turn": "white",
+            "points": points,
+            "pinned": {"10": "black", "22": "white"},
+            "bar": {"white": 0, "black": 0},
+            "off": {"white": 0, "black": 2},
+        }
+    )
     frame = render(pos, seed=21)
     reading = read_checkers(calibrate(frame.image), frame.image)
     assert [abs(v) for v in reading.points] == [abs(v) for v in pos.points]
@@ -86,13 +100,24 @@ def test_learned_palette_reads_the_start_and_round_trips(tmp_path):
     palette = learn_palette(geometry, frame.image, START)
     palette.save(tmp_path / "p.json")
     assert Palette.load(tmp_path / "p.json") == palette
-    later = render(random_backgammon(random.Random(32)), camera=camera_pose(31), seed=32, scene_seed=31, style="felt", checkers="glossy")
+    later = render(
+        random_backgammon(random.Random(32)),
+        camera=camera_pose(31),
+        seed=32,
+        scene_seed=31,
+        style="felt",
+        checkers="glossy",
+    )
     _assert_reads(later, read_checkers(geometry, later.image, palette))
     (tmp_path / "bad.json").write_text('{"white": [1, 2]}')
     with pytest.raises(PaletteError, match="Lab triples"):
         Palette.load(tmp_path / "bad.json")
     with pytest.raises(PaletteError):
-        learn_palette(geometry, frame.image, Position.from_dict({**START.to_dict(), "points": [15] + [0] * 23, "off": {"white": 0, "black": 15}}))
+        learn_palette(
+            geometry,
+            frame.image,
+            Position.from_dict({**START.to_dict(), "points": [15] + [0] * 23, "off": {"white": 0, "black": 15}}),
+        )
 
 
 @pytest.mark.parametrize("value, where", [(1, "centre"), (2, "white"), (16, "black"), (64, "white"), (8, "centre")])
@@ -108,7 +133,12 @@ def test_the_quick_search_along_the_bar_finds_the_cube_where_the_exact_one_does(
     """The coarse search on the thresholded map (nearest px) leads to the same cube as sampling every outline exactly."""
     rng = random.Random(seed)
     where = rng.choice(["centre", "white", "black"])
-    frame = render(random_backgammon(rng), seed=seed, cube=(1 if where == "centre" else 2 ** rng.randint(1, 6), where), size=(1280, 720))
+    frame = render(
+        random_backgammon(rng),
+        seed=seed,
+        cube=(1 if where == "centre" else 2 ** rng.randint(1, 6), where),
+        size=(1280, 720),
+    )
     v = view(calibrate(frame.image), frame.image)
     exact = find_cube(v.edges_at, min_score=0.3)
     quick = find_cube(v.edges_at, min_score=0.3, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold)
@@ -123,7 +153,9 @@ def test_a_fixed_camera_is_rectified_through_kept_maps_to_the_same_view():
     fresh = warp(geometry, frame.image, 2.0)
     first, second = rectify(geometry, frame.image, px_per_mm=2.0), rectify(geometry, frame.image, px_per_mm=2.0)
     assert np.array_equal(first, fresh)
-    diff = np.abs(second.astype(int) - fresh.astype(int))  # the maps round a source px to 1/32 as the warp does, nearly always alike
+    diff = np.abs(
+        second.astype(int) - fresh.astype(int)
+    )  # the maps round a source px to 1/32 as the warp does, nearly always alike
     assert (diff > 1).mean() < 1e-3 and diff.max() <= 8
 
 
@@ -150,7 +182,9 @@ def test_the_view_is_worked_out_on_the_field_and_trays_alone_and_is_the_whole_vi
     inside = board_rect_to_rectified((x0 - 1, y0 - 1, x1 + 1, y1 + 1), v.ppm)
     assert np.array_equal(v.lab[inside], whole[inside])
     assert np.array_equal(v.edges[inside], _edge_map(whole, v.ppm, blur)[inside])
-    assert not v.edges[:, : inside[1].start - 20].any() and not v.lab[: inside[0].start - 20].any()  # the frame beyond: not worked out
+    assert (
+        not v.edges[:, : inside[1].start - 20].any() and not v.lab[: inside[0].start - 20].any()
+    )  # the frame beyond: not worked out
 
 
 def test_a_window_converted_before_the_warp_is_the_whole_frame_converted_and_warped():
@@ -195,7 +229,9 @@ def test_a_hand_over_the_board_is_occluded_and_reports_no_counts():
         pos = random_backgammon(random.Random(seed))
         clear = render(pos, seed=seed)
         geometry = calibrate(clear.image)
-        obs = read_frame(geometry, render(pos, camera=camera_pose(seed), seed=seed + 100, scene_seed=seed, hand=True).image)
+        obs = read_frame(
+            geometry, render(pos, camera=camera_pose(seed), seed=seed + 100, scene_seed=seed, hand=True).image
+        )
         assert obs.status == "occluded"
         d = obs.to_dict()
         assert d["points"] is None and d["dice"] == [] and d["occlusion"]["occluded"]
@@ -263,12 +299,16 @@ def test_a_noisy_720p_camera_reads_the_position_and_the_dice_and_becomes_stable(
     checkers' rims (it was: 14 black on two points, 10 on the bar), and 16 px dice must be read."""
     pos = random_backgammon(random.Random(4242))
     cam = camera_pose(4242, size=(1280, 720))
-    frame = render(pos, camera=cam, seed=4243, dice=[DieSpec(4, at=(450.0, 200.0)), DieSpec(1, at=(520.0, 330.0))], noise=0)
+    frame = render(
+        pos, camera=cam, seed=4243, dice=[DieSpec(4, at=(450.0, 200.0)), DieSpec(1, at=(520.0, 330.0))], noise=0
+    )
     rng = np.random.default_rng(7)
     pipe = Pipeline(calibrate(frame.image), config=VisionConfig(stable_frames=3, reread_every_frames=1))
     seen = []
     for _ in range(4):
-        noisy = np.clip(frame.image.astype(np.int16) + rng.normal(0, 4, frame.image.shape).astype(np.int16), 0, 255).astype(np.uint8)
+        noisy = np.clip(
+            frame.image.astype(np.int16) + rng.normal(0, 4, frame.image.shape).astype(np.int16), 0, 255
+        ).astype(np.uint8)
         seen.append(pipe.feed(noisy))
     assert [o.status for o in seen] == ["settling", "settling", "stable", "stable"], [o.messages for o in seen]
     assert pipe.frames_read == 4  # every frame read in full: the noise alone changes it
@@ -313,11 +353,39 @@ def test_vision_read_and_learn_on_the_command_line(tmp_path, capsys):
     cv2.imwrite(str(tmp_path / "f.png"), frame.image)
     (tmp_path / "start.json").write_text(START.to_json())
     assert main(["vision", "calibrate", str(tmp_path / "f.png"), "-o", str(tmp_path / "g.json")]) == 0
-    assert main(["vision", "learn", str(tmp_path / "f.png"), "--geometry", str(tmp_path / "g.json"),
-                 "--position", str(tmp_path / "start.json"), "-o", str(tmp_path / "p.json")]) == 0
+    assert (
+        main(
+            [
+                "vision",
+                "learn",
+                str(tmp_path / "f.png"),
+                "--geometry",
+                str(tmp_path / "g.json"),
+                "--position",
+                str(tmp_path / "start.json"),
+                "-o",
+                str(tmp_path / "p.json"),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
-    assert main(["vision", "read", str(tmp_path / "f.png"), "--geometry", str(tmp_path / "g.json"),
-                 "--palette", str(tmp_path / "p.json"), "--annotate", str(tmp_path / "a.png")]) == 0
+    assert (
+        main(
+            [
+                "vision",
+                "read",
+                str(tmp_path / "f.png"),
+                "--geometry",
+                str(tmp_path / "g.json"),
+                "--palette",
+                str(tmp_path / "p.json"),
+                "--annotate",
+                str(tmp_path / "a.png"),
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["points"] == list(START.points)
     assert cv2.imread(str(tmp_path / "a.png")) is not None
@@ -349,7 +417,20 @@ def test_vision_read_refuses_a_bad_geometry_or_config(tmp_path, capsys):
     assert main(["vision", "read", str(tmp_path / "f.png"), "--geometry", str(tmp_path / "g.json")]) == 2
     (tmp_path / "c.toml").write_text("[gate]\nstable_frames = 0\n")
     main(["vision", "calibrate", str(tmp_path / "f.png"), "-o", str(tmp_path / "g.json")])
-    assert main(["vision", "read", str(tmp_path / "f.png"), "--geometry", str(tmp_path / "g.json"), "--config", str(tmp_path / "c.toml")]) == 2
+    assert (
+        main(
+            [
+                "vision",
+                "read",
+                str(tmp_path / "f.png"),
+                "--geometry",
+                str(tmp_path / "g.json"),
+                "--config",
+                str(tmp_path / "c.toml"),
+            ]
+        )
+        == 2
+    )
     assert "stable_frames" in capsys.readouterr().err
     with pytest.raises(ConfigError):
         VisionConfig(max_missing_edges=1.5)
@@ -373,8 +454,18 @@ def test_board_edges_learned_from_the_start_tell_a_hand_from_a_clear_board():
         palette = learn_palette(geometry, start.image, START)
         assert len(palette.board_edges) > 1000
         pos = random_backgammon(random.Random(seed))
-        clear = render(pos, camera=camera_pose(seed), seed=seed + 1, scene_seed=seed, style=style, checkers=finish, dice=[(3, None), (5, None)])
-        hand = render(pos, camera=camera_pose(seed), seed=seed + 2, scene_seed=seed, style=style, checkers=finish, hand=True)
+        clear = render(
+            pos,
+            camera=camera_pose(seed),
+            seed=seed + 1,
+            scene_seed=seed,
+            style=style,
+            checkers=finish,
+            dice=[(3, None), (5, None)],
+        )
+        hand = render(
+            pos, camera=camera_pose(seed), seed=seed + 2, scene_seed=seed, style=style, checkers=finish, hand=True
+        )
         obs = read_frame(geometry, clear.image, palette)
         assert obs.status == "settling" and obs.checkers.points == pos.points
         assert read_frame(geometry, hand.image, palette).status == "occluded"
@@ -392,15 +483,19 @@ def test_the_median_of_each_row_is_numpys():
 def test_an_observation_with_a_die_of_no_value_beside_one_with_a_value_has_a_key():
     from vision.observe import DieObservation, Observation
 
-    dice = (DieObservation(None, (0.0, 0.0), (0.0, 0.0), "right", True, 0.5, (0, 0, 9, 9)),
-            DieObservation(4, (9.0, 0.0), (9.0, 0.0), None, False, 1.0, (9, 0, 9, 9)),
-            DieObservation(2, (30.0, 0.0), (30.0, 0.0), "left", False, 1.0, (30, 0, 9, 9)))
+    dice = (
+        DieObservation(None, (0.0, 0.0), (0.0, 0.0), "right", True, 0.5, (0, 0, 9, 9)),
+        DieObservation(4, (9.0, 0.0), (9.0, 0.0), None, False, 1.0, (9, 0, 9, 9)),
+        DieObservation(2, (30.0, 0.0), (30.0, 0.0), "left", False, 1.0, (30, 0, 9, 9)),
+    )
     key = Observation("settling", None, dice, None, None).key()
     assert key[1] == ((None, "right", True), (2, "left", False), (4, None, False))
 
 
 @pytest.mark.parametrize("seed", [730126, 730148])
-def test_a_doubled_cube_too_faint_to_report_on_a_noisy_small_frame_is_not_read_as_a_checker_on_the_bar(seed, monkeypatch):
+def test_a_doubled_cube_too_faint_to_report_on_a_noisy_small_frame_is_not_read_as_a_checker_on_the_bar(
+    seed, monkeypatch
+):
     # development frames (1280x720, sensor noise sigma 3) whose cube outline scores under cube.min_outline:
     # its place on the bar was read as a white checker, and the frame held back as 16 white checkers
     from dataclasses import replace as _replace
@@ -417,7 +512,10 @@ def test_a_doubled_cube_too_faint_to_report_on_a_noisy_small_frame_is_not_read_a
     obs = read_frame(geometry, image, config=cfg)
     assert obs.status == "settling" and obs.checkers.bar == (0, 0) and obs.checkers.points == pos.points
     faint_not_looked_for = _replace(
-        cfg, cube_min_shape=cfg.cube_min_outline, cube_min_conserve=cfg.cube_min_outline, cube_min_face_outline=cfg.cube_min_outline
+        cfg,
+        cube_min_shape=cfg.cube_min_outline,
+        cube_min_conserve=cfg.cube_min_outline,
+        cube_min_face_outline=cfg.cube_min_outline,
     )
     monkeypatch.setattr("vision.cube.find_cube_near", lambda *a: ((0.0, 0.0), 0.0, 0.0))  # nor its face looked for
     before = read_frame(geometry, image, config=faint_not_looked_for)
@@ -442,7 +540,11 @@ def test_a_dark_glossy_checker_alone_on_a_point_of_its_colour_is_counted_in_a_no
     s = scene(seed, 0.0)
     pos = s.pop("position")
     frame = render(pos, seed=seed, size=(1280, 720), **s)
-    noisy = np.clip(frame.image.astype(np.int16) + np.random.default_rng(seed).normal(0, 3, frame.image.shape).astype(np.int16), 0, 255).astype(np.uint8)
+    noisy = np.clip(
+        frame.image.astype(np.int16) + np.random.default_rng(seed).normal(0, 3, frame.image.shape).astype(np.int16),
+        0,
+        255,
+    ).astype(np.uint8)
     obs = read_frame(calibrate(frame.image), noisy)
     assert obs.status == "settling", obs.messages
     for p in points:
@@ -460,7 +562,12 @@ def test_a_cube_too_faint_to_see_is_not_counted_as_a_sixteenth_checker_on_the_ba
     s = scene(seed, 0.0)
     pos = s.pop("position")
     frame = render(pos, seed=seed, size=(1280, 720), **s)
-    noisy = np.clip(frame.image.astype(np.int16) + np.random.default_rng([seed, 1]).normal(0, 4.5, frame.image.shape).astype(np.int16), 0, 255).astype(np.uint8)
+    noisy = np.clip(
+        frame.image.astype(np.int16)
+        + np.random.default_rng([seed, 1]).normal(0, 4.5, frame.image.shape).astype(np.int16),
+        0,
+        255,
+    ).astype(np.uint8)
     obs = read_frame(calibrate(frame.image), noisy)
     assert obs.status == "settling", obs.messages
     assert s["cube"] == (16, "black") and obs.cube is None  # too faint to report
@@ -490,7 +597,9 @@ def test_a_cube_whose_outline_is_faint_in_a_noisy_720p_frame_is_reported_where_i
     assert obs.status == "settling", obs.messages
     value, where = s["cube"]
     assert obs.cube is not None and (obs.cube.value, obs.cube.where) == (value, where)
-    assert obs.cube.confidence < cfg.cube_min_outline <= 1.0 and obs.cube.face_confidence >= cfg.cube_min_face_confidence
+    assert (
+        obs.cube.confidence < cfg.cube_min_outline <= 1.0 and obs.cube.face_confidence >= cfg.cube_min_face_confidence
+    )
     assert obs.checkers.points == pos.points and obs.checkers.bar == tuple(pos.bar)
     outline_only = _replace(cfg, cube_min_face_outline=cfg.cube_min_outline)
     assert read_frame(geometry, image, config=outline_only).cube is None
@@ -537,13 +646,26 @@ def test_a_cube_read_as_a_sixteenth_checker_on_the_bar_is_found_by_its_face_ther
     assert read_frame(geometry, image).status == "occluded"
 
 
-@pytest.mark.parametrize("colour, value, where, size", [("red", 2, "white", (1280, 960)), ("red", 64, "centre", (1280, 720)),
-                                                        ("black", 16, "white", (1280, 960)), ("black", 32, "black", (1280, 720))])
+@pytest.mark.parametrize(
+    "colour, value, where, size",
+    [
+        ("red", 2, "white", (1280, 960)),
+        ("red", 64, "centre", (1280, 720)),
+        ("black", 16, "white", (1280, 960)),
+        ("black", 32, "black", (1280, 720)),
+    ],
+)
 def test_a_red_or_black_cube_with_light_numbers_is_read(colour, value, where, size):
     """Tournament cubes are often red or black with light numbers: the face's ink is whichever of
     dark and light its middle shows less of."""
-    frame = render(START, seed=1004 if value == 16 else 90 + value, cube=(1 if where == "centre" else value, where), cube_colour=colour,
-                   style="olive" if value == 16 else "walnut", size=size)
+    frame = render(
+        START,
+        seed=1004 if value == 16 else 90 + value,
+        cube=(1 if where == "centre" else value, where),
+        cube_colour=colour,
+        style="olive" if value == 16 else "walnut",
+        size=size,
+    )
     obs = read_frame(calibrate(frame.image), frame.image)
     assert obs.cube is not None and (obs.cube.where, obs.cube.face) == (where, value)
 
@@ -557,7 +679,16 @@ def test_a_cube_number_a_little_off_the_face_s_centre_still_reads():
             text = str(value)
             scale = 0.028 * _TEMPLATE_PX / len(text)
             (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, 1)
-            cv2.putText(face, text, (_TEMPLATE_PX // 2 - tw // 2 + dx, _TEMPLATE_PX // 2 + th // 2 + dy), cv2.FONT_HERSHEY_SIMPLEX, scale, (20, 20, 20), 1, cv2.LINE_AA)
+            cv2.putText(
+                face,
+                text,
+                (_TEMPLATE_PX // 2 - tw // 2 + dx, _TEMPLATE_PX // 2 + th // 2 + dy),
+                cv2.FONT_HERSHEY_SIMPLEX,
+                scale,
+                (20, 20, 20),
+                1,
+                cv2.LINE_AA,
+            )
             number, confidence = read_face(np.rot90(face, value % 4).copy())
             assert number == value and confidence > 0.5, (value, dx, dy)
 
@@ -593,7 +724,9 @@ def test_the_cube_is_read_on_a_measured_board_profile_too(club_profile, value, w
 def test_a_cube_wider_than_its_board_s_bar_is_looked_for_along_the_bar_s_middle():
     from vision.cube import CubeArea, _bar_grid
 
-    xs, ys, centres = _bar_grid(CubeArea(300.0, 333.0, 40.0, 467.0, 50.0))  # 8 mm more than the 4 mm overhang each side allows
+    xs, ys, centres = _bar_grid(
+        CubeArea(300.0, 333.0, 40.0, 467.0, 50.0)
+    )  # 8 mm more than the 4 mm overhang each side allows
     assert xs.tolist() == [316.5] and ys[0] == 65.0 and ys[-1] <= 442.0 and len(centres) == len(ys)
     xs, _, _ = _bar_grid(CubeArea(290.0, 340.0, 50.0, 490.0, 30.0))
     assert xs[0] == 301.0 and xs[-1] <= 329.0
@@ -684,7 +817,22 @@ def test_every_row_length_a_profile_accepts_places_fifteen_checkers_and_a_frame_
     cv2.imwrite(str(image), render(START, seed=3, size=(480, 360)).image)
     (tmp_path / "board.toml").write_text(f"[board_profile.row{per_row}]\ncheckers_per_row = {per_row}\n")
     geometry = str(tmp_path / "g.json")
-    assert main(["vision", "calibrate", str(image), "--corners", "5,5,475,5,475,355,5,355", "--profile", str(tmp_path / "board.toml"), "-o", geometry]) == 0
+    assert (
+        main(
+            [
+                "vision",
+                "calibrate",
+                str(image),
+                "--corners",
+                "5,5,475,5,475,355,5,355",
+                "--profile",
+                str(tmp_path / "board.toml"),
+                "-o",
+                geometry,
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["vision", "read", str(image), "--geometry", geometry]) == 0
     assert json.loads(capsys.readouterr().out)["format"] == "tavli-observation/1"

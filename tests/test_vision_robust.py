@@ -38,14 +38,19 @@ def _png_chunk(kind: bytes, data: bytes) -> bytes:
 def _huge_png() -> bytes:
     """A PNG whose header says 30000 x 30000 px grey (its data is a few rows: never decoded)."""
     ihdr = struct.pack(">IIBBBBB", 30000, 30000, 8, 0, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", ihdr) + _png_chunk(b"IDAT", zlib.compress(b"\0" * 30001 * 4)) + _png_chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _png_chunk(b"IHDR", ihdr)
+        + _png_chunk(b"IDAT", zlib.compress(b"\0" * 30001 * 4))
+        + _png_chunk(b"IEND", b"")
+    )
 
 
 def _huge_jpeg(image: np.ndarray) -> bytes:
     """A JPEG of ``image`` whose frame header is changed to say 30000 x 30000 px."""
     data = bytearray(cv2.imencode(".jpg", image)[1].tobytes())
     sof = data.find(b"\xff\xc0")
-    data[sof + 5:sof + 9] = struct.pack(">HH", 30000, 30000)
+    data[sof + 5 : sof + 9] = struct.pack(">HH", 30000, 30000)
     return bytes(data)
 
 
@@ -59,7 +64,9 @@ def cmyk_jpeg(blocks: np.ndarray) -> bytes:
 
     out = b"\xff\xd8" + seg(0xEE, b"Adobe" + struct.pack(">HHHB", 100, 0, 0, 0))
     out += seg(0xDB, b"\x00" + b"\x01" * 64)
-    out += seg(0xC0, struct.pack(">BHHB", 8, rows * 8, cols * 8, 4) + b"".join(bytes((i + 1, 0x11, 0)) for i in range(4)))
+    out += seg(
+        0xC0, struct.pack(">BHHB", 8, rows * 8, cols * 8, 4) + b"".join(bytes((i + 1, 0x11, 0)) for i in range(4))
+    )
     out += seg(0xC4, b"\x00" + bytes([0, 0, 0, 12] + [0] * 12) + bytes(range(12)))  # DC: categories 0..11, 4-bit codes
     out += seg(0xC4, b"\x10" + bytes([1] + [0] * 15) + b"\x00")  # AC: end of block only, code 0
     out += seg(0xDA, bytes([4]) + b"".join(bytes((i + 1, 0)) for i in range(4)) + bytes((0, 63, 0)))
@@ -71,15 +78,19 @@ def cmyk_jpeg(blocks: np.ndarray) -> bytes:
                 dc = 8 * (int(blocks[r, c, k]) - 128)
                 diff, prev[k] = dc - prev[k], dc
                 s = abs(diff).bit_length()
-                bits.append(format(s, "04b") + (format(diff if diff >= 0 else diff + (1 << s) - 1, f"0{s}b") if s else "") + "0")
+                bits.append(
+                    format(s, "04b") + (format(diff if diff >= 0 else diff + (1 << s) - 1, f"0{s}b") if s else "") + "0"
+                )
     stream = "".join(bits)
     stream += "1" * (-len(stream) % 8)
-    data = bytes(int(stream[i:i + 8], 2) for i in range(0, len(stream), 8))
+    data = bytes(int(stream[i : i + 8], 2) for i in range(0, len(stream), 8))
     return out + data.replace(b"\xff", b"\xff\x00") + b"\xff\xd9"
 
 
 def _cmyk_of(image: np.ndarray) -> bytes:
-    rgb = cv2.resize(image, (image.shape[1] // 8, image.shape[0] // 8), interpolation=cv2.INTER_AREA)[:, :, ::-1].astype(np.float32)
+    rgb = cv2.resize(image, (image.shape[1] // 8, image.shape[0] // 8), interpolation=cv2.INTER_AREA)[
+        :, :, ::-1
+    ].astype(np.float32)
     k = rgb.max(axis=2, keepdims=True)  # inverted: 255 is no ink
     cmy = np.where(k > 0, rgb * 255.0 / np.maximum(k, 1), 255.0)
     return cmyk_jpeg(np.dstack([cmy, k]).round().astype(np.uint8))
@@ -93,7 +104,7 @@ def _turned(image: np.ndarray, degrees: float) -> np.ndarray:
 def _with_alpha(image: np.ndarray) -> np.ndarray:
     out = cv2.cvtColor(image, cv2.COLOR_BGR2BGRA)
     out[:, : image.shape[1] // 3, 3] = 0
-    out[:, image.shape[1] // 3: image.shape[1] // 2, 3] = 128
+    out[:, image.shape[1] // 3 : image.shape[1] // 2, 3] = 128
     return out
 
 
@@ -106,7 +117,12 @@ def _encoded(image: np.ndarray, ext: str) -> bytes:
 # name -> (file extension, bytes of the file made from a BGR image)
 MUTATIONS = {
     "as-is": (".png", lambda im: _encoded(im, ".png")),
-    "cropped": (".png", lambda im: _encoded(im[im.shape[0] // 5: im.shape[0] * 3 // 4, im.shape[1] // 6: im.shape[1] * 2 // 3], ".png")),
+    "cropped": (
+        ".png",
+        lambda im: _encoded(
+            im[im.shape[0] // 5 : im.shape[0] * 3 // 4, im.shape[1] // 6 : im.shape[1] * 2 // 3], ".png"
+        ),
+    ),
     "turned-90": (".png", lambda im: _encoded(cv2.rotate(im, cv2.ROTATE_90_CLOCKWISE), ".png")),
     "turned-17": (".png", lambda im: _encoded(_turned(im, 17.0), ".png")),
     "1x1": (".png", lambda im: _encoded(cv2.resize(im, (1, 1), interpolation=cv2.INTER_AREA), ".png")),
@@ -144,7 +160,17 @@ def rendered(tmp_path_factory):
     image = folder / "frame.png"
     cv2.imwrite(str(image), frame.image)
     geometry = folder / "geometry.json"
-    code, _, err = run(["vision", "calibrate", str(image), "--corners", ",".join(f"{v:.2f}" for v in corners.ravel()), "-o", str(geometry)])
+    code, _, err = run(
+        [
+            "vision",
+            "calibrate",
+            str(image),
+            "--corners",
+            ",".join(f"{v:.2f}" for v in corners.ravel()),
+            "-o",
+            str(geometry),
+        ]
+    )
     assert code == 0, err
     position = folder / "start.json"
     position.write_text(START.to_json())
@@ -184,11 +210,15 @@ def _every_command(path: Path, folder: Path, geometry: Path, position: Path) -> 
         h, w = 100, 100
     own = folder / "corners.json"
     corners = f"{w * 0.1},{h * 0.1},{w * 0.9},{h * 0.1},{w * 0.9},{h * 0.9},{w * 0.1},{h * 0.9}"
-    codes["calibrate --corners"] = _assert_exits_cleanly(["vision", "calibrate", p, "--corners", corners, "--field", "-o", str(own)])[0]
+    codes["calibrate --corners"] = _assert_exits_cleanly(
+        ["vision", "calibrate", p, "--corners", corners, "--field", "-o", str(own)]
+    )[0]
     at = geometry if codes["read"] == 0 or codes["calibrate --corners"] != 0 else own
     if at == own:
         codes["read at corners"] = _assert_exits_cleanly(["vision", "read", p, "--geometry", str(at)])[0]
-    codes["learn"] = _assert_exits_cleanly(["vision", "learn", p, "--geometry", str(at), "--position", str(position), "-o", str(folder / "p.json")])[0]
+    codes["learn"] = _assert_exits_cleanly(
+        ["vision", "learn", p, "--geometry", str(at), "--position", str(position), "-o", str(folder / "p.json")]
+    )[0]
     return codes
 
 
@@ -209,7 +239,11 @@ def test_no_mutation_of_a_rendered_frame_makes_a_vision_command_raise(tmp_path, 
     except ValueError:
         assert codes["dice"] == codes["read"] == codes["calibrate --corners"] == codes["learn"] == 2
     else:
-        assert codes["dice"] == 0 and codes["calibrate --corners"] == 0 and 0 in (codes["read"], codes.get("read at corners"))
+        assert (
+            codes["dice"] == 0
+            and codes["calibrate --corners"] == 0
+            and 0 in (codes["read"], codes.get("read at corners"))
+        )
 
 
 @pytest.mark.timeout(60)
@@ -221,7 +255,9 @@ def test_no_mutation_of_a_real_photo_makes_a_vision_command_raise(tmp_path, rend
     path = tmp_path / f"photo{ext}"
     path.write_bytes(make(cv2.imread(str(sorted(REAL.glob("*.jpg"))[photo]))))
     codes = _every_command(path, tmp_path, geometry, position)
-    assert codes["dice"] == 0 and codes["calibrate --corners"] == 0 and 0 in (codes["read"], codes.get("read at corners"))
+    assert (
+        codes["dice"] == 0 and codes["calibrate --corners"] == 0 and 0 in (codes["read"], codes.get("read at corners"))
+    )
 
 
 def test_huge_images_are_refused_from_their_header_with_their_size(tmp_path):
@@ -262,7 +298,9 @@ def test_vision_dice_prints_plain_json_where_the_reader_hands_over_numpy_values(
     monkeypatch.setattr(dice, "read_dice", lambda config, image, **options: [reading])
     code, out, err = run(["vision", "dice", str(path)])
     assert code == 0, err
-    assert json.loads(out) == [{"value": 4, "box": [10, 12, 20, 20], "centre": [20.0, 22.0], "cocked": False, "confidence": 0.75}]
+    assert json.loads(out) == [
+        {"value": 4, "box": [10, 12, 20, 20], "centre": [20.0, 22.0], "cocked": False, "confidence": 0.75}
+    ]
 
 
 def test_an_observation_with_numpy_values_in_it_is_plain_json():
@@ -273,9 +311,23 @@ def test_an_observation_with_numpy_values_in_it_is_plain_json():
     from vision.observe import DieObservation, Observation
 
     f32, i64 = np.float32, np.int64
-    checkers = CheckerReading(tuple(i64(v) for v in START.points), (i64(0), i64(0)), (i64(0), i64(0)), tuple(f32(0.5) for _ in range(24)),
-                              (f32(1), f32(1)), (f32(1), f32(1)))
-    die = DieObservation(i64(3), (f32(10.5), f32(20.25)), (f32(400), f32(300)), "right", np.bool_(False), f32(0.875), (i64(1), i64(2), i64(3), i64(4)))
+    checkers = CheckerReading(
+        tuple(i64(v) for v in START.points),
+        (i64(0), i64(0)),
+        (i64(0), i64(0)),
+        tuple(f32(0.5) for _ in range(24)),
+        (f32(1), f32(1)),
+        (f32(1), f32(1)),
+    )
+    die = DieObservation(
+        i64(3),
+        (f32(10.5), f32(20.25)),
+        (f32(400), f32(300)),
+        "right",
+        np.bool_(False),
+        f32(0.875),
+        (i64(1), i64(2), i64(3), i64(4)),
+    )
     cube = CubeReading("centre", (f32(375.0), f32(250.0)), i64(64), f32(0.9), f32(0.8))
     occlusion = Occlusion({"1": f32(0.25)}, (), f32(0.99))
     obs = Observation("settling", checkers, (die,), cube, occlusion, drift_px=f32(1.5))

@@ -66,15 +66,37 @@ def rendered_samples(count: int) -> list[Sample]:
         seed = RENDER_SEEDS + i
         rng = np.random.default_rng([seed, 7])
         position = Position.start(["backgammon", "portes", "plakoto", "fevga"][i % 4])
-        dice = [DieSpec(int(rng.integers(1, 7)), colour=colours[int(rng.integers(len(colours)))]) for _ in range(int(rng.integers(2, 5)))]
-        cube = (int(2 ** rng.integers(0, 7)), ["centre", "white", "black"][int(rng.integers(3))]) if rng.random() < 0.5 else None
-        frame = render(position, dice=dice, cube=cube, seed=seed, style=sorted(BOARD_STYLES)[i % len(BOARD_STYLES)],
-                       checkers=sorted(CHECKER_STYLES)[(i // 3) % len(CHECKER_STYLES)], size=(960, 720),
-                       noise=float(rng.uniform(0, 5)), blur=float(rng.uniform(0, 1.2)))
+        dice = [
+            DieSpec(int(rng.integers(1, 7)), colour=colours[int(rng.integers(len(colours)))])
+            for _ in range(int(rng.integers(2, 5)))
+        ]
+        cube = (
+            (int(2 ** rng.integers(0, 7)), ["centre", "white", "black"][int(rng.integers(3))])
+            if rng.random() < 0.5
+            else None
+        )
+        frame = render(
+            position,
+            dice=dice,
+            cube=cube,
+            seed=seed,
+            style=sorted(BOARD_STYLES)[i % len(BOARD_STYLES)],
+            checkers=sorted(CHECKER_STYLES)[(i // 3) % len(CHECKER_STYLES)],
+            size=(960, 720),
+            noise=float(rng.uniform(0, 5)),
+            blur=float(rng.uniform(0, 1.2)),
+        )
         rows = []
         for d in frame.dice:
-            mm = np.array([[d.centre_mm[0] - DIE_SIZE_MM / 2, d.centre_mm[1]], [d.centre_mm[0] + DIE_SIZE_MM / 2, d.centre_mm[1]],
-                           [d.centre_mm[0], d.centre_mm[1] - DIE_SIZE_MM / 2], [d.centre_mm[0], d.centre_mm[1] + DIE_SIZE_MM / 2]], np.float32)
+            mm = np.array(
+                [
+                    [d.centre_mm[0] - DIE_SIZE_MM / 2, d.centre_mm[1]],
+                    [d.centre_mm[0] + DIE_SIZE_MM / 2, d.centre_mm[1]],
+                    [d.centre_mm[0], d.centre_mm[1] - DIE_SIZE_MM / 2],
+                    [d.centre_mm[0], d.centre_mm[1] + DIE_SIZE_MM / 2],
+                ],
+                np.float32,
+            )
             px = cv2.perspectiveTransform(mm[None], frame.homography)[0]
             side = 0.5 * (np.linalg.norm(px[1] - px[0]) + np.linalg.norm(px[3] - px[2]))
             rows.append((d.centre[0], d.centre[1], side, d.value, 1.0))
@@ -103,8 +125,14 @@ def augment(sample: Sample, rng: np.random.Generator) -> tuple[np.ndarray, np.nd
     a = np.array([[c * squash, -s], [s * squash, c]])
     m = np.hstack([a, (np.array([CROP / 2, CROP / 2]) - a @ np.array([cx, cy]))[:, None]])
     border = tuple(int(v) for v in rng.integers(0, 256, 3))
-    crop = cv2.warpAffine(image, m, (CROP, CROP), flags=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR,
-                          borderMode=cv2.BORDER_CONSTANT, borderValue=border)
+    crop = cv2.warpAffine(
+        image,
+        m,
+        (CROP, CROP),
+        flags=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=border,
+    )
     out = dice.copy()
     if len(out):
         out[:, :2] = out[:, :2] @ a.T + m[:, 2]
@@ -184,7 +212,12 @@ class Net(nn.Module):
         self.s8 = nn.Sequential(_cbr(24, 48, 2), _cbr(48, 48))
         self.s16 = nn.Sequential(_cbr(48, 64, 2), _cbr(64, 64))
         self.s32 = nn.Sequential(_cbr(64, 96, 2), _cbr(96, 96))
-        self.l32, self.l16, self.l8, self.l4 = nn.Conv2d(96, 48, 1), nn.Conv2d(64, 48, 1), nn.Conv2d(48, 48, 1), nn.Conv2d(24, 48, 1)
+        self.l32, self.l16, self.l8, self.l4 = (
+            nn.Conv2d(96, 48, 1),
+            nn.Conv2d(64, 48, 1),
+            nn.Conv2d(48, 48, 1),
+            nn.Conv2d(24, 48, 1),
+        )
         self.head = nn.Sequential(_cbr(48, 48), _cbr(48, 48))
         self.out = nn.Conv2d(48, 7, 1)
         nn.init.constant_(self.out.bias[:6], -2.19)  # a prior of 0.1 that a cell holds a die
@@ -216,7 +249,9 @@ def focal_loss(pred: torch.Tensor, gt: torch.Tensor) -> torch.Tensor:
 # ----------------------------------------------------------------- evaluation (through the exported ONNX)
 
 
-def evaluate(net: learned_dice.DiceNet, folder: Path, names: set[str] | None = None, min_score: float = learned_dice.MIN_SCORE) -> dict:
+def evaluate(
+    net: learned_dice.DiceNet, folder: Path, names: set[str] | None = None, min_score: float = learned_dice.MIN_SCORE
+) -> dict:
     """Dice read right (centre within half the label box's larger side, 8 px at least, value agreeing) and false dice."""
     dice = right = false = images = 0
     for img, truth in yolo_folder(folder):
@@ -227,8 +262,11 @@ def evaluate(net: learned_dice.DiceNet, folder: Path, names: set[str] | None = N
         used: set[int] = set()
         for v, cx, cy, w, h in truth:
             dice += 1
-            near = [(math.hypot(r.centre[0] - cx, r.centre[1] - cy), i) for i, r in enumerate(readings)
-                    if i not in used and math.hypot(r.centre[0] - cx, r.centre[1] - cy) <= max(8.0, 0.5 * max(w, h))]
+            near = [
+                (math.hypot(r.centre[0] - cx, r.centre[1] - cy), i)
+                for i, r in enumerate(readings)
+                if i not in used and math.hypot(r.centre[0] - cx, r.centre[1] - cy) <= max(8.0, 0.5 * max(w, h))
+            ]
             if near:
                 _, i = min(near)
                 used.add(i)
@@ -239,8 +277,10 @@ def evaluate(net: learned_dice.DiceNet, folder: Path, names: set[str] | None = N
 
 
 def report(name: str, r: dict) -> str:
-    return (f"{name:<28} images {r['images']:4d}  dice {r['dice']:5d}  read right {r['right']:5d} "
-            f"({r['right'] / max(1, r['dice']):.2%})  false dice {r['false']} ({r['false'] / max(1, r['images']):.3f} a photo)")
+    return (
+        f"{name:<28} images {r['images']:4d}  dice {r['dice']:5d}  read right {r['right']:5d} "
+        f"({r['right'] / max(1, r['dice']):.2%})  false dice {r['false']} ({r['false'] / max(1, r['images']):.3f} a photo)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -250,8 +290,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--rendered", type=int, default=300, help="rendered frames in the training set")
-    ap.add_argument("--holdout-fold", type=int, choices=range(5), default=None,
-                    help="leave this fifth of nell-byler/train out and report on it")
+    ap.add_argument(
+        "--holdout-fold",
+        type=int,
+        choices=range(5),
+        default=None,
+        help="leave this fifth of nell-byler/train out and report on it",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: as many as cores)")
     args = ap.parse_args(argv)
@@ -270,8 +315,11 @@ def main(argv: list[str] | None = None) -> int:
     nell = photo_samples(DATA / "nell-byler" / "train", whole_die_boxes=True, names=train_in)
     rendered = rendered_samples(args.rendered)
     pools = [(matteo, 0.35), (nell, 0.4), (rendered, 0.25)]
-    print(f"training set: {len(matteo)} matteop65 Train, {len(nell)} nell-byler/train, {len(rendered)} rendered "
-          f"({time.time() - t0:.0f} s to load); device {device}", flush=True)
+    print(
+        f"training set: {len(matteo)} matteop65 Train, {len(nell)} nell-byler/train, {len(rendered)} rendered "
+        f"({time.time() - t0:.0f} s to load); device {device}",
+        flush=True,
+    )
 
     model = Net().to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
@@ -297,15 +345,28 @@ def main(argv: list[str] | None = None) -> int:
         opt.step()
         sched.step()
         if step % 100 == 0 or step == args.steps - 1:
-            print(f"step {step:5d}  loss {loss_h.item():.3f} + {loss_s.item():.3f}  {time.time() - t0:.0f} s", flush=True)
+            print(
+                f"step {step:5d}  loss {loss_h.item():.3f} + {loss_s.item():.3f}  {time.time() - t0:.0f} s", flush=True
+            )
 
     model.eval().cpu()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     torch.save(model.state_dict(), args.out.with_suffix(".pt"))  # to fine-tune from; not shipped
     dummy = torch.zeros(1, 3, CROP, CROP)
-    torch.onnx.export(model, dummy, str(args.out), input_names=["image"], output_names=["dice"], opset_version=13,
-                      dynamic_axes={"image": {2: "height", 3: "width"}, "dice": {2: "rows", 3: "cols"}}, dynamo=False)
-    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB) after {time.time() - t0:.0f} s of training", flush=True)
+    torch.onnx.export(
+        model,
+        dummy,
+        str(args.out),
+        input_names=["image"],
+        output_names=["dice"],
+        opset_version=13,
+        dynamic_axes={"image": {2: "height", 3: "width"}, "dice": {2: "rows", 3: "cols"}},
+        dynamo=False,
+    )
+    print(
+        f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB) after {time.time() - t0:.0f} s of training",
+        flush=True,
+    )
 
     net = learned_dice.DiceNet(args.out)
     print(report("matteop65 Valid", evaluate(net, DATA / "matteop65" / "Valid")))

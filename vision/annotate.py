@@ -16,7 +16,12 @@ from vision.observe import Observation
 
 _WHITE = (255, 255, 255)
 _BLACK = (0, 0, 0)
-_STATUS_COLOUR = {"stable": (60, 200, 60), "settling": (0, 200, 255), "occluded": (0, 0, 255), "board-not-found": (0, 0, 255)}
+_STATUS_COLOUR = {
+    "stable": (60, 200, 60),
+    "settling": (0, 200, 255),
+    "occluded": (0, 0, 255),
+    "board-not-found": (0, 0, 255),
+}
 
 
 def _label(img: np.ndarray, text: str, at, colour, scale: float = 0.6) -> None:
@@ -52,20 +57,40 @@ def annotate(image: np.ndarray, geometry: Geometry, obs: Observation, notes: Seq
             text = f"{v:+d}" if v else "0"
             colour = (255, 255, 255) if v > 0 else (60, 60, 255) if v < 0 else (180, 180, 180)
         _label(out, text, at, colour, 0.5)
-        _label(out, str(p.number), geometry.to_image([(p.centre_x, p.base_y - 10 * p.direction)])[0], (255, 220, 120), 0.4)
+        _label(
+            out, str(p.number), geometry.to_image([(p.centre_x, p.base_y - 10 * p.direction)])[0], (255, 220, 120), 0.4
+        )
     if c is not None:
         bx = (board.bar[0] + board.bar[2]) / 2
         _label(out, f"bar W{c.bar[0]} B{c.bar[1]}", geometry.to_image([(bx, mid + 60)])[0], _WHITE, 0.5)
         tw, tb = board.tray_white, board.tray_black
         _label(out, f"off {c.off[0]}", geometry.to_image([((tw[0] + tw[2]) / 2, (tw[1] + tw[3]) / 2)])[0], _WHITE, 0.5)
-        _label(out, f"off {c.off[1]}", geometry.to_image([((tb[0] + tb[2]) / 2, (tb[1] + tb[3]) / 2)])[0], (60, 60, 255), 0.5)
+        _label(
+            out,
+            f"off {c.off[1]}",
+            geometry.to_image([((tb[0] + tb[2]) / 2, (tb[1] + tb[3]) / 2)])[0],
+            (60, 60, 255),
+            0.5,
+        )
     for d in obs.dice:
         x, y, w, h = d.box
         cv2.rectangle(out, (x, y), (x + w, y + h), (0, 255, 255), 2)
-        _label(out, "cocked" if d.cocked else str(d.value if d.value is not None else "?"), (x + w / 2, y - 12), (0, 255, 255), 0.6)
+        _label(
+            out,
+            "cocked" if d.cocked else str(d.value if d.value is not None else "?"),
+            (x + w / 2, y - 12),
+            (0, 255, 255),
+            0.6,
+        )
     if obs.cube is not None:
         at = geometry.to_image([obs.cube.centre_mm])[0]
-        _label(out, f"cube {obs.cube.value if obs.cube.value is not None else '?'} {obs.cube.where}", at, (255, 128, 0), 0.6)
+        _label(
+            out,
+            f"cube {obs.cube.value if obs.cube.value is not None else '?'} {obs.cube.where}",
+            at,
+            (255, 128, 0),
+            0.6,
+        )
     status = obs.status + (f" ({obs.frames_held})" if obs.status in ("stable", "settling") else "")
     _label(out, status, (out.shape[1] / 2, 20), _STATUS_COLOUR[obs.status], 0.7)
     for i, msg in enumerate(obs.messages):

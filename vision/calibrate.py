@@ -178,7 +178,8 @@ class Geometry:
             hom = tuple(tuple(float(v) for v in row) for row in data["homography"])
             size = tuple(int(v) for v in data["image_size"])
             markers = tuple(
-                (int(k), tuple((float(c[0]), float(c[1])) for c in v)) for k, v in sorted(data.get("markers", {}).items(), key=lambda kv: int(kv[0]))
+                (int(k), tuple((float(c[0]), float(c[1])) for c in v))
+                for k, v in sorted(data.get("markers", {}).items(), key=lambda kv: int(kv[0]))
             )
             profile, home = data.get("profile", DEFAULT_PROFILE), data.get("home", "right")
             board = data.get("board_profile")
@@ -189,7 +190,9 @@ class Geometry:
                     board = BoardProfile(**board)
                 except ProfileError as exc:
                     raise CalibrationError(str(exc)) from None
-            return cls(hom, size, data["source"], markers, float(data.get("reprojection_px", 0.0)), profile, home, board)  # type: ignore[arg-type]
+            return cls(
+                hom, size, data["source"], markers, float(data.get("reprojection_px", 0.0)), profile, home, board
+            )  # type: ignore[arg-type]
         except KeyError as exc:
             raise CalibrationError(f"geometry: missing field {exc.args[0]!r}") from None
         except (TypeError, ValueError, IndexError, AttributeError) as exc:
@@ -216,7 +219,9 @@ class Geometry:
         try:
             text = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise CalibrationError(f"geometry file {str(path)!r}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+            raise CalibrationError(
+                f"geometry file {str(path)!r}: cannot read: {getattr(exc, 'strerror', None) or exc}"
+            ) from None
         try:
             return cls.from_json(text)
         except CalibrationError as exc:
@@ -242,7 +247,9 @@ def detect_markers(image: np.ndarray) -> dict[int, np.ndarray]:
     for c, i in zip(corners, ids.ravel()):
         i = int(i)
         c = c.reshape(4, 2).astype(np.float64)
-        if i in range(4) and (i not in found or cv2.contourArea(c.astype(np.float32)) > cv2.contourArea(found[i].astype(np.float32))):
+        if i in range(4) and (
+            i not in found or cv2.contourArea(c.astype(np.float32)) > cv2.contourArea(found[i].astype(np.float32))
+        ):
             found[i] = c
     return found
 
@@ -352,7 +359,12 @@ def marker_sheet(path: str | Path | None = None, *, dpi: int = 300) -> np.ndarra
         cv2.putText(sheet, s, (int(x), int(y)), font, text_scale * k, 0, thick, cv2.LINE_AA)
 
     text("tavli-table board markers: ArUco DICT_4X4_50, ids 0..3", 20 * mm, 22 * mm)
-    text(f"Print at 100% ({dpi} dpi, A4). Black square {MARKER_SIZE_MM:g} mm; cut on the dashed line", 20 * mm, 30 * mm, 0.8)
+    text(
+        f"Print at 100% ({dpi} dpi, A4). Black square {MARKER_SIZE_MM:g} mm; cut on the dashed line",
+        20 * mm,
+        30 * mm,
+        0.8,
+    )
     text("and keep the white margin. Stick each marker in the board frame's corner named", 20 * mm, 36 * mm, 0.8)
     text("under it, as white sees the board, upright (label side towards white).", 20 * mm, 42 * mm, 0.8)
     for marker_id, name in enumerate(CORNER_NAMES):
@@ -412,7 +424,9 @@ def _as_tuple(hom: np.ndarray):
 
 def _is_matrix(m: Any) -> bool:
     try:
-        return len(m) == 3 and all(len(row) == 3 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in row) for row in m)
+        return len(m) == 3 and all(
+            len(row) == 3 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in row) for row in m
+        )
     except TypeError:
         return False
 
@@ -424,7 +438,10 @@ def _check_corners(corners: Sequence[Sequence[float]]) -> np.ndarray:
     except (TypeError, ValueError, IndexError):
         ok = False
     if not ok:
-        raise CalibrationError(f"corners: {corners!r}: expected four (x, y) image points: top-left, top-right, bottom-right, bottom-left")
+        raise CalibrationError(
+            f"corners: {corners!r}: expected four (x, y) image points: top-left, top-right, bottom-right, bottom-left"
+        )
+
     # every turn along TL -> TR -> BR -> BL must bend the same way (clockwise on screen: y grows downwards)
     def cross(a, b):
         return a[0] * b[1] - a[1] * b[0]

@@ -25,10 +25,11 @@ types; must not import ``firmware_bridge`` or ``referee``.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import cv2
 import numpy as np
@@ -81,7 +82,9 @@ class Palette:
             tray_t = None if tray is None else tuple(map(float, tray))
             edges = tuple((float(x), float(y)) for x, y in data.get("board_edges", ()))
         except (KeyError, TypeError, ValueError, AttributeError):
-            raise PaletteError(f"palette: {str(data)[:200]!r}: expected white, black (and tray) Lab triples and board_edges [[x, y], ...]") from None
+            raise PaletteError(
+                f"palette: {str(data)[:200]!r}: expected white, black (and tray) Lab triples and board_edges [[x, y], ...]"
+            ) from None
         if len(white) != 3 or len(black) != 3 or (tray_t is not None and len(tray_t) != 3):
             raise PaletteError(f"palette: {str(data)[:200]!r}: expected white, black (and tray) Lab triples")
         return cls(white, black, tray_t, edges)
@@ -134,7 +137,10 @@ def _static_labels(lay: Layout, w: int, h: int) -> np.ndarray:
     x, y = (xs + 0.5) / _LABEL_PPM, (ys + 0.5) / _LABEL_PPM
     lab = np.zeros(x.shape, np.int32)
     inside_field = (y >= fy0) & (y < fy1)
-    lab[inside_field & (((x >= g.left_half[0]) & (x < g.left_half[2])) | ((x >= g.right_half[0]) & (x < g.right_half[2])))] = 30
+    lab[
+        inside_field
+        & (((x >= g.left_half[0]) & (x < g.left_half[2])) | ((x >= g.right_half[0]) & (x < g.right_half[2])))
+    ] = 30
     lab[inside_field & (x >= g.bar[0]) & (x < g.bar[2])] = 31
     lab[inside_field & (x >= g.tray_white[0]) & (x < g.tray_white[2])] = 32
     for p in g.points:
@@ -320,7 +326,9 @@ def _sample(img: np.ndarray, pts_px: np.ndarray) -> np.ndarray:
     rows = max(1, -(-n // cols))
     flat = np.zeros((rows * cols, 2), np.float32)
     flat[:n] = pts_px
-    out = cv2.remap(img, flat.reshape(rows, cols, 2), None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)  # one two-channel map: no copies
+    out = cv2.remap(
+        img, flat.reshape(rows, cols, 2), None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT
+    )  # one two-channel map: no copies
     return out.reshape(rows * cols, -1)[:n]
 
 
@@ -356,7 +364,9 @@ def noise_grey(image: np.ndarray, side: int = 512) -> float:
 
 def _disc_colour(lab: np.ndarray, centre_mm, ppm: float, radius_mm: float) -> np.ndarray:
     """Median Lab colour of a disc (board mm) of the rectified view."""
-    at = _disc_px(float(centre_mm[0] * ppm - 0.5), float(centre_mm[1] * ppm - 0.5), float(radius_mm * ppm), lab.shape[:2])
+    at = _disc_px(
+        float(centre_mm[0] * ppm - 0.5), float(centre_mm[1] * ppm - 0.5), float(radius_mm * ppm), lab.shape[:2]
+    )
     if at is None:
         return np.zeros(3, np.float32)
     ys, xs = at
@@ -507,7 +517,10 @@ def read_checkers(
     valid = valid & usable[index]
     seen = shown[index]
     # mismatches: a rim predicted where none shows, or none predicted where one shows (every point at once)
-    errs = (np.matmul(pred, (valid & ~seen).astype(np.float32)[:, :, None]) + np.matmul(not_pred, (valid & seen).astype(np.float32)[:, :, None]))[:, :, 0].astype(np.int64)
+    errs = (
+        np.matmul(pred, (valid & ~seen).astype(np.float32)[:, :, None])
+        + np.matmul(not_pred, (valid & seen).astype(np.float32)[:, :, None])
+    )[:, :, 0].astype(np.int64)
     orders = np.argsort(errs, axis=1, kind="stable")
     rim_one, rim_one_clear = _first_rims(lay)
     for i, (err, order) in enumerate(zip(errs, orders)):
@@ -515,7 +528,10 @@ def read_checkers(
         if n == 0:  # a lone checker whose rim is faint (a dark one on a point of its colour, a small noisy frame)
             on = valid[i] & rim_one[i]
             k = int(on.sum())
-            if k >= _FAINT_MIN_CLEAR * rim_one_clear[i] > 0 and (strength[index[i][on]] > cfg.faint_rim_frac * v.threshold).sum() >= cfg.faint_rim_min_share * k:
+            if (
+                k >= _FAINT_MIN_CLEAR * rim_one_clear[i] > 0
+                and (strength[index[i][on]] > cfg.faint_rim_frac * v.threshold).sum() >= cfg.faint_rim_min_share * k
+            ):
                 n, under = 1, False
         heights.append(n)
         pinned.append(under)
@@ -532,7 +548,7 @@ def read_checkers(
     pal = palette or _auto_palette(tops)
     points = []
     k = 0
-    for p, n in enumerate(heights):
+    for n in heights:
         if not n:
             points.append(0)
             continue
@@ -544,7 +560,6 @@ def read_checkers(
     bar, bar_conf = _read_bar(v, pal, cfg.bar_min_ring, rings)
     off, off_conf = _read_off(v, pal, cfg.tray_max_gap_per_step)
     return _with_issues(CheckerReading(tuple(points), bar, off, tuple(confs), bar_conf, off_conf))
-
 
 
 # a faint rim is trusted only where next to all of it is in view: no die on it (one half under a
@@ -583,7 +598,10 @@ def _otsu(values: np.ndarray) -> float:
 
 
 def bar_rings(
-    v: View, min_ring: float, exclude: tuple[float, float, float] | None = None, board_edges: tuple[tuple[float, float], ...] = ()
+    v: View,
+    min_ring: float,
+    exclude: tuple[float, float, float] | None = None,
+    board_edges: tuple[tuple[float, float], ...] = (),
 ) -> list[tuple[tuple[float, float], float]]:
     """Checkers on the bar of the view's layout: ``(centre_mm, rim fraction)`` of each ring found
     along its centre line, but none whose centre lies in the disc ``exclude`` (x, y, radius mm:
@@ -611,7 +629,9 @@ def bar_rings(
 
 
 @lru_cache(maxsize=8)
-def _bar_samples(lay: Layout, board_edges: tuple[tuple[float, float], ...]) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _bar_samples(
+    lay: Layout, board_edges: tuple[tuple[float, float], ...]
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`bar_rings`' places on a layout, worked out once: the bar's centre line (x, and the ys of
     the centres along it, 1 mm apart), the centres (N x 2), their rim samples (N * angles x 2) and
     which samples are clear of the board's own edges (N x angles)."""
@@ -699,8 +719,18 @@ def _with_issues(reading: CheckerReading) -> CheckerReading:
         if total > 15:
             issues.append(f"{name}: {total} checkers seen: more than 15")
         elif total < 15:
-            issues.append(f"{name}: {total} checkers seen: {15 - total} missing (pinned under a stack, hidden or off the board)")
-    return CheckerReading(reading.points, reading.bar, reading.off, reading.confidence, reading.bar_confidence, reading.off_confidence, tuple(issues))
+            issues.append(
+                f"{name}: {total} checkers seen: {15 - total} missing (pinned under a stack, hidden or off the board)"
+            )
+    return CheckerReading(
+        reading.points,
+        reading.bar,
+        reading.off,
+        reading.confidence,
+        reading.bar_confidence,
+        reading.off_confidence,
+        tuple(issues),
+    )
 
 
 def _top_colour(lab: np.ndarray, centre, ppm: float, ignore, diameter: float) -> np.ndarray:
@@ -732,7 +762,9 @@ _TOP_RIM_MM = 4.5  # a checker's top is looked at this far inside its edge when 
 _TOP_MIN_FREE_MM = 2.0  # ... where a disc of this radius's worth of it is clear of the die
 
 
-def learn_palette(geometry: Geometry, image: np.ndarray, position: Position, config: VisionConfig | None = None) -> Palette:
+def learn_palette(
+    geometry: Geometry, image: np.ndarray, position: Position, config: VisionConfig | None = None
+) -> Palette:
     """Learn the checker and tray colours, and where the board's own drawing shows, from a frame
     of a known position (usually the start) on the geometry's layout.
 

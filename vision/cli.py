@@ -25,57 +25,119 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     vsub = vision.add_subparsers(dest="vision_command", required=True)
     c = vsub.add_parser("calibrate", help="find the board in a camera image and save its geometry")
     c.add_argument("image", help="a camera image of the board (ArUco markers at its corners)")
-    c.add_argument("--corners", help="x1,y1,...,x4,y4: the board's outer corners (top-left, top-right, "
-                   "bottom-right, bottom-left as white sees it) for boards without markers")
-    c.add_argument("--field", action="store_true", help="the --corners are those of the playing field (both halves "
-                   "and the bar, without frame or trays): for boards of other proportions")
-    c.add_argument("--profile", default="rendered", help="the board's proportions: 'rendered' (the renderer's board, "
-                   "the default), a [board_profile.<name>] of vision.toml, e.g. 'tournament', or your own board's "
-                   "FILE.toml (one such table; FILE.toml:NAME for one of several), carried in the geometry")
-    c.add_argument("--home", choices=("right", "left"), default="right", help="the side of white's home board as "
-                   "white sees it (right: white's point 1 bottom right, the default)")
+    c.add_argument(
+        "--corners",
+        help="x1,y1,...,x4,y4: the board's outer corners (top-left, top-right, "
+        "bottom-right, bottom-left as white sees it) for boards without markers",
+    )
+    c.add_argument(
+        "--field",
+        action="store_true",
+        help="the --corners are those of the playing field (both halves "
+        "and the bar, without frame or trays): for boards of other proportions",
+    )
+    c.add_argument(
+        "--profile",
+        default="rendered",
+        help="the board's proportions: 'rendered' (the renderer's board, "
+        "the default), a [board_profile.<name>] of vision.toml, e.g. 'tournament', or your own board's "
+        "FILE.toml (one such table; FILE.toml:NAME for one of several), carried in the geometry",
+    )
+    c.add_argument(
+        "--home",
+        choices=("right", "left"),
+        default="right",
+        help="the side of white's home board as white sees it (right: white's point 1 bottom right, the default)",
+    )
     c.add_argument("-o", "--output", required=True, help="where to write geometry.json")
-    r = vsub.add_parser("read", help="read checkers, dice and cube from a camera image or a photo: prints the observation JSON")
+    r = vsub.add_parser(
+        "read", help="read checkers, dice and cube from a camera image or a photo: prints the observation JSON"
+    )
     r.add_argument("image", help="a camera image of the calibrated board, or without --geometry any photo of a board")
-    r.add_argument("--geometry", help="geometry.json from 'tavli vision calibrate' (without it the board's playing field "
-                   "is found in the photo, its bar and points fitted to it, and the checker colours decided from it)")
-    r.add_argument("--corners", help="without --geometry: x1,y1,...,x4,y4, the playing field's corners in image px "
-                   "(both halves and the bar), clockwise, the first two along one row of twelve points")
-    r.add_argument("--home", choices=("right", "left"), help="without --geometry: the side of white's home board as white "
-                   "sees it (white sits at the photo's bottom row; right: white's point 1 bottom right, the default)")
-    r.add_argument("--palette", help="checker colours from 'tavli vision learn' (default: decided from the photo "
-                   "without --geometry; else white is the lighter side)")
-    r.add_argument("--id", action="store_true", help="add the gnubg Position ID and Match ID of what is seen (with the "
-                   "dice and cube), as a player on roll would paste them into gnubg")
-    r.add_argument("--on-roll", choices=("white", "black"), help="with --id: the side on roll (default: the side whose "
-                   "right-hand half the dice lie in, else white)")
+    r.add_argument(
+        "--geometry",
+        help="geometry.json from 'tavli vision calibrate' (without it the board's playing field "
+        "is found in the photo, its bar and points fitted to it, and the checker colours decided from it)",
+    )
+    r.add_argument(
+        "--corners",
+        help="without --geometry: x1,y1,...,x4,y4, the playing field's corners in image px "
+        "(both halves and the bar), clockwise, the first two along one row of twelve points",
+    )
+    r.add_argument(
+        "--home",
+        choices=("right", "left"),
+        help="without --geometry: the side of white's home board as white "
+        "sees it (white sits at the photo's bottom row; right: white's point 1 bottom right, the default)",
+    )
+    r.add_argument(
+        "--palette",
+        help="checker colours from 'tavli vision learn' (default: decided from the photo "
+        "without --geometry; else white is the lighter side)",
+    )
+    r.add_argument(
+        "--id",
+        action="store_true",
+        help="add the gnubg Position ID and Match ID of what is seen (with the "
+        "dice and cube), as a player on roll would paste them into gnubg",
+    )
+    r.add_argument(
+        "--on-roll",
+        choices=("white", "black"),
+        help="with --id: the side on roll (default: the side whose right-hand half the dice lie in, else white)",
+    )
     r.add_argument("--annotate", metavar="PNG", help="also write the image with the reading drawn on it")
     r.add_argument("--config", help="a vision.toml with other thresholds ([find_board] for the field finder)")
     lp = vsub.add_parser("learn", help="learn the checker colours from an image of a known position (the start)")
     lp.add_argument("image", help="a camera image of the calibrated board showing POSITION")
     lp.add_argument("--geometry", required=True, help="geometry.json from 'tavli vision calibrate'")
-    lp.add_argument("--position", required=True, help="Position JSON of what the image shows (e.g. from 'tavli rules start')")
+    lp.add_argument(
+        "--position", required=True, help="Position JSON of what the image shows (e.g. from 'tavli rules start')"
+    )
     lp.add_argument("-o", "--output", required=True, help="where to write palette.json")
     gr = vsub.add_parser("grab", help="take a still from a camera (to calibrate it, or to learn the colours)")
     gr.add_argument("--camera", default="0", help="a camera number (default 0) or a video file")
-    gr.add_argument("--size", help="WxH px to ask the camera for, e.g. 1280x720 (tavli play asks for the calibrated size)")
-    gr.add_argument("--settle", type=int, default=10, help="frames to let pass first while exposure settles (default 10)")
+    gr.add_argument(
+        "--size", help="WxH px to ask the camera for, e.g. 1280x720 (tavli play asks for the calibrated size)"
+    )
+    gr.add_argument(
+        "--settle", type=int, default=10, help="frames to let pass first while exposure settles (default 10)"
+    )
     gr.add_argument("-o", "--output", required=True, help="image file to write (.png, .jpg)")
     d = vsub.add_parser("dice", help="find and read every die in a photo (no board needed): prints JSON")
     d.add_argument("image", help="any photo or camera frame with dice in it")
     d.add_argument("--config", help="a vision.toml with other thresholds")
-    d.add_argument("--geometry", help="a calibrated board's geometry JSON: dice on its playing field only, at a die's size there")
-    d.add_argument("--reader", choices=("verified", "learned", "classical"),
-                   help="the learned network, the classical pip reader, or the network's dice verified by it "
-                        "(default: the config's photo_reader, board_reader with --geometry)")
+    d.add_argument(
+        "--geometry", help="a calibrated board's geometry JSON: dice on its playing field only, at a die's size there"
+    )
+    d.add_argument(
+        "--reader",
+        choices=("verified", "learned", "classical"),
+        help="the learned network, the classical pip reader, or the network's dice verified by it "
+        "(default: the config's photo_reader, board_reader with --geometry)",
+    )
     p = vsub.add_parser("render", help="draw a camera frame of a position, with ground-truth labels")
     p.add_argument("position_file", nargs="?", help="Position JSON file (or give --position)")
     p.add_argument("--position", dest="position_opt", metavar="POS.json", help="Position JSON file")
     p.add_argument("-o", "--output", required=True, help="image file to write (.png, .jpg)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--dice", nargs="*", type=int, default=[], metavar="D", help="die values, placed at random in the right-hand half")
-    p.add_argument("--cube", nargs=2, metavar=("VALUE", "WHERE"), help=f"cube value and place ({', '.join(CUBE_PLACES)})")
-    p.add_argument("--cube-colour", choices=sorted(CUBE_COLOURS), default="white", help="the cube's face (white: black numbers; red, black: light ones)")
+    p.add_argument(
+        "--dice",
+        nargs="*",
+        type=int,
+        default=[],
+        metavar="D",
+        help="die values, placed at random in the right-hand half",
+    )
+    p.add_argument(
+        "--cube", nargs=2, metavar=("VALUE", "WHERE"), help=f"cube value and place ({', '.join(CUBE_PLACES)})"
+    )
+    p.add_argument(
+        "--cube-colour",
+        choices=sorted(CUBE_COLOURS),
+        default="white",
+        help="the cube's face (white: black numbers; red, black: light ones)",
+    )
     p.add_argument("--style", choices=sorted(BOARD_STYLES), default="walnut")
     p.add_argument("--checkers", choices=sorted(CHECKER_STYLES), default="matte")
     p.add_argument("--hand", action="store_true", help="a hand over part of the board")
@@ -113,8 +175,16 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
     position = Position.from_json(text)
     try:
         cube = None if args.cube is None else (int(args.cube[0]), args.cube[1])
-        frame = render(position, dice=[(d, None) for d in args.dice], cube=cube, cube_colour=args.cube_colour, seed=args.seed,
-                       style=args.style, checkers=args.checkers, hand=args.hand)
+        frame = render(
+            position,
+            dice=[(d, None) for d in args.dice],
+            cube=cube,
+            cube_colour=args.cube_colour,
+            seed=args.seed,
+            style=args.style,
+            checkers=args.checkers,
+            hand=args.hand,
+        )
     except ValueError as exc:
         print(f"tavli vision render: {exc}", file=sys.stderr)
         return 2
@@ -214,7 +284,9 @@ def _read(args: argparse.Namespace, stdout: TextIO) -> int:
         corners = _corners(args.corners)
         image = load_image(args.image)
         field_config = FieldConfig.load(args.config) if args.config else None
-        reading = read_photo(image, corners=corners, palette=palette, home=args.home or "right", config=config, field_config=field_config)
+        reading = read_photo(
+            image, corners=corners, palette=palette, home=args.home or "right", config=config, field_config=field_config
+        )
         geometry, obs, field = reading.geometry, reading.observation, reading.field
     out = obs.to_dict()
     if field is not None:
@@ -257,8 +329,11 @@ def _at_geometry_size(command: str, geometry, image):
 
     scaled = at_calibrated_size(geometry, image)
     if scaled is not image:
-        print(f"tavli vision {command}: note: the image was scaled to {geometry.image_size[0]}x{geometry.image_size[1]} px, "
-              "the size the geometry was calibrated at", file=sys.stderr)
+        print(
+            f"tavli vision {command}: note: the image was scaled to {geometry.image_size[0]}x{geometry.image_size[1]} px, "
+            "the size the geometry was calibrated at",
+            file=sys.stderr,
+        )
     return scaled
 
 
@@ -290,7 +365,10 @@ def _grab(args: argparse.Namespace, stdout: TextIO) -> int:
     frame = grab_frame(args.camera, size, args.settle)
     if not _write_image("grab", args.output, frame):
         return 2
-    print(f"took a {frame.shape[1]}x{frame.shape[0]} px still from camera {args.camera!r}; wrote {args.output}", file=stdout)
+    print(
+        f"took a {frame.shape[1]}x{frame.shape[0]} px still from camera {args.camera!r}; wrote {args.output}",
+        file=stdout,
+    )
     return 0
 
 

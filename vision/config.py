@@ -236,14 +236,37 @@ class VisionConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ConfigError(f"{name}: {v!r}: expected an integer >= 1")
-        for name in ("max_reprojection_px", "drift_px_knocked", "px_per_mm", "read_px_per_mm", "edge_threshold", "motion_grey_levels", "edge_blur_above_noise"):
+        for name in (
+            "max_reprojection_px",
+            "drift_px_knocked",
+            "px_per_mm",
+            "read_px_per_mm",
+            "edge_threshold",
+            "motion_grey_levels",
+            "edge_blur_above_noise",
+        ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
                 raise ConfigError(f"{name}: {v!r}: expected a positive number")
         blur = self.edge_blur_mm_per_grey
         if isinstance(blur, bool) or not isinstance(blur, (int, float)) or not 0 <= blur <= 1:
-            raise ConfigError(f"edge_blur_mm_per_grey: {blur!r}: expected a number of mm (per grey level of noise) from 0 to 1")
-        for name in ("bar_min_ring", "faint_rim_frac", "faint_rim_min_share", "tray_max_gap_per_step", "max_missing_edges", "min_seen_edges", "max_motion_fraction", "cube_min_outline", "cube_min_shape", "cube_min_conserve", "cube_min_face_outline", "cube_min_face_confidence"):
+            raise ConfigError(
+                f"edge_blur_mm_per_grey: {blur!r}: expected a number of mm (per grey level of noise) from 0 to 1"
+            )
+        for name in (
+            "bar_min_ring",
+            "faint_rim_frac",
+            "faint_rim_min_share",
+            "tray_max_gap_per_step",
+            "max_missing_edges",
+            "min_seen_edges",
+            "max_motion_fraction",
+            "cube_min_outline",
+            "cube_min_shape",
+            "cube_min_conserve",
+            "cube_min_face_outline",
+            "cube_min_face_confidence",
+        ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
                 raise ConfigError(f"{name}: {v!r}: expected a fraction between 0 and 1")
@@ -260,9 +283,13 @@ class VisionConfig:
                 raise ConfigError(f"{f.name}: {v!r}: expected a positive number")
 
         if self.cube_min_shape > self.cube_min_outline:
-            raise ConfigError(f"cube.min_shape: {self.cube_min_shape!r}: expected at most cube.min_outline ({self.cube_min_outline!r})")
+            raise ConfigError(
+                f"cube.min_shape: {self.cube_min_shape!r}: expected at most cube.min_outline ({self.cube_min_outline!r})"
+            )
         if self.cube_min_conserve > self.cube_min_shape:
-            raise ConfigError(f"cube.min_conserve: {self.cube_min_conserve!r}: expected at most cube.min_shape ({self.cube_min_shape!r})")
+            raise ConfigError(
+                f"cube.min_conserve: {self.cube_min_conserve!r}: expected at most cube.min_shape ({self.cube_min_shape!r})"
+            )
         if not self.cube_min_conserve <= self.cube_min_face_outline <= self.cube_min_outline:
             raise ConfigError(
                 f"cube.min_face_outline: {self.cube_min_face_outline!r}: expected from cube.min_conserve ({self.cube_min_conserve!r}) "

@@ -60,8 +60,12 @@ class CubeReading:
 
 def _outline(half: float, angle: float, n_side: int = 12, extent: float = 0.8) -> np.ndarray:
     t = np.linspace(-extent, extent, n_side)
-    sides = [np.c_[t * half, np.full(n_side, -half)], np.c_[np.full(n_side, half), t * half],
-             np.c_[t * half, np.full(n_side, half)], np.c_[np.full(n_side, -half), t * half]]
+    sides = [
+        np.c_[t * half, np.full(n_side, -half)],
+        np.c_[np.full(n_side, half), t * half],
+        np.c_[t * half, np.full(n_side, half)],
+        np.c_[np.full(n_side, -half), t * half],
+    ]
     pts = np.concatenate(sides)
     c, s = math.cos(angle), math.sin(angle)
     return pts @ np.array([[c, s], [-s, c]])
@@ -88,7 +92,9 @@ RENDERED = CubeArea(BAR_X0, BAR_X1, FIELD_Y0, FIELD_Y1, CUBE_SIZE_MM)  # the ren
 def area_of(layout: Layout) -> CubeArea:
     """The :class:`CubeArea` of a board layout: its bar and its profile's cube."""
     bar = layout.geometry.bar
-    return CubeArea(float(bar[0]), float(bar[2]), float(layout.field[1]), float(layout.field[3]), float(layout.profile.cube_size_mm))
+    return CubeArea(
+        float(bar[0]), float(bar[2]), float(layout.field[1]), float(layout.field[3]), float(layout.profile.cube_size_mm)
+    )
 
 
 @lru_cache(maxsize=8)
@@ -104,7 +110,13 @@ def _squares(size: float) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...
 
 
 def find_cube(
-    edges_at, *, min_score: float, edge_map: np.ndarray | None = None, ppm: float = 0.0, threshold: float = 0.0, area: CubeArea = RENDERED
+    edges_at,
+    *,
+    min_score: float,
+    edge_map: np.ndarray | None = None,
+    ppm: float = 0.0,
+    threshold: float = 0.0,
+    area: CubeArea = RENDERED,
 ) -> tuple[tuple[float, float], float, float] | None:
     """The best square outline of the cube's size along the bar of ``area`` (the renderer's board by
     default): ``(centre_mm, angle, score)`` or None.
@@ -123,7 +135,11 @@ def find_cube(
 
     # coarse: square and diagonal over the whole bar; fine: every angle around the best few places
     coarse_ks = (0, len(_ANGLES) // 2)
-    fast = _coarse_scores(edge_map, float(ppm), float(threshold), coarse_ks, area) if edge_map is not None and ppm > 0 else None
+    fast = (
+        _coarse_scores(edge_map, float(ppm), float(threshold), coarse_ks, area)
+        if edge_map is not None and ppm > 0
+        else None
+    )
     if fast is not None:
         centres, coarse = fast
         keep = _COARSE_KEEP_MAP
@@ -137,7 +153,7 @@ def find_cube(
     fine = scores(near, tuple(range(len(_ANGLES))))  # angles x centres
     # the first best in the order candidate, angle, place (as one at a time would find it)
     for c in range(len(near) // len(steps)):
-        block = fine[:, c * len(steps):(c + 1) * len(steps)]
+        block = fine[:, c * len(steps) : (c + 1) * len(steps)]
         for k in range(len(_ANGLES)):
             j = int(np.argmax(block[k]))
             if best is None or block[k, j] > best[2]:
@@ -161,7 +177,9 @@ def _square_parts(edges_at, centres: np.ndarray, ks, size: float) -> tuple[np.nd
     return seen[..., :a].mean(axis=2), seen[..., a:b].mean(axis=2), seen[..., b:].mean(axis=2)
 
 
-def find_cube_near(edges_at, centre_mm: tuple[float, float], reach_mm: float, size: float = CUBE_SIZE_MM) -> tuple[tuple[float, float], float, float]:
+def find_cube_near(
+    edges_at, centre_mm: tuple[float, float], reach_mm: float, size: float = CUBE_SIZE_MM
+) -> tuple[tuple[float, float], float, float]:
     """The square of side ``size`` mm (the renderer's cube by default) whose outline shows best against a plain face inside it, centred
     within ``reach_mm`` of ``centre_mm`` (1 mm steps, every angle): ``(centre_mm, angle, score)``, the
     score the fraction of its outline that shows an edge less that of the face just inside it.
@@ -171,7 +189,9 @@ def find_cube_near(edges_at, centre_mm: tuple[float, float], reach_mm: float, si
     the cube, to be confirmed by its face's number.
     """
     steps = np.arange(-math.floor(reach_mm), math.floor(reach_mm) + 1, 1.0)
-    centres = np.stack(np.broadcast_arrays(centre_mm[0] + steps[None, :], centre_mm[1] + steps[:, None]), axis=-1).reshape(-1, 2)
+    centres = np.stack(
+        np.broadcast_arrays(centre_mm[0] + steps[None, :], centre_mm[1] + steps[:, None]), axis=-1
+    ).reshape(-1, 2)
     on, ins, _ = _square_parts(edges_at, centres, tuple(range(len(_ANGLES))), size)
     score = on - ins
     k, i = np.unravel_index(int(np.argmax(score)), score.shape)
@@ -208,7 +228,9 @@ def _bar_grid(area: CubeArea) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return xs, ys, centres
 
 
-def _coarse_scores(edge_map: np.ndarray, ppm: float, threshold: float, ks, area: CubeArea = RENDERED) -> tuple[np.ndarray, np.ndarray] | None:
+def _coarse_scores(
+    edge_map: np.ndarray, ppm: float, threshold: float, ks, area: CubeArea = RENDERED
+) -> tuple[np.ndarray, np.ndarray] | None:
     """The coarse score (best over the angles ``ks``) of a cube at every centre of
     :func:`_bar_grid`'s grid on ``area``, sampling ``edge_map > threshold`` at the nearest px: the grid is
     regular, so each sample of the outline is one strided slice of the map, summed over the
@@ -227,7 +249,9 @@ def _coarse_scores(edge_map: np.ndarray, ppm: float, threshold: float, ks, area:
     lo = np.min([f.min(axis=0) for f in first], axis=0)
     hi = np.max([f.max(axis=0) for f in first], axis=0) + (np.array([nx, ny]) - 1) * step + 1
     h, w = edge_map.shape[:2]
-    crop = np.zeros((hi[1] - lo[1], hi[0] - lo[0]), np.int16)  # the map around the grid, zero off it (int16: the hits add up without a cast)
+    crop = np.zeros(
+        (hi[1] - lo[1], hi[0] - lo[0]), np.int16
+    )  # the map around the grid, zero off it (int16: the hits add up without a cast)
     sy, sx = slice(max(0, lo[1]), min(h, hi[1])), slice(max(0, lo[0]), min(w, hi[0]))
     crop[sy.start - lo[1] : sy.stop - lo[1], sx.start - lo[0] : sx.stop - lo[0]] = edge_map[sy, sx] > threshold
     # the map split by px phase (column and row modulo the step) and turned, so that one sample's
@@ -269,7 +293,16 @@ def _templates() -> dict[int, list[np.ndarray]]:
         scale = 0.028 * n / max(1, len(text))
         thick = max(1, n // 30)
         (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
-        cv2.putText(img, text, (int(n / 2 - tw / 2), int(n / 2 + th / 2)), cv2.FONT_HERSHEY_SIMPLEX, scale, 255, thick, cv2.LINE_AA)
+        cv2.putText(
+            img,
+            text,
+            (int(n / 2 - tw / 2), int(n / 2 + th / 2)),
+            cv2.FONT_HERSHEY_SIMPLEX,
+            scale,
+            255,
+            thick,
+            cv2.LINE_AA,
+        )
         img = cv2.GaussianBlur(img, (0, 0), 1.0)
         out[face] = [np.rot90(img, k).astype(np.float32) for k in range(4)]
     return out
@@ -306,7 +339,9 @@ def read_face(face_bgr: np.ndarray) -> tuple[int | None, float]:
     return (face if s1 >= 0.45 else None), confidence
 
 
-def face_image(rectified_bgr: np.ndarray, ppm: float, centre_mm: tuple[float, float], angle: float, size: float = CUBE_SIZE_MM) -> np.ndarray:
+def face_image(
+    rectified_bgr: np.ndarray, ppm: float, centre_mm: tuple[float, float], angle: float, size: float = CUBE_SIZE_MM
+) -> np.ndarray:
     """The face of a cube of side ``size`` mm cut out of a rectified view and turned upright, ``_TEMPLATE_PX`` square."""
     half = size / 2 - size / 30
     c, s = math.cos(angle), math.sin(angle)

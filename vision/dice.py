@@ -108,8 +108,13 @@ class _Bar:
 
 
 def read_dice(
-    config: VisionConfig | None, image: np.ndarray, mask: np.ndarray | None = None, *, die_px: float | None = None,
-    plane: np.ndarray | None = None, reader: str | None = None,
+    config: VisionConfig | None,
+    image: np.ndarray,
+    mask: np.ndarray | None = None,
+    *,
+    die_px: float | None = None,
+    plane: np.ndarray | None = None,
+    reader: str | None = None,
 ) -> list[DieReading]:
     """All dice in a BGR image (only where ``mask`` is nonzero, if given), sorted left to right.
 
@@ -179,7 +184,9 @@ def _by_reader(cfg: VisionConfig, reader: str, learned, classical) -> list[DieRe
     return found if reader == "learned" else _verified(cfg, found, classical())
 
 
-def _read_learned(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die_px: float | None) -> list[DieReading]:
+def _read_learned(
+    cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die_px: float | None
+) -> list[DieReading]:
     """The dice :mod:`vision.learned_dice`'s network finds (``mask`` 0/1 or None; ``die_px`` a checked
     die's side or None), as readings never flagged cocked."""
     out = []
@@ -195,7 +202,11 @@ def _verified(cfg: VisionConfig, learned: list[DieReading], classical: list[DieR
     (within half a die), with its cocked flag where it sees them."""
     out = []
     for r in learned:
-        near = [c for c in classical if math.hypot(r.centre[0] - c.centre[0], r.centre[1] - c.centre[1]) <= 0.5 * max(r.box[2], 8)]
+        near = [
+            c
+            for c in classical
+            if math.hypot(r.centre[0] - c.centre[0], r.centre[1] - c.centre[1]) <= 0.5 * max(r.box[2], 8)
+        ]
         if near or r.confidence >= cfg.learned_sure_score:
             cocked = any(c.cocked for c in near)
             out.append(DieReading(r.value, r.box, r.centre, cocked, r.confidence))
@@ -245,7 +256,9 @@ class DiceField:
     die: float
 
 
-def dice_field(config: VisionConfig | None, shape: tuple[int, int], mask: np.ndarray | None = None, *, die_px: float) -> DiceField | None:
+def dice_field(
+    config: VisionConfig | None, shape: tuple[int, int], mask: np.ndarray | None = None, *, die_px: float
+) -> DiceField | None:
     """Where :func:`read_dice` with ``die_px`` reads the dice of an image of ``shape`` (height, width):
     the mask's box (the whole image without one), scaled so that a die is ``die_target_px`` across if it
     is larger than ``die_max_px`` or smaller than ``die_min_px`` (a small die's pips are a few px: too
@@ -283,7 +296,12 @@ def dice_field(config: VisionConfig | None, shape: tuple[int, int], mask: np.nda
 
 
 def read_dice_in(
-    config: VisionConfig | None, image: np.ndarray, field: DiceField, *, plane: np.ndarray | None = None, reader: str | None = None
+    config: VisionConfig | None,
+    image: np.ndarray,
+    field: DiceField,
+    *,
+    plane: np.ndarray | None = None,
+    reader: str | None = None,
 ) -> list[DieReading]:
     """All dice in a BGR image within its :func:`dice_field`, sorted left to right (readings in the image's px):
     as :func:`read_dice` with that field's mask and ``die_px`` (and ``plane``, the image's px to the dice's surface);
@@ -298,8 +316,12 @@ def read_dice_in(
         raise DiceImageError(f"image: shape {image.shape!r}: expected {field.frame!r} px, the field's frame")
     reader = _reader(cfg, reader, field.die)
     plane = _plane(plane, field.die)
-    return _by_reader(cfg, reader, lambda: _read_learned(cfg, image, _frame_mask(field), field.die / field.scale),
-                      lambda: _read_field(cfg, image, field, plane))
+    return _by_reader(
+        cfg,
+        reader,
+        lambda: _read_learned(cfg, image, _frame_mask(field), field.die / field.scale),
+        lambda: _read_field(cfg, image, field, plane),
+    )
 
 
 def _frame_mask(field: DiceField) -> np.ndarray | None:
@@ -327,16 +349,30 @@ def _read_field(cfg: VisionConfig, image: np.ndarray, field: DiceField, plane: n
         if scale != 1.0:
             r = _rescale(r, 1 / scale)
         x, y, bw, bh = r.box
-        out.append(DieReading(r.value, (x + x0, y + y0, bw, bh), (r.centre[0] + x0, r.centre[1] + y0), r.cocked, r.confidence))
+        out.append(
+            DieReading(r.value, (x + x0, y + y0, bw, bh), (r.centre[0] + x0, r.centre[1] + y0), r.cocked, r.confidence)
+        )
     return sorted(out, key=lambda r: (r.centre[0], r.centre[1]))
 
 
 def _rescale(r: DieReading, k: float) -> DieReading:
     x, y, bw, bh = r.box
-    return DieReading(r.value, (round(x * k), round(y * k), round(bw * k), round(bh * k)), (r.centre[0] * k, r.centre[1] * k), r.cocked, r.confidence)
+    return DieReading(
+        r.value,
+        (round(x * k), round(y * k), round(bw * k), round(bh * k)),
+        (r.centre[0] * k, r.centre[1] * k),
+        r.cocked,
+        r.confidence,
+    )
 
 
-def _read(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die: float | None = None, plane: np.ndarray | None = None) -> list[DieReading]:
+def _read(
+    cfg: VisionConfig,
+    image: np.ndarray,
+    mask: np.ndarray | None,
+    die: float | None = None,
+    plane: np.ndarray | None = None,
+) -> list[DieReading]:
     """The dice of an image; ``die`` is a die's side in its px where known (None: sizes from the image's);
     ``plane`` maps its px to the plane the dice lie on, seen from above, where known."""
     h, w = image.shape[:2]
@@ -376,7 +412,16 @@ def _read(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die: fl
     return readings
 
 
-def _merge_halves(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, scored: list, die: float | None = None, plane: np.ndarray | None = None) -> list:
+def _merge_halves(
+    cfg: VisionConfig,
+    image: np.ndarray,
+    gray: np.ndarray,
+    marks: np.ndarray,
+    contrast,
+    scored: list,
+    die: float | None = None,
+    plane: np.ndarray | None = None,
+) -> list:
     """Two overlapping readings of one kind of pip may be the halves of one die (a six's two
     rows, not linked across its face): where their pips together show one die, keep that."""
     scored = list(scored)
@@ -406,11 +451,21 @@ def _overlap(a: DieReading, b: DieReading) -> float:
 
 
 def _find_pips(
-    cfg: VisionConfig, c: np.ndarray, polarity: int, mask: np.ndarray | None, max_d: float, die: float | None = None, bars: list[_Bar] | None = None
+    cfg: VisionConfig,
+    c: np.ndarray,
+    polarity: int,
+    mask: np.ndarray | None,
+    max_d: float,
+    die: float | None = None,
+    bars: list[_Bar] | None = None,
 ) -> tuple[list[_Pip], np.ndarray]:
     """Round blobs of the contrast image ``c`` at most ``max_d`` px across: the pips, and a label image marking their pixels.
     Blobs shaped like a column of a six's pips run together are added to ``bars`` where given (``die`` known)."""
-    binary = cv2.threshold(c, cfg.dice_pip_min_contrast - 1, 1, cv2.THRESH_BINARY)[1] if c.dtype == np.uint8 else (c >= cfg.dice_pip_min_contrast).astype(np.uint8)
+    binary = (
+        cv2.threshold(c, cfg.dice_pip_min_contrast - 1, 1, cv2.THRESH_BINARY)[1]
+        if c.dtype == np.uint8
+        else (c >= cfg.dice_pip_min_contrast).astype(np.uint8)
+    )
     if mask is not None:
         binary = cv2.bitwise_and(binary, mask)
     n, labels, stats, pts = _components(binary)
@@ -424,7 +479,10 @@ def _find_pips(
     pips: list[_Pip] = []
     # (blob mask, x0, y0, cuts so far): a blob that is not round may be pips run together
     # by blur; it is cut at a fraction of its peak contrast, a higher one at each try
-    queue = [(labels[y : y + hh, x : x + ww] == i, int(x), int(y), 0) for i, (x, y, ww, hh) in ((i, stats[i, :4]) for i in np.flatnonzero(ok))]
+    queue = [
+        (labels[y : y + hh, x : x + ww] == i, int(x), int(y), 0)
+        for i, (x, y, ww, hh) in ((i, stats[i, :4]) for i in np.flatnonzero(ok))
+    ]
     while queue:
         crop, x0, y0, depth = queue.pop()
         hh, ww = crop.shape
@@ -439,7 +497,10 @@ def _find_pips(
         l1, l2 = max(half + root, 1e-6), max(half - root, 1e-6)
         aspect = math.sqrt(l2 / l1)
         # filled ellipse: area = 4 pi sqrt(l1 l2); pixelised small blobs get +1/12 px^2 of slack
-        fill = min(1.0, max(a / (4 * math.pi * math.sqrt(l1 * l2)), a / (4 * math.pi * math.sqrt((l1 + 1 / 12) * (l2 + 1 / 12)))))
+        fill = min(
+            1.0,
+            max(a / (4 * math.pi * math.sqrt(l1 * l2)), a / (4 * math.pi * math.sqrt((l1 + 1 / 12) * (l2 + 1 / 12)))),
+        )
         diameter = 2 * math.sqrt(a / math.pi)
         shaped = aspect >= cfg.dice_pip_min_aspect and fill >= cfg.dice_pip_min_fill and max(hh, ww) <= max_d
         if not shaped and depth >= cfg.dice_pip_cuts:
@@ -471,7 +532,9 @@ def _find_pips(
     return pips, marks
 
 
-def _run_together_sixes(cfg: VisionConfig, gray: np.ndarray, bars: list[_Bar], readings: list[DieReading], die: float) -> list[DieReading]:
+def _run_together_sixes(
+    cfg: VisionConfig, gray: np.ndarray, bars: list[_Bar], readings: list[DieReading], die: float
+) -> list[DieReading]:
     """Where a die's size is known: dice whose pips run together in two parallel bars on a uniform face, a six's
     two columns, where no die was read. A leaning six's face is seen squashed and its three pips a column
     blur into one; its value is not trusted, so it is flagged cocked (thrown again), not left unseen. Bars
@@ -479,18 +542,25 @@ def _run_together_sixes(cfg: VisionConfig, gray: np.ndarray, bars: list[_Bar], r
     out: list[DieReading] = []
     seen = [r.centre for r in readings]
     for a, b in combinations(bars, 2):
-        if a.polarity != b.polarity or max(a.length, b.length) > cfg.dice_bar_max_length_ratio * min(a.length, b.length):
+        if a.polarity != b.polarity or max(a.length, b.length) > cfg.dice_bar_max_length_ratio * min(
+            a.length, b.length
+        ):
             continue
         if max(a.contrast, b.contrast) > cfg.dice_link_max_contrast_ratio * min(a.contrast, b.contrast):
             continue
         turn = abs((a.angle - b.angle + math.pi / 2) % math.pi - math.pi / 2)
         if turn > math.radians(cfg.dice_bar_max_turn_deg):
             continue
-        mean = math.atan2(math.sin(2 * a.angle) + math.sin(2 * b.angle), math.cos(2 * a.angle) + math.cos(2 * b.angle)) / 2
+        mean = (
+            math.atan2(math.sin(2 * a.angle) + math.sin(2 * b.angle), math.cos(2 * a.angle) + math.cos(2 * b.angle)) / 2
+        )
         ux, uy = math.cos(mean), math.sin(mean)
         vx, vy = b.x - a.x, b.y - a.y
         along, across = abs(vx * ux + vy * uy), abs(vx * uy - vy * ux)
-        if along > cfg.dice_bar_max_shift * (a.length + b.length) / 2 or not cfg.dice_bar_min_gap_per_die * die <= across <= cfg.dice_bar_max_gap_per_die * die:
+        if (
+            along > cfg.dice_bar_max_shift * (a.length + b.length) / 2
+            or not cfg.dice_bar_min_gap_per_die * die <= across <= cfg.dice_bar_max_gap_per_die * die
+        ):
             continue
         cx, cy = (a.x + b.x) / 2, (a.y + b.y) / 2
         if any(math.hypot(cx - x, cy - y) < 0.5 * die for x, y in seen):
@@ -507,13 +577,19 @@ def _run_together_sixes(cfg: VisionConfig, gray: np.ndarray, bars: list[_Bar], r
             continue
         box = (int(round(cx - die / 2)), int(round(cy - die / 2)), int(round(die)), int(round(die)))
         length = (a.length + b.length) / 2
-        flat = length >= cfg.dice_bar_flat_min_per_die * die and across >= cfg.dice_bar_flat_min_gap_per_die * die and length >= cfg.dice_bar_flat_min_ratio * across
+        flat = (
+            length >= cfg.dice_bar_flat_min_per_die * die
+            and across >= cfg.dice_bar_flat_min_gap_per_die * die
+            and length >= cfg.dice_bar_flat_min_ratio * across
+        )
         out.append(DieReading(6, box, (float(cx), float(cy)), not flat, 0.5))
         seen.append((cx, cy))
     return out
 
 
-_BAR_MID_STEPS = np.linspace(-1.0, 1.0, 9)  # where the face between two bars is looked at, as fractions of bar_mid_reach
+_BAR_MID_STEPS = np.linspace(
+    -1.0, 1.0, 9
+)  # where the face between two bars is looked at, as fractions of bar_mid_reach
 
 
 def _components(binary: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
@@ -547,7 +623,9 @@ def _components(binary: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.nda
     return n, labels, stats, pts
 
 
-def _pip_like(cfg: VisionConfig, c: np.ndarray, pts: np.ndarray, labels: np.ndarray, stats: np.ndarray, ok: np.ndarray, die: float) -> np.ndarray:
+def _pip_like(
+    cfg: VisionConfig, c: np.ndarray, pts: np.ndarray, labels: np.ndarray, stats: np.ndarray, ok: np.ndarray, die: float
+) -> np.ndarray:
     """Where a die's size is known, the blobs worth a closer look, all measured at once: blobs
     that stand out by pip_min_peak somewhere, no larger than a few pips, and round and solid
     or small enough to be a few pips run together. ``pts`` are the blobs' px (N x 2 x, y, row by row)."""
@@ -654,10 +732,16 @@ def _group(cfg: VisionConfig, pips: list[_Pip], gray: np.ndarray, labels_all) ->
     dist = np.hypot(xy[:, None, 0] - xy[None, :, 0], xy[:, None, 1] - xy[None, :, 1])
     dm = (d[:, None] + d[None, :]) / 2
     ratio = np.maximum(d[:, None], d[None, :]) / np.minimum(d[:, None], d[None, :])
-    cand = (dist <= cfg.dice_link_max_diameters * dm) & (ratio <= cfg.dice_link_max_size_ratio) & (pol[:, None] == pol[None, :])
+    cand = (
+        (dist <= cfg.dice_link_max_diameters * dm)
+        & (ratio <= cfg.dice_link_max_size_ratio)
+        & (pol[:, None] == pol[None, :])
+    )
     cand &= dist >= 1.0 * dm
     con = np.array([p.contrast for p in pips])
-    cand &= np.maximum(con[:, None], con[None, :]) <= cfg.dice_link_max_contrast_ratio * np.minimum(con[:, None], con[None, :])
+    cand &= np.maximum(con[:, None], con[None, :]) <= cfg.dice_link_max_contrast_ratio * np.minimum(
+        con[:, None], con[None, :]
+    )
     ii, jj = np.nonzero(np.triu(cand, 1))
     limit = np.maximum(cfg.dice_gap_max_contrast, cfg.dice_gap_peak_frac * np.minimum(con[ii], con[jj]))
     clear = _gaps_clear(xy[ii], xy[jj], (d[ii] + d[jj]) / 4 + 1, limit, gray, labels_all, pol[ii])
@@ -671,7 +755,9 @@ def _group(cfg: VisionConfig, pips: list[_Pip], gray: np.ndarray, labels_all) ->
     return list(groups.values())
 
 
-def _gaps_clear(a: np.ndarray, b: np.ndarray, r: np.ndarray, limit: np.ndarray, gray: np.ndarray, labels_all, polarity: np.ndarray) -> np.ndarray:
+def _gaps_clear(
+    a: np.ndarray, b: np.ndarray, r: np.ndarray, limit: np.ndarray, gray: np.ndarray, labels_all, polarity: np.ndarray
+) -> np.ndarray:
     """For each pair of pips of one polarity (centres a[k], b[k]; radius r[k]), whether the face between
     them is uniform: its grey levels, away from pips of that polarity (``labels_all[polarity[k]]`` marks
     them), vary by at most ``limit[k]`` (no edge, gap or shadow between two dice on the way) and it lies
@@ -781,7 +867,10 @@ def _least_pip(group: list[_Pip]) -> int:
     """Index of the pip least like the others of its group: flattest, smallest, faintest."""
     med_d = _median_of([p.d for p in group])
     med_c = _median_of([p.contrast for p in group])
-    return min(range(len(group)), key=lambda i: group[i].aspect * min(1.0, group[i].d / med_d) * min(1.0, group[i].contrast / med_c))
+    return min(
+        range(len(group)),
+        key=lambda i: group[i].aspect * min(1.0, group[i].d / med_d) * min(1.0, group[i].contrast / med_c),
+    )
 
 
 def _best_subset(cfg: VisionConfig, group: list[_Pip]):
@@ -843,7 +932,16 @@ def _split(group: list[_Pip], ratio: float) -> tuple[list[_Pip], list[_Pip]] | N
     return [group[i] for i in sorted(seen)], [group[i] for i in range(n) if i not in seen]
 
 
-def _readings(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip], die: float | None = None, plane: np.ndarray | None = None) -> list:
+def _readings(
+    cfg: VisionConfig,
+    image: np.ndarray,
+    gray: np.ndarray,
+    marks: np.ndarray,
+    contrast,
+    group: list[_Pip],
+    die: float | None = None,
+    plane: np.ndarray | None = None,
+) -> list:
     """The dice a group of linked pips shows (touching dice, side faces), each with a score to rank overlaps.
 
     Two readings are weighed: the group as it is (see :func:`_readings_whole`) and,
@@ -854,14 +952,25 @@ def _readings(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.
     if len(group) >= 3 and _valid(cfg, group) is None:
         parts = _split(group, cfg.dice_split_ratio)
         if parts is not None:
-            split = _readings(cfg, image, gray, marks, contrast, parts[0], die, plane) + _readings(cfg, image, gray, marks, contrast, parts[1], die, plane)
+            split = _readings(cfg, image, gray, marks, contrast, parts[0], die, plane) + _readings(
+                cfg, image, gray, marks, contrast, parts[1], die, plane
+            )
             # keep whichever explains more pips (then: fewer dice)
             if (sum(len(r[2]) for r in split), -len(split)) > (sum(len(r[2]) for r in whole), -len(whole)):
                 return split
     return whole
 
 
-def _readings_whole(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip], die: float | None = None, plane: np.ndarray | None = None) -> list:
+def _readings_whole(
+    cfg: VisionConfig,
+    image: np.ndarray,
+    gray: np.ndarray,
+    marks: np.ndarray,
+    contrast,
+    group: list[_Pip],
+    die: float | None = None,
+    plane: np.ndarray | None = None,
+) -> list:
     """The best layout in the group first, then what is left of it (a side face's pips,
     another die); a group that shows no die is tried again without the one pip that is
     not on a uniform face (a shadow's corner, a gap between checkers), or without all such
@@ -888,7 +997,16 @@ def _readings_whole(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, mark
     return out
 
 
-def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: np.ndarray, contrast, group: list[_Pip], die: float | None = None, plane: np.ndarray | None = None):
+def _reading_of(
+    cfg: VisionConfig,
+    image: np.ndarray,
+    gray: np.ndarray,
+    marks: np.ndarray,
+    contrast,
+    group: list[_Pip],
+    die: float | None = None,
+    plane: np.ndarray | None = None,
+):
     """(reading and score, or None; the pips it used, empty if no layout was found)."""
     found = _best_subset(cfg, group)
     if found is None:
@@ -909,7 +1027,9 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
         if flat:
             return None, flat  # a side face's pip beside a lone one: the other is tried alone
     if n == 1:
-        if not _ring_clear(max(cfg.dice_single_ring_max_contrast, cfg.dice_gap_peak_frac * group[0].contrast), c, cx, cy, d):
+        if not _ring_clear(
+            max(cfg.dice_single_ring_max_contrast, cfg.dice_gap_peak_frac * group[0].contrast), c, cx, cy, d
+        ):
             return None, group
         offset = None
     else:
@@ -929,7 +1049,10 @@ def _reading_of(cfg: VisionConfig, image: np.ndarray, gray: np.ndarray, marks: n
         if spread > cfg.dice_face_max_spread and die is not None:
             # a leaning one: its top face, squashed along its tilt, ends both ways along it, and its side shows
             half, half_level = _across_face_spread(gray, marks, cx, cy, outer, d, cfg.dice_face_halo_per_pip, 1.1 * d)
-            if half <= cfg.dice_face_max_spread and _side_run(cfg, image, marks, cx, cy, die, d) >= cfg.dice_side_min_run:
+            if (
+                half <= cfg.dice_face_max_spread
+                and _side_run(cfg, image, marks, cx, cy, die, d) >= cfg.dice_side_min_run
+            ):
                 spread, level, cocked = half, half_level, True
     else:
         spread, level = _face_spread(gray, marks, cx, cy, cfg.dice_face_radius * narrow, d, cfg.dice_face_halo_per_pip)
@@ -968,7 +1091,9 @@ def _stand_out(cfg: VisionConfig, gray: np.ndarray, level: float, marks) -> bool
     return against >= cfg.dice_face_min_contrast_frac * _median_of([m.contrast for m in marks])
 
 
-def _completed(cfg: VisionConfig, value: int, A: np.ndarray, pts: np.ndarray, c: np.ndarray, d: float, contrast: float, die: float) -> tuple[int, np.ndarray]:
+def _completed(
+    cfg: VisionConfig, value: int, A: np.ndarray, pts: np.ndarray, c: np.ndarray, d: float, contrast: float, die: float
+) -> tuple[int, np.ndarray]:
     """Where a die's size is known, the value of a two or four once the places of the pips the finder
     missed (faint, or run into a neighbour at a few px a pip) are looked at in the contrast image ``c``,
     and the centre of the die that value shows: a four whose centre stands out by probe_min_frac of its
@@ -1016,7 +1141,9 @@ def _aspect_on_plane(plane: np.ndarray, A: np.ndarray, x: float, y: float) -> fl
     return float(sv[1] / sv[0])
 
 
-def _face_ring(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: float, d: float, halo_per_pip: float, r_in: float):
+def _face_ring(
+    gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: float, d: float, halo_per_pip: float, r_in: float
+):
     """The face round (x, y) from ``r_in`` to ``r`` px out, pips and their halo (``halo_per_pip`` of a
     pip's diameter round each: blur and a JPEG's ringing) left out: (the grey levels of the window
     round it, which of its px are that face, and each px's offsets dx, dy from (x, y)),
@@ -1034,7 +1161,9 @@ def _face_ring(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: float
     return gray[y0:y1, x0:x1], (rr <= r * r) & (rr >= r_in * r_in) & (pipmask == 0), dx, dy
 
 
-def _face_spread(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: float, d: float, halo_per_pip: float, r_in: float = 0.0) -> tuple[float, float]:
+def _face_spread(
+    gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: float, d: float, halo_per_pip: float, r_in: float = 0.0
+) -> tuple[float, float]:
     """Spread (90th - 10th percentile) of grey levels on the face around (x, y), pips and their halo
     left out (see :func:`_face_ring`), and their median."""
     ring = _face_ring(gray, marks, x, y, r, d, halo_per_pip, r_in)
@@ -1050,7 +1179,9 @@ def _face_spread(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: flo
     return float(_percentile_sorted(v, 90) - _percentile_sorted(v, 10)), float(median)
 
 
-def _across_face_spread(gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: float, d: float, halo_per_pip: float, r_in: float) -> tuple[float, float]:
+def _across_face_spread(
+    gray: np.ndarray, marks: np.ndarray, x: float, y: float, r: float, d: float, halo_per_pip: float, r_in: float
+) -> tuple[float, float]:
     """As :func:`_face_spread` on a ring round (x, y), but on two opposite quarters of it (eight ways
     turned), those where the spread is least: (that spread, its median)."""
     ring = _face_ring(gray, marks, x, y, r, d, halo_per_pip, r_in)
@@ -1068,7 +1199,9 @@ def _across_face_spread(gray: np.ndarray, marks: np.ndarray, x: float, y: float,
     return best
 
 
-def _side_face_shows(cfg: VisionConfig, image: np.ndarray, marks: np.ndarray, x: float, y: float, side: float, d: float) -> bool:
+def _side_face_shows(
+    cfg: VisionConfig, image: np.ndarray, marks: np.ndarray, x: float, y: float, side: float, d: float
+) -> bool:
     """True if a side of the die shows beside its top face (a leaning die): half a face away
     from the pips' centre, over a quarter of the way round, the face's own colour, darker."""
     h, w = image.shape[:2]
@@ -1088,7 +1221,12 @@ def _side_face_shows(cfg: VisionConfig, image: np.ndarray, marks: np.ndarray, x:
         seen = image[ys.clip(0, h - 1), xs.clip(0, w - 1)].astype(np.float32) + 1.0
         shade = seen @ face / float(face @ face)  # the best k with seen ~ k * face...
         tint = np.linalg.norm(seen - shade[:, None] * face, axis=1) / float(np.linalg.norm(face))  # ...and how far off
-        shaded &= ok & (shade >= cfg.dice_side_min_shade) & (shade <= cfg.dice_side_max_shade) & (tint <= cfg.dice_side_max_tint)
+        shaded &= (
+            ok
+            & (shade >= cfg.dice_side_min_shade)
+            & (shade <= cfg.dice_side_max_shade)
+            & (tint <= cfg.dice_side_max_tint)
+        )
     run = best = 0
     for v in np.concatenate([shaded, shaded]):  # longest run of shaded directions, round the circle
         run = run + 1 if v else 0
@@ -1116,7 +1254,12 @@ def _side_run(cfg: VisionConfig, image: np.ndarray, marks: np.ndarray, x: float,
         seen = image[ys.clip(0, h - 1), xs.clip(0, w - 1)].astype(np.float32) + 1.0
         shade = seen @ face / float(face @ face)
         tint = np.linalg.norm(seen - shade[:, None] * face, axis=1) / float(np.linalg.norm(face))
-        shaded &= ok & (shade >= cfg.dice_side_min_shade) & (shade <= cfg.dice_side_run_max_shade) & (tint <= cfg.dice_side_max_tint)
+        shaded &= (
+            ok
+            & (shade >= cfg.dice_side_min_shade)
+            & (shade <= cfg.dice_side_run_max_shade)
+            & (tint <= cfg.dice_side_max_tint)
+        )
     run = best = 0
     for v in np.concatenate([shaded, shaded]):
         run = run + 1 if v else 0

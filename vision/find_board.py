@@ -91,7 +91,11 @@ class FieldConfig:
 
         if not _is_int(self.work_side_px) or not 128 <= self.work_side_px <= 4096:
             raise bad("work_side_px", "an integer 128..4096")
-        if not isinstance(self.cluster_counts, tuple) or not self.cluster_counts or not all(_is_int(k) and 2 <= k <= 16 for k in self.cluster_counts):
+        if (
+            not isinstance(self.cluster_counts, tuple)
+            or not self.cluster_counts
+            or not all(_is_int(k) and 2 <= k <= 16 for k in self.cluster_counts)
+        ):
             raise bad("cluster_counts", "a list of integers 2..16")
         for name in ("min_triangle_fill", "min_solidity", "min_score", "min_field_frac"):
             v = getattr(self, name)
@@ -113,7 +117,9 @@ class FieldConfig:
         known = {f.name for f in fields(cls)}
         if not isinstance(table, dict) or set(table) - known:
             extra = sorted(set(table) - known) if isinstance(table, dict) else table
-            raise ConfigError(f"vision config {str(path)!r}: [find_board]: {extra!r}: expected keys among {sorted(known)}")
+            raise ConfigError(
+                f"vision config {str(path)!r}: [find_board]: {extra!r}: expected keys among {sorted(known)}"
+            )
         values = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
         try:
             return cls(**values)
@@ -187,7 +193,10 @@ def _distinct_triangles(found: list[_Triangle]) -> list[_Triangle]:
     """One of each triangle found more than once (at several cluster counts, or by its sides too): the longest."""
     kept: list[_Triangle] = []
     for t in sorted(found, key=lambda t: -t.length):
-        if all(np.linalg.norm(t.apex - u.apex) > 0.3 * u.width or np.linalg.norm(t.mid - u.mid) > 0.3 * u.width for u in kept):
+        if all(
+            np.linalg.norm(t.apex - u.apex) > 0.3 * u.width or np.linalg.norm(t.mid - u.mid) > 0.3 * u.width
+            for u in kept
+        ):
             kept.append(t)
     return kept
 
@@ -240,7 +249,11 @@ def _v_triangles(grey: np.ndarray) -> list[_Triangle]:
         if not math.cos(math.radians(40)) < cos < math.cos(math.radians(4)):
             continue
         apex = _meet(ends[i], outward[i], ends[j], outward[j])
-        if apex is None or np.linalg.norm(apex - ends[i]) > 2 * tol[i, j] or np.linalg.norm(apex - ends[j]) > 2 * tol[i, j]:
+        if (
+            apex is None
+            or np.linalg.norm(apex - ends[i]) > 2 * tol[i, j]
+            or np.linalg.norm(apex - ends[j]) > 2 * tol[i, j]
+        ):
             continue
         reach = max(float((other[i] - apex) @ outward[i]), float((other[j] - apex) @ outward[j]))
         t = _Triangle(apex, apex + outward[i] * reach, apex + outward[j] * reach)
@@ -301,8 +314,11 @@ def _rows(cfg: FieldConfig, tris: list[_Triangle]) -> list[_Row]:
     rows = sorted(found.values(), key=lambda r: -len(r.members))
     out: list[_Row] = []
     for r in rows:  # a row along another's line of tips, pointing its way, is that row
-        if not any(float(r.axis @ o.axis) > cos_max and abs(float((r.centre - o.centre) @ np.array([-o.along[1], o.along[0]]))) < 0.5 * o.width
-                   for o in out):
+        if not any(
+            float(r.axis @ o.axis) > cos_max
+            and abs(float((r.centre - o.centre) @ np.array([-o.along[1], o.along[0]]))) < 0.5 * o.width
+            for o in out
+        ):
             out.append(r)
     return out
 
@@ -315,8 +331,20 @@ _UNIT = np.float32([[0, 0], [1, 0], [1, 1], [0, 1]])
 _BACKGROUND, _BAR, _TOP_EVEN, _TOP_ODD, _BOTTOM_EVEN, _BOTTOM_ODD, _BACK_TOP, _BACK_BOTTOM = range(8)
 _OUTSIDE = (8, 9, 10, 11)  # above, below, left, right of the field
 _REGIONS = 12
-REGIONS = ("field", "bar", "top-even", "top-odd", "bottom-even", "bottom-odd", "field-top", "field-bottom",
-           "frame-top", "frame-bottom", "frame-left", "frame-right")
+REGIONS = (
+    "field",
+    "bar",
+    "top-even",
+    "top-odd",
+    "bottom-even",
+    "bottom-odd",
+    "field-top",
+    "field-bottom",
+    "frame-top",
+    "frame-bottom",
+    "frame-left",
+    "frame-right",
+)
 """The field model's regions: the field between the rows, the bar, the points of the first (top) and
 second row by the parity of their place (0..11 from the first corner), the field beside the points of
 each row, and the frame band beyond each side."""
@@ -363,7 +391,9 @@ def _model_labels(grid: _Grid, params: np.ndarray) -> np.ndarray:
         centre = start + margin + (k + 0.5) * pw
         for base_v, sign, region in ((0.0, 1, _TOP_EVEN), (1.0, -1, _BOTTOM_EVEN)):
             depth = (v - base_v) * sign
-            inside = on & (depth >= 0) & (depth < plen) & (np.abs(u - centre) < pw / 2 * _TIP_SHARE * (1 - depth / plen))
+            inside = (
+                on & (depth >= 0) & (depth < plen) & (np.abs(u - centre) < pw / 2 * _TIP_SHARE * (1 - depth / plen))
+            )
             labels[inside] = region + ((k[inside].astype(np.int64) + first) % 2)
     labels[v < 0] = _OUTSIDE[0]
     labels[v > 1] = _OUTSIDE[1]
@@ -475,7 +505,9 @@ class _Scorer:
         h, w = self.lab.shape[:2]
         inside = (xs >= 0) & (xs <= w - 1) & (ys >= 0) & (ys <= h - 1)
         nv, nu = self.grid.shape
-        x = cv2.remap(self.lab, xs.reshape(nv, nu), ys.reshape(nv, nu), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(-1, 3)
+        x = cv2.remap(
+            self.lab, xs.reshape(nv, nu), ys.reshape(nv, nu), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+        ).reshape(-1, 3)
         labels = np.argmax(self.onehot(params), axis=1)[inside]
         counts = np.bincount(labels, minlength=_REGIONS).astype(np.float64)
         sums = np.stack([np.bincount(labels, weights=x[inside, c], minlength=_REGIONS) for c in range(3)], 1)
@@ -498,8 +530,13 @@ class _Scorer:
         ends = xy.reshape(k, m, 2)
         d = ends[:, -1] - ends[:, 0]
         normal = np.stack([-d[:, 1], d[:, 0]], 1) / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
-        t = cv2.remap(self.tensor, xy[:, 0].astype(np.float32).reshape(1, -1), xy[:, 1].astype(np.float32).reshape(1, -1),
-                      cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT).reshape(k, m, 3)
+        t = cv2.remap(
+            self.tensor,
+            xy[:, 0].astype(np.float32).reshape(1, -1),
+            xy[:, 1].astype(np.float32).reshape(1, -1),
+            cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_CONSTANT,
+        ).reshape(k, m, 3)
         nx, ny = normal[:, None, 0], normal[:, None, 1]
         across = np.sqrt(np.maximum(nx * nx * t[..., 0] + 2 * nx * ny * t[..., 1] + ny * ny * t[..., 2], 0.0))
         return float(np.median(across)) / self.strong
@@ -538,7 +575,9 @@ class _Scorer:
         if n < 0.3 * len(xs):
             return -1.0
         nv, nu = self.grid.shape
-        x = cv2.remap(self.lab, xs.reshape(nv, nu), ys.reshape(nv, nu), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(-1, 3)
+        x = cv2.remap(
+            self.lab, xs.reshape(nv, nu), ys.reshape(nv, nu), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+        ).reshape(-1, 3)
         weight = inside.astype(np.float32)
         rows = np.empty((5, len(x)), np.float32)
         rows[:3] = x.T * weight
@@ -558,7 +597,14 @@ class _Scorer:
         balance = min(shown) / max(max(shown), 1e-9)
         prior = _prior(field_aspect(hom, (w, h)), params)
         sides = math.sqrt(min(self.side_edges(hom, params), _SIDE_EDGES_MAX))
-        return between / (total + self.noise * n_in) * math.sqrt(n / len(xs)) * prior * min(1.0, balance / _MIN_BALANCE) * sides
+        return (
+            between
+            / (total + self.noise * n_in)
+            * math.sqrt(n / len(xs))
+            * prior
+            * min(1.0, balance / _MIN_BALANCE)
+            * sides
+        )
 
 
 def _moves(corners: np.ndarray) -> np.ndarray:
@@ -579,8 +625,15 @@ def _moves(corners: np.ndarray) -> np.ndarray:
     return np.array(out)
 
 
-def _refine(scorer: _Scorer, corners: np.ndarray, params: np.ndarray, step_px: float, min_step_px: float,
-            fixed_corners: bool = False, max_sweeps: int = 300) -> tuple[np.ndarray, np.ndarray, float]:
+def _refine(
+    scorer: _Scorer,
+    corners: np.ndarray,
+    params: np.ndarray,
+    step_px: float,
+    min_step_px: float,
+    fixed_corners: bool = False,
+    max_sweeps: int = 300,
+) -> tuple[np.ndarray, np.ndarray, float]:
     """Pattern search over the corners (unless ``fixed_corners``) and the proportions, from steps of
     ``step_px`` (the proportions' own steps alongside) halved down to ``min_step_px``."""
     c = np.asarray(corners, np.float64).ravel().copy()
@@ -635,8 +688,10 @@ def _candidates_from_rows(rows: list[_Row], tris: list[_Triangle]) -> list[tuple
     out: list[tuple[np.ndarray, np.ndarray]] = []
     pairs: list[tuple[_Row, _Row | None]] = []
     for i, r in enumerate(rows):
-        for q in rows[i + 1:]:
-            if abs(float(r.along @ q.along)) < math.cos(math.radians(25)) or float(r.axis @ q.axis) > -math.cos(math.radians(30)):
+        for q in rows[i + 1 :]:
+            if abs(float(r.along @ q.along)) < math.cos(math.radians(25)) or float(r.axis @ q.axis) > -math.cos(
+                math.radians(30)
+            ):
                 continue
             gap = float((q.centre - r.centre) @ r.axis)  # between the two lines of tips
             longer = max(r.length, q.length)
@@ -659,7 +714,9 @@ def _candidates_from_rows(rows: list[_Row], tris: list[_Triangle]) -> list[tuple
         lo_tip, hi_tip = tips[int(np.argmin(s))], tips[int(np.argmax(s))]
         span = float(s.max() - s.min()) / max(width, 1e-9) + 1  # in points, the outer two whole
         short = max(0.0, _FIELD_WIDTHS - span)
-        if short <= 4.5:  # the rows found miss a few points at their ends: every split of what is missing, give or take one
+        if (
+            short <= 4.5
+        ):  # the rows found miss a few points at their ends: every split of what is missing, give or take one
             moves = [(float(a), float(b)) for a in range(5) for b in range(5) if abs(a + b - short) <= 1.5]
         else:
             moves = [(float(j), max(0.0, short - j)) for j in range(int(math.ceil(short)) + 1)]
@@ -669,8 +726,12 @@ def _candidates_from_rows(rows: list[_Row], tris: list[_Triangle]) -> list[tuple
         for a, b in moves:
             p_lo = lo_tip - along * (a + 0.5) * width
             p_hi = hi_tip + along * (b + 0.5) * width
-            corners = [_meet(r.base, r.along, p_lo, ax_lo), _meet(r.base, r.along, p_hi, ax_hi),
-                       _meet(q.base, q.along, p_hi, ax_hi), _meet(q.base, q.along, p_lo, ax_lo)]
+            corners = [
+                _meet(r.base, r.along, p_lo, ax_lo),
+                _meet(r.base, r.along, p_hi, ax_hi),
+                _meet(q.base, q.along, p_hi, ax_hi),
+                _meet(q.base, q.along, p_lo, ax_lo),
+            ]
             if any(c is None for c in corners):
                 continue
             c = np.array(corners)
@@ -705,7 +766,10 @@ def _search(cfg: FieldConfig, work: np.ndarray) -> tuple[np.ndarray, np.ndarray,
         return np.zeros((4, 2)), _PARAM_START.copy(), -1.0, 0
     coarse = _Scorer(_lab(work, 2.0), 64, 52)
     ranked = sorted(((coarse.score(c, p), k) for k, (c, p) in enumerate(cands)), reverse=True)
-    quick = [_refine(coarse, cands[k][0], cands[k][1], 0.03 * _side_px(cands[k][0]), 2.0) for _, k in ranked[: cfg.quick_candidates]]
+    quick = [
+        _refine(coarse, cands[k][0], cands[k][1], 0.03 * _side_px(cands[k][0]), 2.0)
+        for _, k in ranked[: cfg.quick_candidates]
+    ]
     quick.sort(key=lambda f: -f[2])
     mid = _Scorer(_lab(work, 1.5), 96, 80)
     fits = [_refine(mid, c, p, 2.0, 0.75) for c, p, _ in _distinct(quick)[: cfg.candidates]]
@@ -776,12 +840,19 @@ class FieldFit:
 
     def __post_init__(self) -> None:
         if self.colours and len(self.colours) != len(REGIONS):
-            raise ValueError(f"colours: {len(self.colours)} of them: expected one (Lab, or None) per region of {REGIONS}")
+            raise ValueError(
+                f"colours: {len(self.colours)} of them: expected one (Lab, or None) per region of {REGIONS}"
+            )
         if self.source not in ("found", "corners"):
             raise ValueError(f"source: {self.source!r}: expected 'found' or 'corners'")
         if len(self.corners) != 4 or not all(len(c) == 2 and all(math.isfinite(v) for v in c) for c in self.corners):
             raise ValueError(f"corners: {self.corners!r}: expected four (x, y) image points")
-        for name, lo, hi in (("bar", 0.0, 0.5), ("margin", 0.0, 0.1), ("point_length", 0.0, 0.5), ("aspect", 0.1, 10.0)):
+        for name, lo, hi in (
+            ("bar", 0.0, 0.5),
+            ("margin", 0.0, 0.1),
+            ("point_length", 0.0, 0.5),
+            ("aspect", 0.1, 10.0),
+        ):
             v = getattr(self, name)
             if not (isinstance(v, float) and lo <= v <= hi):
                 raise ValueError(f"{name}: {v!r}: expected a number from {lo} to {hi}")
@@ -805,10 +876,19 @@ class FieldFit:
         checker = 0.9 * pw
         try:
             return BoardProfile(
-                name, "fitted to a photo by tavli vision read", border_mm=frame, point_width_mm=pw,
-                point_length_mm=min(self.point_length, 0.49) * height, point_margin_mm=self.margin * width,
-                bar_width_mm=self.bar * width, field_height_mm=height, tray_width_mm=tray, checker_diameter_mm=checker,
-                checker_step_mm=checker * 1.025, die_size_mm=0.4 * pw, cube_size_mm=0.75 * pw,
+                name,
+                "fitted to a photo by tavli vision read",
+                border_mm=frame,
+                point_width_mm=pw,
+                point_length_mm=min(self.point_length, 0.49) * height,
+                point_margin_mm=self.margin * width,
+                bar_width_mm=self.bar * width,
+                field_height_mm=height,
+                tray_width_mm=tray,
+                checker_diameter_mm=checker,
+                checker_step_mm=checker * 1.025,
+                die_size_mm=0.4 * pw,
+                cube_size_mm=0.75 * pw,
             )
         except ProfileError as exc:  # pragma: no cover - the fit's bounds keep the proportions valid
             raise BoardNotFoundError(f"board-not-found: the field's proportions make no board ({exc})") from None
@@ -869,7 +949,9 @@ class FieldFit:
         return _model_labels(grid, np.array([self.bar, self.margin, self.point_length]))
 
 
-def find_field(config: FieldConfig | None, image: np.ndarray, corners: Sequence[Sequence[float]] | None = None) -> FieldFit:
+def find_field(
+    config: FieldConfig | None, image: np.ndarray, corners: Sequence[Sequence[float]] | None = None
+) -> FieldFit:
     """The playing field in a photo (BGR uint8): found from its points, or at ``corners`` where given (the
     field's four corners in image px, clockwise, the first two along one row of twelve points), with its
     bar, points and margins fitted to what the photo shows there.
@@ -893,14 +975,22 @@ def find_field(config: FieldConfig | None, image: np.ndarray, corners: Sequence[
         fitted, params, score, _ = _search(cfg, work)
         source = "found"
         if score < cfg.min_score:
-            why = "no rows of points" if score < 0 else f"the best fit explains too little (score {score:.2f} < {cfg.min_score})"
-            raise BoardNotFoundError(f"board-not-found: no playing field found in the photo ({why}); "
-                                     "give the field's corners with --corners x1,y1,...,x4,y4")
+            why = (
+                "no rows of points"
+                if score < 0
+                else f"the best fit explains too little (score {score:.2f} < {cfg.min_score})"
+            )
+            raise BoardNotFoundError(
+                f"board-not-found: no playing field found in the photo ({why}); "
+                "give the field's corners with --corners x1,y1,...,x4,y4"
+            )
         fitted = _as_white_sees(fitted)
         area = abs(cv2.contourArea(fitted.astype(np.float32)))
         if area < cfg.min_field_frac * w * h:
-            raise BoardNotFoundError(f"board-not-found: the best field covers {area / (w * h):.1%} of the photo "
-                                     f"(at least {cfg.min_field_frac:.0%} expected)")
+            raise BoardNotFoundError(
+                f"board-not-found: the best field covers {area / (w * h):.1%} of the photo "
+                f"(at least {cfg.min_field_frac:.0%} expected)"
+            )
     fine = _Scorer(_lab(work, 1.0), 160, 128)
     colours = fine.region_colours(fitted, params)
     full = fitted / scale
@@ -912,9 +1002,16 @@ def find_field(config: FieldConfig | None, image: np.ndarray, corners: Sequence[
             full, params = snapped, refitted
     hom = _unit_to_image(full * scale)
     aspect = field_aspect(hom, (w, h)) if hom is not None else 1.2
-    return FieldFit(tuple((float(x), float(y)) for x, y in full), float(params[0]), float(params[1]), float(params[2]),
-                    float(aspect), float(score), source,
-                    tuple(None if np.isnan(c).any() else (float(c[0]), float(c[1]), float(c[2])) for c in colours))  # type: ignore[arg-type]
+    return FieldFit(
+        tuple((float(x), float(y)) for x, y in full),
+        float(params[0]),
+        float(params[1]),
+        float(params[2]),
+        float(aspect),
+        float(score),
+        source,
+        tuple(None if np.isnan(c).any() else (float(c[0]), float(c[1]), float(c[2])) for c in colours),
+    )  # type: ignore[arg-type]
 
 
 # the final fit to the photo's edges: at most this many px on the long side; searched this far across each edge, then
@@ -953,8 +1050,12 @@ def _model_edges(params: np.ndarray, colours: np.ndarray, with_sides: bool = Tru
         steps.append(np.repeat(d[None], len(t), axis=0))
     pts, steps = np.concatenate(pts), np.concatenate(steps)
     normal = np.c_[-steps[:, 1], steps[:, 0]] * 0.006
-    sides = _model_labels(_Grid(*(lambda q: (q[:, 0], q[:, 1], np.c_[q, np.ones(len(q))], (1, len(q))))(np.r_[pts + normal, pts - normal])),
-                          np.asarray(params, np.float64)).reshape(2, -1)
+    sides = _model_labels(
+        _Grid(
+            *(lambda q: (q[:, 0], q[:, 1], np.c_[q, np.ones(len(q))], (1, len(q))))(np.r_[pts + normal, pts - normal])
+        ),
+        np.asarray(params, np.float64),
+    ).reshape(2, -1)
     contrast = np.linalg.norm(colours[sides[0]] - colours[sides[1]], axis=1)
     keep = np.nan_to_num(contrast, nan=0.0) >= _SNAP_MIN_CONTRAST
     return pts[keep], steps[keep]
@@ -969,21 +1070,32 @@ def _snap_to_edges(image: np.ndarray, corners: np.ndarray, params: np.ndarray, c
     ``_SNAP_MAX_MOVE`` of the field's side stay where they were."""
     h, w = image.shape[:2]
     scale = min(1.0, _SNAP_SIDE_PX / max(h, w))
-    small = cv2.resize(image, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA) if scale < 1 else image
+    small = (
+        cv2.resize(image, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA) if scale < 1 else image
+    )
     lab = _lab(small, 0.7)
-    gradient = np.concatenate([cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3)], axis=2) / 8
+    gradient = (
+        np.concatenate([cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3)], axis=2)
+        / 8
+    )
     floor = float(np.percentile(np.abs(gradient).sum(2), 75))
     start = np.asarray(corners, np.float64) * scale
     current = start.copy()
     s = np.linspace(0.02, 0.98, 64)
     # each side: field units along it, and a step into the field across it
-    sides = [(np.c_[s, np.zeros_like(s)], (0.0, 1.0)), (np.c_[np.ones_like(s), s], (-1.0, 0.0)),
-             (np.c_[s, np.ones_like(s)], (0.0, -1.0)), (np.c_[np.zeros_like(s), s], (1.0, 0.0))]
+    sides = [
+        (np.c_[s, np.zeros_like(s)], (0.0, 1.0)),
+        (np.c_[np.ones_like(s), s], (-1.0, 0.0)),
+        (np.c_[s, np.ones_like(s)], (0.0, -1.0)),
+        (np.c_[np.zeros_like(s), s], (1.0, 0.0)),
+    ]
     usable = []
     for pts, into in sides:
         eps = np.array(into) * 0.01
         q = np.r_[pts + eps, pts - eps]
-        regions = _model_labels(_Grid(q[:, 0], q[:, 1], np.c_[q, np.ones(len(q))], (1, len(q))), np.asarray(params, np.float64)).reshape(2, -1)
+        regions = _model_labels(
+            _Grid(q[:, 0], q[:, 1], np.c_[q, np.ones(len(q))], (1, len(q))), np.asarray(params, np.float64)
+        ).reshape(2, -1)
         contrast = np.nan_to_num(np.linalg.norm(colours[regions[0]] - colours[regions[1]], axis=1), nan=0.0)
         usable.append(contrast >= _SNAP_MIN_CONTRAST)
     for share in _SNAP_REACH:
@@ -1001,10 +1113,17 @@ def _snap_to_edges(image: np.ndarray, corners: np.ndarray, params: np.ndarray, c
             if ok.sum() >= 12:
                 offsets = np.arange(-reach, reach + 1e-9, 0.5)
                 probes = at[ok][:, None, :] + normal[None, None, :] * offsets[None, :, None]
-                g = cv2.remap(gradient, probes[..., 0].astype(np.float32), probes[..., 1].astype(np.float32), cv2.INTER_LINEAR,
-                              borderMode=cv2.BORDER_CONSTANT)
+                g = cv2.remap(
+                    gradient,
+                    probes[..., 0].astype(np.float32),
+                    probes[..., 1].astype(np.float32),
+                    cv2.INTER_LINEAR,
+                    borderMode=cv2.BORDER_CONSTANT,
+                )
                 across = np.abs(g[..., :3] * normal[0] + g[..., 3:] * normal[1]).sum(2)
-                best = np.argmax(across * (1 - 0.5 * np.abs(offsets) / reach), axis=1)  # of two edges (a frame, a tray), the nearer
+                best = np.argmax(
+                    across * (1 - 0.5 * np.abs(offsets) / reach), axis=1
+                )  # of two edges (a frame, a tray), the nearer
                 rows = np.arange(len(best))
                 good = (best > 0) & (best < len(offsets) - 1) & (across[rows, best] > 2 * floor)
                 fitted = _line_through(at[ok][good] + normal * offsets[best[good]][:, None], s[ok][good])
@@ -1069,8 +1188,10 @@ def _check_corners(corners: Sequence[Sequence[float]]) -> np.ndarray:
     d = pts[[1, 2, 3, 0]] - pts
     e = d[[1, 2, 3, 0]]
     if not np.all(d[:, 0] * e[:, 1] - d[:, 1] * e[:, 0] > 0):
-        raise CalibrationError(f"corners: {corners!r}: expected the field's corners clockwise (top-left, top-right, "
-                               "bottom-right, bottom-left as white sees the board), the first two along one row of twelve points")
+        raise CalibrationError(
+            f"corners: {corners!r}: expected the field's corners clockwise (top-left, top-right, "
+            "bottom-right, bottom-left as white sees the board), the first two along one row of twelve points"
+        )
     return pts
 
 
@@ -1088,7 +1209,9 @@ def _as_white_sees(corners: np.ndarray) -> np.ndarray:
     def key(q: np.ndarray) -> float:
         along = q[1] - q[0] + q[2] - q[3]
         top, bottom = (q[0] + q[1]) / 2, (q[2] + q[3]) / 2
-        axis = 1 if abs(along[0]) >= abs(along[1]) else 0  # rows across the photo: top is up; up and down it: top is left
+        axis = (
+            1 if abs(along[0]) >= abs(along[1]) else 0
+        )  # rows across the photo: top is up; up and down it: top is left
         return float(top[axis] - bottom[axis])
 
     return min((q for q in options if clockwise(q)), key=key)

@@ -14,9 +14,10 @@ row, without motion). May import ``board_rules`` types; must not import
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 import cv2
 import numpy as np
@@ -88,12 +89,17 @@ class Occlusion:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data (Python numbers only)."""
-        return {"occluded": [str(r) for r in self.occluded], "missing": {str(k): round(float(v), 3) for k, v in self.missing.items()},
-                "seen": round(float(self.seen_fraction), 3)}
+        return {
+            "occluded": [str(r) for r in self.occluded],
+            "missing": {str(k): round(float(v), 3) for k, v in self.missing.items()},
+            "seen": round(float(self.seen_fraction), 3),
+        }
 
 
 @lru_cache(maxsize=8)
-def learned_samples(board_edges: tuple[tuple[float, float], ...], lay: Layout | None = None) -> tuple[np.ndarray, np.ndarray]:
+def learned_samples(
+    board_edges: tuple[tuple[float, float], ...], lay: Layout | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Board edges learned from a reference frame (:attr:`vision.checkers.Palette.board_edges`) as
     samples and their region indices on a layout (the renderer's board by default); an edge in no
     point's column and off the bar (a margin beside a half's outer points) is left out."""
@@ -151,7 +157,9 @@ def occlusion(
     return Occlusion(missing, tuple(occluded), float(seen[expected].sum() / total) if total else 1.0)
 
 
-def checker_covers(points: Sequence[int], slot_centre, bar_centres=(), diameter: float = CHECKER_DIAMETER_MM) -> list[tuple[float, float, float]]:
+def checker_covers(
+    points: Sequence[int], slot_centre, bar_centres=(), diameter: float = CHECKER_DIAMETER_MM
+) -> list[tuple[float, float, float]]:
     """Discs (board mm) covered by the checkers (of ``diameter`` mm) of a reading: every slot of every stack, and the bar's."""
     r = diameter / 2 + 1.5
     out = []
@@ -173,7 +181,11 @@ def changed_px(previous_small: np.ndarray | None, current_small: np.ndarray, thr
     """How many px of two :func:`small_grey` images differ by more than ``threshold`` (None: nothing to compare)."""
     if previous_small is None or previous_small.shape != current_small.shape:
         return None
-    return int(cv2.countNonZero(cv2.threshold(cv2.absdiff(previous_small, current_small), threshold, 255, cv2.THRESH_BINARY)[1]))
+    return int(
+        cv2.countNonZero(
+            cv2.threshold(cv2.absdiff(previous_small, current_small), threshold, 255, cv2.THRESH_BINARY)[1]
+        )
+    )
 
 
 def motion(previous: np.ndarray | None, current: np.ndarray, threshold: float) -> float:
@@ -204,7 +216,9 @@ class Gate:
     def reset(self) -> None:
         self._key, self._held = None, 0
 
-    def update(self, key: Any, *, occluded: bool = False, board_found: bool = True, moving: bool = False) -> tuple[str, int]:
+    def update(
+        self, key: Any, *, occluded: bool = False, board_found: bool = True, moving: bool = False
+    ) -> tuple[str, int]:
         if not board_found:
             self.reset()
             return "board-not-found", 0

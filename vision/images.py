@@ -55,7 +55,9 @@ def load_image(path: str | Path) -> np.ndarray:
     kind, dims = _header_size(memoryview(data))
     if dims is not None:
         _check_size(path, *dims)
-    alpha = kind == "webp" or (kind == "png" and data[25:26].tobytes() in (b"\x04", b"\x06"))  # PNG colour types grey+alpha, RGBA
+    alpha = kind == "webp" or (
+        kind == "png" and data[25:26].tobytes() in (b"\x04", b"\x06")
+    )  # PNG colour types grey+alpha, RGBA
     try:
         if alpha:
             image = _to_bgr8(cv2.imdecode(data, cv2.IMREAD_UNCHANGED))
@@ -64,7 +66,11 @@ def load_image(path: str | Path) -> np.ndarray:
     except cv2.error:
         image = None
     if image is None:
-        what = f"a {kind.upper()} file that cannot be decoded (truncated or damaged)" if kind else "not an image that can be read (PNG, JPEG, BMP, TIFF ...)"
+        what = (
+            f"a {kind.upper()} file that cannot be decoded (truncated or damaged)"
+            if kind
+            else "not an image that can be read (PNG, JPEG, BMP, TIFF ...)"
+        )
         raise ImageError(f"image: {str(path)!r}: {what}")
     _check_size(path, image.shape[1], image.shape[0])
     return np.ascontiguousarray(image)
@@ -145,9 +151,9 @@ def _jpeg_size(head: memoryview) -> tuple[int, int] | None:
             continue
         if marker == 0xD9 or marker == 0xDA:  # end of image, start of scan: no frame header before it
             return None
-        length = int.from_bytes(head[i + 2:i + 4], "big")
+        length = int.from_bytes(head[i + 2 : i + 4], "big")
         if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-            return int.from_bytes(head[i + 7:i + 9], "big"), int.from_bytes(head[i + 5:i + 7], "big")
+            return int.from_bytes(head[i + 7 : i + 9], "big"), int.from_bytes(head[i + 5 : i + 7], "big")
         i += 2 + length
     return None
 
@@ -156,10 +162,10 @@ def _tiff_size(head: memoryview) -> tuple[int, int] | None:
     """ImageWidth and ImageLength of a TIFF's first IFD."""
     order = "<" if head[:2] == b"II" else ">"
     at = struct.unpack(order + "I", head[4:8])[0]
-    count = struct.unpack(order + "H", head[at:at + 2])[0]
+    count = struct.unpack(order + "H", head[at : at + 2])[0]
     found: dict[int, int] = {}
     for k in range(count):
-        tag, kind, _, value = struct.unpack(order + "HHI4s", head[at + 2 + 12 * k:at + 14 + 12 * k])
+        tag, kind, _, value = struct.unpack(order + "HHI4s", head[at + 2 + 12 * k : at + 14 + 12 * k])
         if tag in (256, 257):
             found[tag] = struct.unpack(order + ("H" if kind == 3 else "I"), value[:2] if kind == 3 else value)[0]
     return (found[256], found[257]) if len(found) == 2 else None
@@ -186,13 +192,17 @@ def grab_frame(source: str, size: tuple[int, int] | None = None, settle: int = 1
     """
     if isinstance(settle, bool) or not isinstance(settle, int) or settle < 0:
         raise ValueError(f"settle: {settle!r}: expected a number of frames >= 0")
-    if size is not None and (len(size) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in size)):
+    if size is not None and (
+        len(size) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in size)
+    ):
         raise ValueError(f"size: {size!r}: expected (width, height) in px")
     camera = source.isdigit()
     cap = cv2.VideoCapture(int(source) if camera else source)
     try:
         if not cap.isOpened():
-            raise ImageError(f"camera {source!r}: cannot open it ({'no such camera, or it is busy' if camera else 'no such video file'})")
+            raise ImageError(
+                f"camera {source!r}: cannot open it ({'no such camera, or it is busy' if camera else 'no such video file'})"
+            )
         if camera and size is not None:
             cap.set(cv2.CAP_PROP_FRAME_WIDTH, size[0])
             cap.set(cv2.CAP_PROP_FRAME_HEIGHT, size[1])

@@ -52,7 +52,9 @@ class DiceNet:
         try:
             self._net = cv2.dnn.readNetFromONNX(str(path))
         except cv2.error as exc:
-            raise DiceModelError(f"dice model: {str(path)!r}: not a network OpenCV can load: {str(exc).strip()[-200:]}") from None
+            raise DiceModelError(
+                f"dice model: {str(path)!r}: not a network OpenCV can load: {str(exc).strip()[-200:]}"
+            ) from None
 
     def outputs(self, image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The network's raw outputs for a BGR uint8 image whose sides are multiples of 32:
@@ -86,7 +88,9 @@ def _padded(image: np.ndarray, scale: float) -> np.ndarray:
     return image
 
 
-def decode(scores: np.ndarray, log_sides: np.ndarray, *, min_score: float = MIN_SCORE) -> list[tuple[float, float, float, int, float]]:
+def decode(
+    scores: np.ndarray, log_sides: np.ndarray, *, min_score: float = MIN_SCORE
+) -> list[tuple[float, float, float, int, float]]:
     """Dice from the network's outputs: ``(x, y, side, value, score)`` in input px, strongest first.
 
     A die is a cell whose best face score is at least ``min_score`` and the largest in its 3 x 3
@@ -97,8 +101,16 @@ def decode(scores: np.ndarray, log_sides: np.ndarray, *, min_score: float = MIN_
     peaks = (best >= min_score) & (best >= cv2.dilate(best, np.ones((3, 3), np.uint8)))
     ys, xs = np.nonzero(peaks)
     found = sorted(
-        ((float((x + 0.5) * STRIDE), float((y + 0.5) * STRIDE), float(math.exp(min(6.0, float(log_sides[y, x]))) * STRIDE),
-          int(value[y, x]) + 1, float(best[y, x])) for y, x in zip(ys, xs)),
+        (
+            (
+                float((x + 0.5) * STRIDE),
+                float((y + 0.5) * STRIDE),
+                float(math.exp(min(6.0, float(log_sides[y, x]))) * STRIDE),
+                int(value[y, x]) + 1,
+                float(best[y, x]),
+            )
+            for y, x in zip(ys, xs)
+        ),
         key=lambda d: -d[4],
     )
     kept: list[tuple[float, float, float, int, float]] = []
@@ -119,8 +131,12 @@ class Found:
 
 
 def find_dice(
-    image: np.ndarray, *, die_px: float | None = None, mask: np.ndarray | None = None,
-    min_score: float = MIN_SCORE, net: DiceNet | None = None,
+    image: np.ndarray,
+    *,
+    die_px: float | None = None,
+    mask: np.ndarray | None = None,
+    min_score: float = MIN_SCORE,
+    net: DiceNet | None = None,
 ) -> list[Found]:
     """All dice the network finds in a BGR uint8 image, sorted left to right (image px).
 
@@ -139,10 +155,12 @@ def find_dice(
             return []
         m = int(math.ceil(die_px or 0))
         x0, y0 = max(0, bx - m), max(0, by - m)
-        image = image[y0:min(h, by + bh + m), x0:min(w, bx + bw + m)]
+        image = image[y0 : min(h, by + bh + m), x0 : min(w, bx + bw + m)]
     if die_px is None:
         top = min(1.0, PHOTO_SIDE / max(image.shape[:2]))
-        scales = [top / 2**k for k in range(PHOTO_LEVELS) if max(image.shape[:2]) * top / 2**k >= MIN_LEVEL_SIDE] or [top]
+        scales = [top / 2**k for k in range(PHOTO_LEVELS) if max(image.shape[:2]) * top / 2**k >= MIN_LEVEL_SIDE] or [
+            top
+        ]
     else:
         scales = [DIE_PX / float(die_px)]
     found = []
@@ -152,7 +170,11 @@ def find_dice(
             if die_px is None and len(scales) > 1 and not DIE_RANGE[0] <= side <= DIE_RANGE[1]:
                 continue
             found.append((x / scale + x0, y / scale + y0, side / scale, value, score))
-    found = [d for d in sorted(found, key=lambda d: -d[4]) if 0 <= d[0] < w and 0 <= d[1] < h and (mask is None or mask[int(d[1]), int(d[0])])]
+    found = [
+        d
+        for d in sorted(found, key=lambda d: -d[4])
+        if 0 <= d[0] < w and 0 <= d[1] < h and (mask is None or mask[int(d[1]), int(d[0])])
+    ]
     if found and die_px is None:  # the dice of one photo are one size, give or take its perspective
         sure = [d[2] for d in found if d[4] >= SURE_SCORE] or [found[0][2]]
         anchor = float(np.median(sure))

@@ -22,7 +22,6 @@ import cv2
 import numpy as np
 
 from board_rules.errors import TavliError
-
 from vision import checkers as _checkers
 from vision import cube as _cube
 from vision import gate as _gate
@@ -158,7 +157,9 @@ def _dice_field(config: VisionConfig, geometry: Geometry, shape: tuple[int, int]
     """Where a camera's frames of ``shape`` (height, width) are read for dice: the field, at a die's size on it (a fixed camera: once)."""
     from vision.dice import dice_field
 
-    return dice_field(config, shape, _field_mask(geometry, shape), die_px=_die_px(geometry, geometry.layout.profile.die_size_mm))
+    return dice_field(
+        config, shape, _field_mask(geometry, shape), die_px=_die_px(geometry, geometry.layout.profile.die_size_mm)
+    )
 
 
 def read_dice_on_board(config: VisionConfig, geometry: Geometry, image: np.ndarray) -> list[DieObservation]:
@@ -224,12 +225,16 @@ def read_frame(
     lay, prof = v.layout, v.layout.profile
     area = _cube.area_of(lay)
     faintest = min(cfg.cube_min_shape, cfg.cube_min_face_outline)
-    shape = _cube.find_cube(v.edges_at, min_score=faintest, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold, area=area)
+    shape = _cube.find_cube(
+        v.edges_at, min_score=faintest, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold, area=area
+    )
     face = None  # (number, confidence) once read
     if shape is not None and shape[2] < cfg.cube_min_outline:
         # a fainter square is the cube still where its face shows a number clearly
         face = _read_cube_face(v, shape)
-        if not (shape[2] >= cfg.cube_min_face_outline and face[0] is not None and face[1] >= cfg.cube_min_face_confidence):
+        if not (
+            shape[2] >= cfg.cube_min_face_outline and face[0] is not None and face[1] >= cfg.cube_min_face_confidence
+        ):
             face = None
             if shape[2] < cfg.cube_min_shape:
                 shape = None
@@ -251,7 +256,9 @@ def read_frame(
             reading2 = _checkers.read_checkers(geometry, v, palette, cfg, away, on_board, rings2)
             return (rings2, reading2) if max(reading2.totals()) <= 15 else None
 
-        faint = _cube.find_cube(v.edges_at, min_score=cfg.cube_min_conserve, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold, area=area)
+        faint = _cube.find_cube(
+            v.edges_at, min_score=cfg.cube_min_conserve, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold, area=area
+        )
         kept = without(faint) if faint is not None else None
         if kept is not None:
             shape, (rings, reading) = faint, kept
@@ -268,7 +275,9 @@ def read_frame(
                     face, (rings, reading) = number, kept
                     break
     cube = None
-    covers = _gate.checker_covers(reading.points, lambda p, k: lay.checker_slot(p, k)[:2], [c for c, _ in rings], prof.checker_diameter_mm)
+    covers = _gate.checker_covers(
+        reading.points, lambda p, k: lay.checker_slot(p, k)[:2], [c for c, _ in rings], prof.checker_diameter_mm
+    )
     covers += [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * 0.9) for d in dice]
     if found is not None:
         centre, _, score = found
@@ -282,13 +291,26 @@ def read_frame(
     occ = _gate.occlusion(v.edges_at, covers, max_missing=cfg.max_missing_edges, samples=samples)
     if occ.seen_fraction < cfg.min_seen_edges:
         drift = check(geometry, image, cfg) if geometry.source == "markers" else None
-        msg = "the board is not where the calibration put it: camera knocked? recalibrate" if drift is not None else "the board is not in view"
+        msg = (
+            "the board is not where the calibration put it: camera knocked? recalibrate"
+            if drift is not None
+            else "the board is not in view"
+        )
         return Observation("board-not-found", None, (), None, occ, drift_px=drift, messages=(msg,))
     if occ.occluded:
-        return Observation("occluded", None, (), None, occ, messages=(f"something over the board at {', '.join(occ.occluded)}",))
+        return Observation(
+            "occluded", None, (), None, occ, messages=(f"something over the board at {', '.join(occ.occluded)}",)
+        )
     over = [name for name, total in zip(("white", "black"), reading.totals()) if total > 15]
     if over:
-        return Observation("occluded", None, (), None, occ, messages=(f"more than 15 {' and '.join(over)} checkers seen: something over the board?",))
+        return Observation(
+            "occluded",
+            None,
+            (),
+            None,
+            occ,
+            messages=(f"more than 15 {' and '.join(over)} checkers seen: something over the board?",),
+        )
     return Observation("settling", reading, tuple(dice), cube, occ, frames_held=1)
 
 
@@ -308,8 +330,10 @@ def at_calibrated_size(geometry: Geometry, image: np.ndarray, max_aspect_change:
     if (w, h) == (cw, ch):
         return image
     if abs((w / h) / (cw / ch) - 1) > max_aspect_change:
-        raise FrameSizeError(f"the camera gives {w}x{h} px frames, the geometry was calibrated at {cw}x{ch}: "
-                             "another picture, not a scaled one; recalibrate at this size")
+        raise FrameSizeError(
+            f"the camera gives {w}x{h} px frames, the geometry was calibrated at {cw}x{ch}: "
+            "another picture, not a scaled one; recalibrate at this size"
+        )
     return cv2.resize(image, (cw, ch), interpolation=cv2.INTER_AREA if w > cw else cv2.INTER_LINEAR)
 
 
@@ -318,7 +342,9 @@ class Pipeline:
     its status from the stability gate (``stable`` once the same reading held ``stable_frames``
     frames without motion)."""
 
-    def __init__(self, geometry: Geometry, palette: _checkers.Palette | None = None, config: VisionConfig | None = None) -> None:
+    def __init__(
+        self, geometry: Geometry, palette: _checkers.Palette | None = None, config: VisionConfig | None = None
+    ) -> None:
         self.geometry = geometry
         self.palette = palette
         self.config = config or default_config()

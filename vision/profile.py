@@ -76,16 +76,28 @@ class BoardProfile:
             if f.name == "checkers_per_row":
                 if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 6:
                     raise ProfileError(f"profile {self.name!r}: checkers_per_row: {v!r}: expected an integer 1..6")
-            elif isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (v == 0 and f.name not in ("point_margin_mm", "tray_gap_mm")):
+            elif (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float))
+                or v < 0
+                or (v == 0 and f.name not in ("point_margin_mm", "tray_gap_mm"))
+            ):
                 raise ProfileError(f"profile {self.name!r}: {f.name}: {v!r}: expected a positive number of mm")
-        if self.point_length_mm >= self.field_height_mm / 2 + 1e-9 or self.checker_diameter_mm > self.point_width_mm * 1.2:
-            raise ProfileError(f"profile {self.name!r}: points of {self.point_length_mm!r} mm in a field {self.field_height_mm!r} mm high, "
-                               f"checkers of {self.checker_diameter_mm!r} mm on points {self.point_width_mm!r} mm wide: expected points "
-                               "shorter than half the field and checkers about as wide as a point")
+        if (
+            self.point_length_mm >= self.field_height_mm / 2 + 1e-9
+            or self.checker_diameter_mm > self.point_width_mm * 1.2
+        ):
+            raise ProfileError(
+                f"profile {self.name!r}: points of {self.point_length_mm!r} mm in a field {self.field_height_mm!r} mm high, "
+                f"checkers of {self.checker_diameter_mm!r} mm on points {self.point_width_mm!r} mm wide: expected points "
+                "shorter than half the field and checkers about as wide as a point"
+            )
         w, h = self.board_size_mm
         if w > _render.BOARD_WIDTH_MM + 1e-9 or h > _render.BOARD_HEIGHT_MM + 1e-9:
-            raise ProfileError(f"profile {self.name!r}: board {w:g} x {h:g} mm: expected at most "
-                               f"{_render.BOARD_WIDTH_MM:g} x {_render.BOARD_HEIGHT_MM:g} (the rectified canvas; scale the nominal mm down)")
+            raise ProfileError(
+                f"profile {self.name!r}: board {w:g} x {h:g} mm: expected at most "
+                f"{_render.BOARD_WIDTH_MM:g} x {_render.BOARD_HEIGHT_MM:g} (the rectified canvas; scale the nominal mm down)"
+            )
 
     @property
     def half_width_mm(self) -> float:
@@ -98,7 +110,10 @@ class BoardProfile:
 
     @property
     def board_size_mm(self) -> tuple[float, float]:
-        return (2 * self.border_mm + self.field_width_mm + self.tray_gap_mm + self.tray_width_mm, 2 * self.border_mm + self.field_height_mm)
+        return (
+            2 * self.border_mm + self.field_width_mm + self.tray_gap_mm + self.tray_width_mm,
+            2 * self.border_mm + self.field_height_mm,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -123,7 +138,9 @@ def load_profiles(path: str | Path = PROFILES_PATH) -> dict[str, BoardProfile]:
             extra = sorted(set(table) - known) if isinstance(table, dict) else table
             raise ProfileError(f"[{_TABLE}.{name}] in {str(path)!r}: {extra!r}: expected keys among {sorted(known)}")
         if name == DEFAULT_PROFILE:
-            raise ProfileError(f"[{_TABLE}.{name}] in {str(path)!r}: {name!r} is the renderer's board and cannot be redefined")
+            raise ProfileError(
+                f"[{_TABLE}.{name}] in {str(path)!r}: {name!r} is the renderer's board and cannot be redefined"
+            )
         out[name] = BoardProfile(name, **table)
     return out
 
@@ -151,7 +168,9 @@ def read_profile_file(path: str | Path, name: str | None = None) -> BoardProfile
     found = {k: v for k, v in load_profiles(path).items() if k != DEFAULT_PROFILE}
     if name is None:
         if len(found) != 1:
-            raise ProfileError(f"board profiles {str(path)!r}: {sorted(found)!r}: expected one [{_TABLE}.<name>] table, or a name (FILE.toml:NAME)")
+            raise ProfileError(
+                f"board profiles {str(path)!r}: {sorted(found)!r}: expected one [{_TABLE}.<name>] table, or a name (FILE.toml:NAME)"
+            )
         return next(iter(found.values()))
     if name not in found:
         raise ProfileError(f"board profiles {str(path)!r}: {name!r}: expected one of {sorted(found)}")
@@ -169,7 +188,9 @@ class Layout:
 
     profile: BoardProfile
     home: str
-    geometry: _render.BoardGeometry  # points, bar, trays, halves (its point_at / half_at are the renderer's: use this class's)
+    geometry: (
+        _render.BoardGeometry
+    )  # points, bar, trays, halves (its point_at / half_at are the renderer's: use this class's)
     field: tuple[float, float, float, float]  # x0, y0, x1, y1
 
     @property
@@ -216,7 +237,11 @@ class Layout:
             i -= max(per_row - layer, 1)
             layer += 1
         p = self.geometry.points[point - 1]
-        along = self.profile.checker_diameter_mm / 2 + 0.5 + (_render._LAYER_ALONG[min(layer, 4)] + i) * self.profile.checker_step_mm
+        along = (
+            self.profile.checker_diameter_mm / 2
+            + 0.5
+            + (_render._LAYER_ALONG[min(layer, 4)] + i) * self.profile.checker_step_mm
+        )
         return p.centre_x + _render._LAYER_ACROSS[min(layer, 4)], p.base_y + p.direction * along, layer
 
 
@@ -228,7 +253,9 @@ def layout(profile: str | BoardProfile = DEFAULT_PROFILE, home: str = "right") -
     Raises :class:`ProfileError` for an unknown profile or a home side other than ``right`` / ``left``.
     """
     if home not in HOMES:
-        raise ProfileError(f"home: {home!r}: expected 'right' (white's point 1 bottom right, as white sees the board) or 'left'")
+        raise ProfileError(
+            f"home: {home!r}: expected 'right' (white's point 1 bottom right, as white sees the board) or 'left'"
+        )
     prof = profile if isinstance(profile, BoardProfile) else find_profile(profile)
     if prof.name == DEFAULT_PROFILE and home == "right":
         g = _render.GEOMETRY

@@ -94,11 +94,15 @@ def _snapped(v, edges: tuple[tuple[float, float], ...]) -> tuple[tuple[float, fl
     probes = pts[:, None, :] + shift
     strength = v.edge_strength_at(probes.reshape(-1, 2)).reshape(len(pts), len(steps))
     best = np.argmax(strength - 1e-3 * np.abs(steps)[None, :], axis=1)  # the nearest of equal ones
-    moved = np.where((strength[np.arange(len(pts)), best] > v.threshold)[:, None], probes[np.arange(len(pts)), best], pts)
+    moved = np.where(
+        (strength[np.arange(len(pts)), best] > v.threshold)[:, None], probes[np.arange(len(pts)), best], pts
+    )
     return tuple((float(x), float(y)) for x, y in moved)
 
 
-def photo_palette(geometry: Geometry, image: np.ndarray, config: VisionConfig | None = None, field: FieldFit | None = None) -> Palette | None:
+def photo_palette(
+    geometry: Geometry, image: np.ndarray, config: VisionConfig | None = None, field: FieldFit | None = None
+) -> Palette | None:
     """The two checker colours of a photo: where the first checker of each point would stand, the colour
     of that place is compared with the bare point's (the ``field``'s colour of that point's region where
     given, else the median, over the six points of its colour in its row, of the colour near their tips);
@@ -128,15 +132,25 @@ def _first_checkers(v: View, field: FieldFit | None) -> tuple[list[tuple[float, 
     lay = v.layout
     x0, y0, x1, y1 = lay.field
     radius = lay.profile.checker_diameter_mm * 0.3
-    offsets = np.array([(dx, dy) for dx in np.linspace(-radius, radius, 5) for dy in np.linspace(-radius, radius, 5)
-                        if dx * dx + dy * dy <= radius * radius])
+    offsets = np.array(
+        [
+            (dx, dy)
+            for dx in np.linspace(-radius, radius, 5)
+            for dy in np.linspace(-radius, radius, 5)
+            if dx * dx + dy * dy <= radius * radius
+        ]
+    )
     places, colours, bare, kinds = [], [], {}, []
     for p in lay.geometry.points:
         x, y, _ = lay.checker_slot(p.number, 0)
         places.append((x, y))
         colours.append(np.median(v.lab_at(offsets + (x, y)), axis=0))
         # the bare point: the field's colour of its region, or near the tips, where checkers rarely reach
-        kind = int(field.region_at([(p.centre_x - x0) / (x1 - x0)], [(p.base_y + 2 * p.direction - y0) / (y1 - y0)])[0]) if field else None
+        kind = (
+            int(field.region_at([(p.centre_x - x0) / (x1 - x0)], [(p.base_y + 2 * p.direction - y0) / (y1 - y0)])[0])
+            if field
+            else None
+        )
         colour = field.colours[kind] if field is not None and field.colours and kind is not None else None
         if colour is not None:
             kinds.append(("region", kind))
@@ -167,8 +181,14 @@ class GnubgId:
         return f"{self.position_id}:{self.match_id}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"gnubg_id": str(self), "position_id": self.position_id, "match_id": self.match_id,
-                "on_roll": self.on_roll.value, "dice": list(self.dice), "notes": list(self.notes)}
+        return {
+            "gnubg_id": str(self),
+            "position_id": self.position_id,
+            "match_id": self.match_id,
+            "on_roll": self.on_roll.value,
+            "dice": list(self.dice),
+            "notes": list(self.notes),
+        }
 
 
 def gnubg_id(observation: Observation, on_roll: Side | None = None) -> GnubgId:
@@ -182,8 +202,11 @@ def gnubg_id(observation: Observation, on_roll: Side | None = None) -> GnubgId:
     """
     c = observation.checkers
     if c is None:
-        raise InvalidPositionError(f"observation: {observation.status!r}: no checkers were read, so there is no position to give an ID",
-                                   "status", observation.status)
+        raise InvalidPositionError(
+            f"observation: {observation.status!r}: no checkers were read, so there is no position to give an ID",
+            "status",
+            observation.status,
+        )
     notes = []
     values = [d.value for d in observation.dice if d.value is not None and d.half is not None]
     halves = {d.half for d in observation.dice if d.value is not None and d.half is not None}
@@ -201,10 +224,15 @@ def gnubg_id(observation: Observation, on_roll: Side | None = None) -> GnubgId:
     for side, sign in ((0, 1), (1, -1)):
         seen = sum(v * sign for v in c.points if v * sign > 0) + bar[side]
         if seen > 15:
-            raise InvalidPositionError(f"checkers.{('white', 'black')[side]}: {seen} seen on the points and bar: "
-                                       "no position has more than 15", f"checkers.{('white', 'black')[side]}", seen)
+            raise InvalidPositionError(
+                f"checkers.{('white', 'black')[side]}: {seen} seen on the points and bar: no position has more than 15",
+                f"checkers.{('white', 'black')[side]}",
+                seen,
+            )
         off.append(15 - seen)
-    position = Position(find_variant("backgammon"), on_roll, tuple(int(v) for v in c.points), bar=bar, off=(off[0], off[1]))
+    position = Position(
+        find_variant("backgammon"), on_roll, tuple(int(v) for v in c.points), bar=bar, off=(off[0], off[1])
+    )
     cube_value, cube_owner = 1, None
     if observation.cube is not None and observation.cube.value is not None:
         cube_value = int(observation.cube.value)

@@ -86,12 +86,22 @@ def rectify(
     """
     s = _ppm(px_per_mm, config)
     key = _key(geometry, s)
-    black = 0 if code is None else tuple(float(v) for v in np.atleast_1d(cv2.cvtColor(np.zeros((1, 1, 3), np.uint8), code)[0, 0]))
+    black = (
+        0
+        if code is None
+        else tuple(float(v) for v in np.atleast_1d(cv2.cvtColor(np.zeros((1, 1, 3), np.uint8), code)[0, 0]))
+    )
     if not _seen_before(key):
         src = image if code is None else cv2.cvtColor(image, code)
         dst_to_src = geometry.matrix @ rectified_to_board_matrix(s)
-        out = cv2.warpPerspective(src, dst_to_src, rectified_size(s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                  borderMode=cv2.BORDER_CONSTANT, borderValue=black)
+        out = cv2.warpPerspective(
+            src,
+            dst_to_src,
+            rectified_size(s),
+            flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+            borderMode=cv2.BORDER_CONSTANT,
+            borderValue=black,
+        )
         if window is not None:
             part = out[window].copy()
             out[:] = 0
@@ -106,12 +116,27 @@ def rectify(
     rows, cols = slice(*rows.indices(h)[:2]), slice(*cols.indices(w)[:2])
     if code is None:
         out = np.zeros((h, w) + image.shape[2:], image.dtype)
-        cv2.remap(image, maps[0][rows, cols], maps[1][rows, cols], cv2.INTER_LINEAR, dst=out[rows, cols], borderMode=cv2.BORDER_CONSTANT)
+        cv2.remap(
+            image,
+            maps[0][rows, cols],
+            maps[1][rows, cols],
+            cv2.INTER_LINEAR,
+            dst=out[rows, cols],
+            borderMode=cv2.BORDER_CONSTANT,
+        )
         return out
     (y0, y1, x0, x1), shifted = _source_box(*key, image.shape[:2], (rows.start, rows.stop, cols.start, cols.stop))
     src = cv2.cvtColor(image[y0:y1, x0:x1], code)
     out = np.zeros((h, w) + src.shape[2:], src.dtype)
-    cv2.remap(src, shifted, maps[1][rows, cols], cv2.INTER_LINEAR, dst=out[rows, cols], borderMode=cv2.BORDER_CONSTANT, borderValue=black)
+    cv2.remap(
+        src,
+        shifted,
+        maps[1][rows, cols],
+        cv2.INTER_LINEAR,
+        dst=out[rows, cols],
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=black,
+    )
     return out
 
 
@@ -127,7 +152,11 @@ def warp(geometry: Geometry, image: np.ndarray, px_per_mm: float) -> np.ndarray:
     s = _ppm(px_per_mm, None)
     dst_to_src = geometry.matrix @ rectified_to_board_matrix(s)
     return cv2.warpPerspective(
-        image, dst_to_src, rectified_size(s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_CONSTANT
+        image,
+        dst_to_src,
+        rectified_size(s),
+        flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+        borderMode=cv2.BORDER_CONSTANT,
     )
 
 

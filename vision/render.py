@@ -27,8 +27,8 @@ All randomness comes from ``numpy.random.default_rng`` streams derived from
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence
 
 import cv2
 import numpy as np
@@ -228,9 +228,15 @@ class CheckerStyle:
 
 
 BOARD_STYLES = {
-    "walnut": BoardStyle("walnut", (30, 55, 90), (150, 200, 225), (40, 40, 140), (225, 235, 240), (30, 55, 90), (45, 75, 110), 0.5),
-    "felt": BoardStyle("felt", (25, 35, 45), (60, 120, 40), (30, 30, 150), (210, 220, 225), (25, 35, 45), (40, 60, 40), 0.0),
-    "olive": BoardStyle("olive", (60, 90, 120), (110, 170, 190), (50, 80, 40), (70, 60, 120), (50, 80, 110), (80, 110, 140), 0.3),
+    "walnut": BoardStyle(
+        "walnut", (30, 55, 90), (150, 200, 225), (40, 40, 140), (225, 235, 240), (30, 55, 90), (45, 75, 110), 0.5
+    ),
+    "felt": BoardStyle(
+        "felt", (25, 35, 45), (60, 120, 40), (30, 30, 150), (210, 220, 225), (25, 35, 45), (40, 60, 40), 0.0
+    ),
+    "olive": BoardStyle(
+        "olive", (60, 90, 120), (110, 170, 190), (50, 80, 40), (70, 60, 120), (50, 80, 110), (80, 110, 140), 0.3
+    ),
 }
 
 CHECKER_STYLES = {
@@ -239,7 +245,12 @@ CHECKER_STYLES = {
     "metal": CheckerStyle("metal", (200, 205, 210), (45, 40, 40), "metal"),
 }
 
-DIE_COLOURS = {"white": ((245, 245, 245), (20, 20, 20)), "red": ((40, 40, 200), (245, 245, 245)), "black": ((30, 30, 30), (245, 245, 245)), "green": ((60, 150, 40), (245, 245, 245))}
+DIE_COLOURS = {
+    "white": ((245, 245, 245), (20, 20, 20)),
+    "red": ((40, 40, 200), (245, 245, 245)),
+    "black": ((30, 30, 30), (245, 245, 245)),
+    "green": ((60, 150, 40), (245, 245, 245)),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,10 +335,10 @@ class Frame:
                 {"where": c.where, "point": c.point, "side": c.side, "centre": r(c.centre), "layer": c.layer}
                 for c in self.checkers
             ],
-            "dice": [
-                {"value": d.value, "centre": r(d.centre), "half": d.half, "cocked": d.cocked} for d in self.dice
-            ],
-            "cube": None if self.cube is None else {"value": self.cube.value, "where": self.cube.where, "centre": r(self.cube.centre)},
+            "dice": [{"value": d.value, "centre": r(d.centre), "half": d.half, "cocked": d.cocked} for d in self.dice],
+            "cube": None
+            if self.cube is None
+            else {"value": self.cube.value, "where": self.cube.where, "centre": r(self.cube.centre)},
             "hand": None if self.hand is None else [r(p) for p in self.hand],
         }
 
@@ -356,8 +367,10 @@ def _draw_board(canvas: np.ndarray, s: float, style: BoardStyle, rng: np.random.
         phase = rng.uniform(0, 2 * np.pi)
         g = np.sin(xs / (7.0 * s) + 3 * np.sin(ys / (53.0 * s) + phase)) * 0.08 * style.grain
         canvas[:] = np.clip(canvas.astype(np.float32) * (1 + g[..., None]), 0, 255).astype(np.uint8)
+
     def rect(x0, y0, x1, y1, c):
         cv2.rectangle(canvas, tuple(_fx((x0, y0), s)), tuple(_fx((x1, y1), s)), c, -1, cv2.LINE_AA, _SHIFT)
+
     for x0, x1 in ((LEFT_X0, LEFT_X1), (RIGHT_X0, RIGHT_X1)):
         rect(x0, FIELD_Y0, x1, FIELD_Y1, style.field)
     rect(BAR_X0, FIELD_Y0, BAR_X1, FIELD_Y1, style.bar)
@@ -373,26 +386,47 @@ def _draw_board(canvas: np.ndarray, s: float, style: BoardStyle, rng: np.random.
     px = int(round(MARKER_SIZE_MM * s))
     for marker_id, corners in enumerate(GEOMETRY.markers):
         (x0, y0) = corners[0]
-        rect(x0 - MARKER_QUIET_MM, y0 - MARKER_QUIET_MM, x0 + MARKER_SIZE_MM + MARKER_QUIET_MM, y0 + MARKER_SIZE_MM + MARKER_QUIET_MM, (255, 255, 255))
+        rect(
+            x0 - MARKER_QUIET_MM,
+            y0 - MARKER_QUIET_MM,
+            x0 + MARKER_SIZE_MM + MARKER_QUIET_MM,
+            y0 + MARKER_SIZE_MM + MARKER_QUIET_MM,
+            (255, 255, 255),
+        )
         img = cv2.aruco.generateImageMarker(dictionary, marker_id, px)
         ix, iy = int(round(x0 * s)), int(round(y0 * s))
         canvas[iy : iy + px, ix : ix + px] = img[..., None]
 
 
-def _draw_checker(canvas: np.ndarray, s: float, centre: tuple[float, float], colour: Colour, finish: str, layer: int) -> None:
+def _draw_checker(
+    canvas: np.ndarray, s: float, centre: tuple[float, float], colour: Colour, finish: str, layer: int
+) -> None:
     c = _fx(centre, s)
     r = CHECKER_DIAMETER_MM / 2
     edge = _shade(colour, 0.55) if sum(colour) > 300 else _shade(colour, 0.5) if sum(colour) > 150 else (90, 90, 90)
     cv2.circle(canvas, tuple(c), int(r * s * _ONE), edge, -1, cv2.LINE_AA, _SHIFT)
     cv2.circle(canvas, tuple(c), int((r - 1.2) * s * _ONE), colour, -1, cv2.LINE_AA, _SHIFT)
     if finish == "metal":
-        cv2.circle(canvas, tuple(c), int((r - 2.5) * s * _ONE), (185, 190, 195), max(2, int(2.5 * s)), cv2.LINE_AA, _SHIFT)
+        cv2.circle(
+            canvas, tuple(c), int((r - 2.5) * s * _ONE), (185, 190, 195), max(2, int(2.5 * s)), cv2.LINE_AA, _SHIFT
+        )
         cv2.circle(canvas, tuple(c), int((r - 6.5) * s * _ONE), _shade(colour, 0.85), 1, cv2.LINE_AA, _SHIFT)
     else:
         cv2.circle(canvas, tuple(c), int((r - 5) * s * _ONE), _shade(colour, 0.9), 1, cv2.LINE_AA, _SHIFT)
     if finish == "glossy":
         hl = _fx((centre[0] - r * 0.35, centre[1] - r * 0.35), s)
-        cv2.ellipse(canvas, tuple(hl), (int(r * 0.35 * s * _ONE), int(r * 0.18 * s * _ONE)), -45, 0, 360, (250, 250, 250), -1, cv2.LINE_AA, _SHIFT)
+        cv2.ellipse(
+            canvas,
+            tuple(hl),
+            (int(r * 0.35 * s * _ONE), int(r * 0.18 * s * _ONE)),
+            -45,
+            0,
+            360,
+            (250, 250, 250),
+            -1,
+            cv2.LINE_AA,
+            _SHIFT,
+        )
 
 
 def _pips(value: int) -> list[tuple[float, float]]:
@@ -408,7 +442,9 @@ def _pips(value: int) -> list[tuple[float, float]]:
     return table[value]
 
 
-def _draw_die(canvas: np.ndarray, s: float, centre: tuple[float, float], value: int, angle: float, colours, cocked: bool) -> None:
+def _draw_die(
+    canvas: np.ndarray, s: float, centre: tuple[float, float], value: int, angle: float, colours, cocked: bool
+) -> None:
     body, pip = colours
     half = DIE_SIZE_MM / 2
     t = math.radians(angle)
@@ -437,15 +473,29 @@ def _draw_die(canvas: np.ndarray, s: float, centre: tuple[float, float], value: 
 
 
 # a cube's face and ink (BGR): tournament cubes are often red or black with light numbers
-CUBE_COLOURS = {"white": ((235, 240, 240), (20, 20, 20)), "red": ((40, 35, 175), (235, 240, 240)), "black": ((30, 30, 32), (120, 205, 230))}
+CUBE_COLOURS = {
+    "white": ((235, 240, 240), (20, 20, 20)),
+    "red": ((40, 35, 175), (235, 240, 240)),
+    "black": ((30, 30, 32), (120, 205, 230)),
+}
 
 
 def _draw_cube(canvas: np.ndarray, s: float, centre: tuple[float, float], value: int, colour: str = "white") -> None:
     half = CUBE_SIZE_MM / 2
     x, y = centre
     face, ink = CUBE_COLOURS[colour]
-    cv2.rectangle(canvas, tuple(_fx((x - half, y - half), s)), tuple(_fx((x + half, y + half), s)), face, -1, cv2.LINE_AA, _SHIFT)
-    cv2.rectangle(canvas, tuple(_fx((x - half, y - half), s)), tuple(_fx((x + half, y + half), s)), (120, 120, 120), 1, cv2.LINE_AA, _SHIFT)
+    cv2.rectangle(
+        canvas, tuple(_fx((x - half, y - half), s)), tuple(_fx((x + half, y + half), s)), face, -1, cv2.LINE_AA, _SHIFT
+    )
+    cv2.rectangle(
+        canvas,
+        tuple(_fx((x - half, y - half), s)),
+        tuple(_fx((x + half, y + half), s)),
+        (120, 120, 120),
+        1,
+        cv2.LINE_AA,
+        _SHIFT,
+    )
     text = str(value)
     scale = 0.028 * s * CUBE_SIZE_MM / max(1, len(text))
     (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, max(1, int(s)))
@@ -455,7 +505,11 @@ def _draw_cube(canvas: np.ndarray, s: float, centre: tuple[float, float], value:
 
 # ----------------------------------------------------------------- camera
 
-CUBE_PLACES = {"centre": (BAR_X0 + BAR_WIDTH_MM / 2, (FIELD_Y0 + FIELD_Y1) / 2), "white": (BAR_X0 + BAR_WIDTH_MM / 2, FIELD_Y1 - CUBE_SIZE_MM / 2 - 4), "black": (BAR_X0 + BAR_WIDTH_MM / 2, FIELD_Y0 + CUBE_SIZE_MM / 2 + 4)}
+CUBE_PLACES = {
+    "centre": (BAR_X0 + BAR_WIDTH_MM / 2, (FIELD_Y0 + FIELD_Y1) / 2),
+    "white": (BAR_X0 + BAR_WIDTH_MM / 2, FIELD_Y1 - CUBE_SIZE_MM / 2 - 4),
+    "black": (BAR_X0 + BAR_WIDTH_MM / 2, FIELD_Y0 + CUBE_SIZE_MM / 2 + 4),
+}
 
 
 def camera_pose(
@@ -479,7 +533,9 @@ def camera_pose(
     ry = np.array([[math.cos(yw), 0, math.sin(yw)], [0, 1, 0], [-math.sin(yw), 0, math.cos(yw)]])
     rz = np.array([[math.cos(rl), -math.sin(rl), 0], [math.sin(rl), math.cos(rl), 0], [0, 0, 1]])
     r = rz @ rx @ ry
-    corners = np.array([(0, 0), (BOARD_WIDTH_MM, 0), (BOARD_WIDTH_MM, BOARD_HEIGHT_MM), (0, BOARD_HEIGHT_MM)], dtype=np.float64)
+    corners = np.array(
+        [(0, 0), (BOARD_WIDTH_MM, 0), (BOARD_WIDTH_MM, BOARD_HEIGHT_MM), (0, BOARD_HEIGHT_MM)], dtype=np.float64
+    )
     centred = np.c_[corners - (BOARD_WIDTH_MM / 2, BOARD_HEIGHT_MM / 2), np.zeros(4)]
     cam = centred @ r.T + np.array([0, 0, 1100.0])
     proj = cam[:, :2] / cam[:, 2:3]
@@ -577,12 +633,16 @@ def render(
     bstyle = BOARD_STYLES[style] if isinstance(style, str) else style
     cstyle = CHECKER_STYLES[checkers] if isinstance(checkers, str) else checkers
     scene = seed if scene_seed is None else scene_seed
-    specs = [d if isinstance(d, DieSpec) else DieSpec(int(d[0]), None if d[1] is None else tuple(d[1])) for d in (dice or [])]
+    specs = [
+        d if isinstance(d, DieSpec) else DieSpec(int(d[0]), None if d[1] is None else tuple(d[1])) for d in (dice or [])
+    ]
     if cube is not None and (cube[1] not in CUBE_PLACES or cube[0] not in (1, 2, 4, 8, 16, 32, 64)):
         raise ValueError(f"cube: {cube!r}: expected (1..64 power of two, 'centre' | 'white' | 'black')")
     if cube_colour not in CUBE_COLOURS:
         raise ValueError(f"cube_colour: {cube_colour!r}: expected one of {sorted(CUBE_COLOURS)}")
-    cam = camera or camera_pose(seed, size=size, tilt=tilt, tilt_jitter=tilt_jitter, yaw_jitter=yaw_jitter, roll_jitter=roll_jitter)
+    cam = camera or camera_pose(
+        seed, size=size, tilt=tilt, tilt_jitter=tilt_jitter, yaw_jitter=yaw_jitter, roll_jitter=roll_jitter
+    )
     hom = cam.homography
     w, h = cam.size
 
@@ -621,8 +681,24 @@ def render(
         x0, y0, x1, y1 = tray
         for k in range(position.off[side_index]):
             yy = (y1 - 6 - k * 13.5) if side == "white" else (y0 + 6 + k * 13.5)
-            cv2.rectangle(canvas, tuple(_fx((x0 + 6, yy - 6), s)), tuple(_fx((x1 - 6, yy + 6), s)), colours[side], -1, cv2.LINE_AA, _SHIFT)
-            cv2.rectangle(canvas, tuple(_fx((x0 + 6, yy - 6), s)), tuple(_fx((x1 - 6, yy + 6), s)), _shade(colours[side], 0.6), 1, cv2.LINE_AA, _SHIFT)
+            cv2.rectangle(
+                canvas,
+                tuple(_fx((x0 + 6, yy - 6), s)),
+                tuple(_fx((x1 - 6, yy + 6), s)),
+                colours[side],
+                -1,
+                cv2.LINE_AA,
+                _SHIFT,
+            )
+            cv2.rectangle(
+                canvas,
+                tuple(_fx((x0 + 6, yy - 6), s)),
+                tuple(_fx((x1 - 6, yy + 6), s)),
+                _shade(colours[side], 0.6),
+                1,
+                cv2.LINE_AA,
+                _SHIFT,
+            )
             c = _apply(hom, [((x0 + x1) / 2, yy)])[0]
             truth_checkers.append(CheckerTruth("off", None, side, (float(c[0]), float(c[1])), 0, colours[side]))
 
@@ -641,21 +717,34 @@ def render(
             at = np.array(spec.at, dtype=np.float64)
         else:
             for _ in range(200):
-                at = np.array([rng_dice.uniform(RIGHT_X0 + 15, RIGHT_X1 - 15), rng_dice.uniform(FIELD_Y0 + 15, FIELD_Y1 - 15)])
+                at = np.array(
+                    [rng_dice.uniform(RIGHT_X0 + 15, RIGHT_X1 - 15), rng_dice.uniform(FIELD_Y0 + 15, FIELD_Y1 - 15)]
+                )
                 if all(np.linalg.norm(at - p) > DIE_SIZE_MM * 1.8 for p in placed):
                     break
         placed.append(at)
         angle = spec.angle if spec.angle is not None else float(rng_dice.uniform(0, 90))
         _draw_die(canvas, s, (float(at[0]), float(at[1])), spec.value, angle, DIE_COLOURS[spec.colour], spec.cocked)
         c = _apply(hom, [at])[0]
-        dice_truth.append(DieTruth(spec.value, (float(c[0]), float(c[1])), (float(at[0]), float(at[1])), GEOMETRY.half_at(*at), spec.cocked, DIE_COLOURS[spec.colour][0]))
+        dice_truth.append(
+            DieTruth(
+                spec.value,
+                (float(c[0]), float(c[1])),
+                (float(at[0]), float(at[1])),
+                GEOMETRY.half_at(*at),
+                spec.cocked,
+                DIE_COLOURS[spec.colour][0],
+            )
+        )
 
     # table under the board, then warp the board onto it
     rng_table = np.random.default_rng([scene, 4])
     table = np.empty((h, w, 3), np.uint8)
     table[:] = (int(rng_table.integers(40, 90)), int(rng_table.integers(50, 100)), int(rng_table.integers(60, 120)))
     warp = hom @ np.array([[1 / s, 0, 0.5 / s], [0, 1 / s, 0.5 / s], [0, 0, 1.0]])
-    image = cv2.warpPerspective(canvas, warp, (w, h), dst=table, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_TRANSPARENT)
+    image = cv2.warpPerspective(
+        canvas, warp, (w, h), dst=table, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_TRANSPARENT
+    )
 
     hand_poly = None
     if hand:
@@ -663,12 +752,29 @@ def render(
         hand_poly = _hand_polygon(rng_hand, hom, (w, h))
         _draw_hand(image, hand_poly, rng_hand)
 
-    image = _finish(image, np.random.default_rng([scene, 6]), np.random.default_rng([seed, 7]), lighting=lighting, noise=noise, blur=blur, jpeg=jpeg)
+    image = _finish(
+        image,
+        np.random.default_rng([scene, 6]),
+        np.random.default_rng([seed, 7]),
+        lighting=lighting,
+        noise=noise,
+        blur=blur,
+        jpeg=jpeg,
+    )
     markers = {i: _apply(hom, GEOMETRY.markers[i]) for i in range(4)}
     return Frame(image, hom, markers, tuple(truth_checkers), tuple(dice_truth), cube_truth, hand_poly, position, seed)
 
 
-def _finish(image: np.ndarray, rng: np.random.Generator, rng_noise: np.random.Generator, *, lighting: bool, noise: float, blur: float, jpeg: int | None) -> np.ndarray:
+def _finish(
+    image: np.ndarray,
+    rng: np.random.Generator,
+    rng_noise: np.random.Generator,
+    *,
+    lighting: bool,
+    noise: float,
+    blur: float,
+    jpeg: int | None,
+) -> np.ndarray:
     h, w = image.shape[:2]
     img = image.astype(np.float32)
     if lighting:  # a gradient, a warm spot and a soft shadow band
