@@ -5,7 +5,7 @@ Run ``.venv/bin/python benchmarks/bench_board.py`` (or ``make bench-board``).
 1. LED command round trip: :meth:`BoardLink.send_leds` to the board's ACK, against
    the emulated board on a pseudo-terminal; p50 and p99 over ``--n`` commands.
 2. Checker placed to host event: a checker moved on the emulated board until the
-   host's queue hands over the PLACE event; p50 and p99.
+   host's queue hands over the PUT event; p50 and p99.
 The reference, measured in the same process, is a bare pseudo-terminal round trip
 (one byte written on one side and read on the other, and back); each figure is also
 printed as a ratio to it, since these machines are shared and noisy. Target: p99
@@ -31,7 +31,7 @@ from board_rules import Position  # noqa: E402
 from firmware_bridge.cli_board import COLOURS  # noqa: E402
 from firmware_bridge.emulator import LED_COUNT, BoardEmulator  # noqa: E402
 from firmware_bridge.link import BoardLink  # noqa: E402
-from firmware_bridge.protocol import Led, LedFrame, Place  # noqa: E402
+from firmware_bridge.protocol import Led, LedFrame, Put  # noqa: E402
 
 TARGET_MS = 20.0
 
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                 emu.move(src, dst)
                 while True:
                     event = link.events.get(timeout=2)
-                    if isinstance(event, Place):
+                    if isinstance(event, Put):
                         places.append(time.perf_counter() - t0)
                         break
                 src, dst = dst, src

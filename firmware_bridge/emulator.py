@@ -7,8 +7,8 @@ another major, in the header or the payload), LED_FRAME, CONFIG (every limit of 
 spec, or NACK ``BAD_VALUE`` and nothing changes) and CALIBRATE (busy for a few scans,
 refused with ERROR ``CALIBRATION_FAILED`` and NACK ``FAILED`` while a checker is on);
 NACKs ``UNKNOWN_TYPE``, ``BAD_LENGTH``, ``NOT_READY`` and ``BUSY``; snapshots on every
-change of a slot's class (state and stack height) and as heartbeats; LIFT/PLACE
-derived from those class changes as SENSING.md says (a pin is a PLACE of state
+change of a slot's class (state and stack height) and as heartbeats; LIFT/PUT
+derived from those class changes as SENSING.md says (a pin is a PUT of state
 UNCERTAIN); counts corrupt frames and reports them in ERROR ``CORRUPT_FRAMES`` at most
 once a second. It injects faults (corrupted, dropped and duplicated bytes, slow
 replies, unplug and replug under a new path, which resets the board as a real replug
@@ -56,8 +56,8 @@ from firmware_bridge.protocol import (
     Lift,
     Nack,
     NackReason,
-    Place,
     ProtocolError,
+    Put,
     RawFrame,
     RawFrameReader,
     ReportMode,
@@ -295,7 +295,7 @@ class BoardEmulator:
         """Place a checker of ``side`` on ``point`` (1..24, "bar" or "off").
 
         On a lone checker of the other colour it pins it (plakoto: the board reports a
-        PLACE of state UNCERTAIN). On two or more of the other colour (a blocked point)
+        PUT of state UNCERTAIN). On two or more of the other colour (a blocked point)
         it lies on top of their stack, as a player may put it there, and is the first
         lifted from that point; the slot reads what such a stack reads.
         """
@@ -549,23 +549,23 @@ class BoardEmulator:
         return (Area.OFF_WHITE if t < self.tray_slots else Area.OFF_BLACK), 0, t % max(1, self.tray_slots)
 
     def _slot_events(self, slot: int, old: tuple[int, int], new: tuple[int, int], now: int) -> list:
-        """LIFT / PLACE for one slot's change of class, as the firmware's ``change_events`` (SENSING.md "Events")."""
+        """LIFT / PUT for one slot's change of class, as the firmware's ``change_events`` (SENSING.md "Events")."""
         where = self._where(slot)
         (a, old_height), (c, new_height) = old, new
         if a == c:  # same colour, another stack height
-            return [(Place if new_height > old_height else Lift)(*where, c, now)]
+            return [(Put if new_height > old_height else Lift)(*where, c, now)]
         if a == SlotState.EMPTY:
-            return [Place(*where, c, now)]
+            return [Put(*where, c, now)]
         if c == SlotState.EMPTY:
             return [Lift(*where, a, now)]
         if c == SlotState.UNCERTAIN:  # a checker of either colour landed on a lone one: a pin
-            return [Place(*where, SlotState.UNCERTAIN, now)]
+            return [Put(*where, SlotState.UNCERTAIN, now)]
         if a == SlotState.UNCERTAIN:  # the pinning checker left
             return [Lift(*where, SlotState.UNCERTAIN, now)]
-        return [Lift(*where, a, now), Place(*where, c, now)]  # white became black at once
+        return [Lift(*where, a, now), Put(*where, c, now)]  # white became black at once
 
     def _scan(self, now: int) -> tuple[list, bool]:
-        """Read every slot; return the LIFT / PLACE events of the class changes and whether any changed."""
+        """Read every slot; return the LIFT / PUT events of the class changes and whether any changed."""
         previous = self._classes
         readings = []
         for i, stack in enumerate(self._stacks()):

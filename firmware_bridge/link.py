@@ -46,7 +46,7 @@ from firmware_bridge.protocol import (
     Message,
     Nack,
     NackReason,
-    Place,
+    Put,
     Snapshot,
     encode_frame,
 )
@@ -424,7 +424,7 @@ class BoardLink:
             if self._led_frame is not None:
                 self._submit(self._led_frame)
         self.events.put(LinkEvent(kind, port=port, hello=hello))
-        while self._backlog:  # starts with the first snapshot's own message (and any LIFT / PLACE before it)
+        while self._backlog:  # starts with the first snapshot's own message (and any LIFT / PUT before it)
             self._dispatch(self._backlog.popleft())
 
     def _handshake(self, ser: Any, port: str) -> tuple[HelloReply, Snapshot]:
@@ -457,7 +457,7 @@ class BoardLink:
         if reply.major != PROTOCOL_MAJOR:
             raise _Refused(_mismatch_text(f"{reply.major}.{reply.minor}"))
         deadline = self._clock() + self.lost_after_s
-        early: list[Message] = []  # LIFT / PLACE / ERROR before the first snapshot
+        early: list[Message] = []  # LIFT / PUT / ERROR before the first snapshot
         while True:
             msg = self._next_message(ser, deadline, handshaking=True)
             if msg is None:
@@ -466,7 +466,7 @@ class BoardLink:
                 # delivered in order after the connected event: early messages, this snapshot, the rest
                 self._backlog.extendleft(reversed([*early, msg]))
                 return reply, msg
-            if isinstance(msg, (Lift, Place, Button, BoardError)):
+            if isinstance(msg, (Lift, Put, Button, BoardError)):
                 early.append(msg)
 
     def _next_message(self, ser: Any, deadline: float, handshaking: bool = False) -> Message | None:
@@ -548,7 +548,7 @@ class BoardLink:
                 for entry in self._pending.values():
                     if entry.key[1] == Calibrate.TYPE:
                         entry.error = msg
-        elif not isinstance(msg, (Lift, Place, Button, BoardError)):
+        elif not isinstance(msg, (Lift, Put, Button, BoardError)):
             return  # a late HELLO_REPLY or a host-bound type: nothing for the application
         self.events.put(msg)
 

@@ -56,7 +56,7 @@ __all__ = [
     "HelloReply",
     "Snapshot",
     "Lift",
-    "Place",
+    "Put",
     "Button",
     "LedFrame",
     "Config",
@@ -560,14 +560,14 @@ class Lift(_SlotEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class Place(_SlotEvent):
-    """PLACE (board to host): a checker of ``state``'s colour arrived on a slot."""
+class Put(_SlotEvent):
+    """PUT (board to host): a checker of ``state``'s colour arrived on a slot."""
 
     TYPE: ClassVar[int] = 0x12
 
     @classmethod
-    def decode(cls, payload: bytes, *, strict: bool = True) -> Place:
-        return cls._decode(payload, strict, "PLACE")
+    def decode(cls, payload: bytes, *, strict: bool = True) -> Put:
+        return cls._decode(payload, strict, "PUT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -789,13 +789,11 @@ class BoardError:
         return _build(cls, c, strict, code, c.text())
 
 
-Message = (
-    Hello | HelloReply | Snapshot | Lift | Place | Button | LedFrame | Config | Calibrate | Ack | Nack | BoardError
-)
+Message = Hello | HelloReply | Snapshot | Lift | Put | Button | LedFrame | Config | Calibrate | Ack | Nack | BoardError
 
 MESSAGE_TYPES: dict[int, type] = {
     cls.TYPE: cls
-    for cls in (Hello, HelloReply, Snapshot, Lift, Place, Button, LedFrame, Config, Calibrate, Ack, Nack, BoardError)
+    for cls in (Hello, HelloReply, Snapshot, Lift, Put, Button, LedFrame, Config, Calibrate, Ack, Nack, BoardError)
 }
 
 

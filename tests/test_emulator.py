@@ -26,7 +26,7 @@ from firmware_bridge.protocol import (
     Lift,
     Nack,
     NackReason,
-    Place,
+    Put,
     SlotState,
     Snapshot,
     cobs_encode,
@@ -149,7 +149,7 @@ def test_move_sends_lift_and_place_then_the_snapshot(board, host):
     board.move(24, 18)
     lift = host.wait_for(lambda m: isinstance(m, Lift))
     assert (lift.number, lift.slot) == (24, 1)
-    place = host.wait_for(lambda m: isinstance(m, Place))
+    place = host.wait_for(lambda m: isinstance(m, Put))
     assert (place.number, place.slot, place.state) == (18, 0, 1)
     snap = host.wait_for(lambda m: isinstance(m, Snapshot))
     assert counts(snap).points[17] == 1 and counts(snap).points[23] == 1
@@ -305,9 +305,9 @@ def test_a_pin_is_a_place_of_uncertain_colour_and_its_end_a_lift_of_uncertain_co
     board.set_position(make("plakoto", {5: -1, 24: 14, 1: -14}))
     host.wait_for(lambda m: isinstance(m, Snapshot))
     board.place(5, "white")  # pins the black checker on white's point 5
-    place = host.wait_for(lambda m: isinstance(m, (Place, Lift)))
+    place = host.wait_for(lambda m: isinstance(m, (Put, Lift)))
     assert (place.area, place.number, place.slot, place.state) == (Area.POINT, 5, 0, SlotState.UNCERTAIN)
-    assert isinstance(place, Place)
+    assert isinstance(place, Put)
     snap = host.wait_for(lambda m: isinstance(m, Snapshot))
     sensed = counts(snap)
     assert sensed.uncertain == (5,) and sensed.points[4] == 0
@@ -315,11 +315,11 @@ def test_a_pin_is_a_place_of_uncertain_colour_and_its_end_a_lift_of_uncertain_co
     pinned[4] = -1
     assert sensed.resolved_points(pinned)[4] == 1  # the referee, knowing black is pinned, reads white's pinner
     board.place(5, "white")  # a second pinning checker goes beside the pair
-    second = host.wait_for(lambda m: isinstance(m, (Place, Lift)))
-    assert (type(second), second.number, second.slot, second.state) == (Place, 5, 1, SlotState.WHITE)
+    second = host.wait_for(lambda m: isinstance(m, (Put, Lift)))
+    assert (type(second), second.number, second.slot, second.state) == (Put, 5, 1, SlotState.WHITE)
     board.lift(5)
     board.lift(5)  # the pinning checker leaves
-    lifts = [host.wait_for(lambda m: isinstance(m, (Place, Lift))) for _ in range(2)]
+    lifts = [host.wait_for(lambda m: isinstance(m, (Put, Lift))) for _ in range(2)]
     assert [(type(m), m.slot, m.state) for m in lifts] == [(Lift, 1, SlotState.WHITE), (Lift, 0, SlotState.UNCERTAIN)]
     snap = host.wait_for(lambda m: isinstance(m, Snapshot) and counts(m).points[4] == -1)
     assert counts(snap).uncertain == ()
@@ -345,7 +345,7 @@ def test_a_checker_on_a_saturated_slot_changes_no_class_so_sends_no_event(board,
     board.place("bar", "white")  # slot 3 goes from 3 to 4 high
     board.place("bar", "white")  # a fifth on slot 0: still 2200, saturated, no change to report
     board.place(1, "white")
-    events = [host.wait_for(lambda m: isinstance(m, (Place, Lift))) for _ in range(2)]
+    events = [host.wait_for(lambda m: isinstance(m, (Put, Lift))) for _ in range(2)]
     assert [(e.area, e.number, e.slot) for e in events] == [(Area.BAR, 0, 3), (Area.POINT, 1, 0)]
 
 

@@ -49,8 +49,8 @@ from firmware_bridge.protocol import (
     Lift,
     Nack,
     NackReason,
-    Place,
     ProtocolError,
+    Put,
     ReportMode,
     SlotReading,
     SlotState,
@@ -336,7 +336,7 @@ def _one_of_each() -> list:
         HelloReply(reply_to=513, serial=SERIAL, firmware=(1, 0, 0), slots_per_point=5, bar_slots=8, tray_slots=5),
         Snapshot(123456789, 5, 8, 5, readings),
         Lift(Area.POINT, 24, 4, SlotState.BLACK, 0xFFFFFFFF),
-        Place(Area.OFF_BLACK, 0, 2, SlotState.UNCERTAIN, 99),
+        Put(Area.OFF_BLACK, 0, 2, SlotState.UNCERTAIN, 99),
         Button(3, True, 77),
         LedFrame(tuple(Led(i, 255 - i, i * 9 % 256, 0x0F if i % 2 else 0xFF) for i in range(LEDS))),
         LedFrame(tuple(Led(1, 2, 3) for _ in range(126))),
@@ -449,7 +449,7 @@ def test_a_change_counts_after_debounce_scans_equal_scans(board):
     board.fields[12] = 1200  # point 3 slot 2
     assert board.scan(2) == []
     frames = msgs(board.scan(1))
-    assert frames[0] == Place(Area.POINT, 3, 2, SlotState.WHITE, board.now)
+    assert frames[0] == Put(Area.POINT, 3, 2, SlotState.WHITE, board.now)
     assert isinstance(frames[1], Snapshot) and frames[1].readings[12].state == SlotState.WHITE
     board.command(Config(debounce_scans=5), seq=3)
     board.fields[12] = 0
@@ -468,13 +468,13 @@ def test_a_transient_shorter_than_the_debounce_is_ignored(board):
 def test_events_name_area_number_slot_and_stack_changes(board):
     board.hello()
     cases = [
-        (4, 1200, Place(Area.POINT, 1, 4, SlotState.WHITE, 0)),
-        (4, 1700, Place(Area.POINT, 1, 4, SlotState.WHITE, 0)),  # a second checker on the same slot
+        (4, 1200, Put(Area.POINT, 1, 4, SlotState.WHITE, 0)),
+        (4, 1700, Put(Area.POINT, 1, 4, SlotState.WHITE, 0)),  # a second checker on the same slot
         (4, 1200, Lift(Area.POINT, 1, 4, SlotState.WHITE, 0)),
-        (4, 700, Place(Area.POINT, 1, 4, SlotState.UNCERTAIN, 0)),  # pinned under a checker of the other colour
-        (125, -1200, Place(Area.BAR, 0, 5, SlotState.BLACK, 0)),
-        (129, 1200, Place(Area.OFF_WHITE, 0, 1, SlotState.WHITE, 0)),
-        (137, -1200, Place(Area.OFF_BLACK, 0, 4, SlotState.BLACK, 0)),
+        (4, 700, Put(Area.POINT, 1, 4, SlotState.UNCERTAIN, 0)),  # pinned under a checker of the other colour
+        (125, -1200, Put(Area.BAR, 0, 5, SlotState.BLACK, 0)),
+        (129, 1200, Put(Area.OFF_WHITE, 0, 1, SlotState.WHITE, 0)),
+        (137, -1200, Put(Area.OFF_BLACK, 0, 4, SlotState.BLACK, 0)),
         (137, 0, Lift(Area.OFF_BLACK, 0, 4, SlotState.BLACK, 0)),
     ]
     for slot, field, expected in cases:
@@ -651,7 +651,7 @@ def test_a_full_transmit_queue_defers_the_snapshot_without_blocking(board):
     board.lib.fw_set_tx_limit(100)  # the host stopped reading: room for small frames only
     board.fields[0] = 1200
     frames = msgs(board.scan(3))
-    assert [type(m) for m in frames] == [Place]
+    assert [type(m) for m in frames] == [Put]
     assert board.scan(5) == []
     board.lib.fw_set_tx_limit(1023)
     frames = msgs(board.scan(1))
@@ -855,7 +855,7 @@ def test_sim_snapshot_shows_checkers_placed_through_the_harness(sim):
 def test_sim_lift_and_place_events_carry_the_board_clock(sim):
     board, link = sim
     board.do("place point 12 slot 0 white")
-    first = _next(link, Place, where=lambda m: m.number == 12)
+    first = _next(link, Put, where=lambda m: m.number == 12)
     assert (first.area, first.slot, first.state) == (Area.POINT, 0, SlotState.WHITE)
     board.do("lift point 12 slot 0")
     lift = _next(link, Lift, where=lambda m: m.number == 12)
@@ -895,7 +895,7 @@ def test_sim_board_recovers_after_garbage_bytes(sim):
     error = _next(link, BoardError, where=lambda e: e.code == ErrorCode.CORRUPT_FRAMES)
     assert "corrupt frames" in error.detail
     board.do("place point 2 slot 0 black")
-    place = _next(link, Place, where=lambda m: m.number == 2)
+    place = _next(link, Put, where=lambda m: m.number == 2)
     assert place.state == SlotState.BLACK
     assert link.connected
 

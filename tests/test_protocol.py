@@ -32,8 +32,8 @@ from firmware_bridge.protocol import (
     Lift,
     Nack,
     NackReason,
-    Place,
     ProtocolError,
+    Put,
     ReportMode,
     SlotReading,
     SlotState,
@@ -89,7 +89,7 @@ messages = st.one_of(
     ),
     snapshots(),
     slot_events(Lift),
-    slot_events(Place),
+    slot_events(Put),
     st.builds(Button, u8, st.booleans(), u32),
     st.builds(LedFrame, st.lists(leds, min_size=1, max_size=MAX_LEDS).map(tuple)),
     st.builds(
@@ -170,7 +170,7 @@ def test_type_codes_are_fixed():
         0x02: "HelloReply",
         0x10: "Snapshot",
         0x11: "Lift",
-        0x12: "Place",
+        0x12: "Put",
         0x13: "Button",
         0x20: "LedFrame",
         0x21: "Config",
@@ -227,9 +227,9 @@ def test_snapshot_refuses_wrong_reading_count():
 
 def test_place_on_point_needs_point_number_and_a_colour():
     with pytest.raises(ProtocolError, match="number"):
-        Place(Area.POINT, 0, 0, SlotState.WHITE, 0)
+        Put(Area.POINT, 0, 0, SlotState.WHITE, 0)
     with pytest.raises(ProtocolError, match="colour"):
-        Place(Area.BAR, 0, 0, SlotState.EMPTY, 0)
+        Put(Area.BAR, 0, 0, SlotState.EMPTY, 0)
     assert Lift(Area.POINT, 13, 2, SlotState.BLACK, 99).encode() == b"\x00\x0d\x02\x02\x63\x00\x00\x00"
 
 

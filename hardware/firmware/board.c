@@ -186,23 +186,23 @@ uint8_t board_classify(const board_t *b, int16_t field, uint8_t stable_state, ui
     return (uint8_t)((field > 0 ? ST_WHITE : ST_BLACK) | (height << 2));
 }
 
-/* LIFT / PLACE for a debounced change of one slot's class (SENSING.md "Events"). */
+/* LIFT / PUT for a debounced change of one slot's class (SENSING.md "Events"). */
 static void change_events(board_t *b, uint16_t slot, uint8_t old, uint8_t now_cls, uint32_t now)
 {
     uint8_t a = old & 3, c = now_cls & 3;
     if (a == c) { /* same colour, another stack height */
-        slot_event(b, (now_cls >> 2) > (old >> 2) ? T_PLACE : T_LIFT, slot, c, now);
+        slot_event(b, (now_cls >> 2) > (old >> 2) ? T_PUT : T_LIFT, slot, c, now);
     } else if (a == ST_EMPTY) {
-        slot_event(b, T_PLACE, slot, c, now);
+        slot_event(b, T_PUT, slot, c, now);
     } else if (c == ST_EMPTY) {
         slot_event(b, T_LIFT, slot, a, now);
     } else if (c == ST_UNCERTAIN) { /* a checker of unknown colour arrived on top: a pin */
-        slot_event(b, T_PLACE, slot, ST_UNCERTAIN, now);
+        slot_event(b, T_PUT, slot, ST_UNCERTAIN, now);
     } else if (a == ST_UNCERTAIN) { /* the pinning checker left */
         slot_event(b, T_LIFT, slot, ST_UNCERTAIN, now);
     } else { /* white became black within one debounce window */
         slot_event(b, T_LIFT, slot, a, now);
-        slot_event(b, T_PLACE, slot, c, now);
+        slot_event(b, T_PUT, slot, c, now);
     }
 }
 

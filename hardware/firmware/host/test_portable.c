@@ -79,7 +79,7 @@ static void test_debounce_needs_three_equal_scans(void)
     fw_scan_fields(fields, NULL, 30);
     fw_poll(30);
     n = fw_tx_take(out, sizeof out);
-    CHECK(n > 400); /* PLACE and a SNAPSHOT */
+    CHECK(n > 400); /* PUT and a SNAPSHOT */
 }
 
 /* Any byte stream: no crash, no overrun (built with AddressSanitizer), and a valid HELLO still works. */
