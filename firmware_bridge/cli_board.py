@@ -17,10 +17,12 @@ import threading
 import time
 from typing import TextIO
 
-from board_rules import Position, find_variant
+from board_rules import Position, Side, find_variant
 from board_rules.errors import TavliError
 from firmware_bridge.emulator import LED_COUNT, BoardEmulator
+from firmware_bridge.link import BoardLink, LinkEvent
 from firmware_bridge.protocol import Led, LedFrame, Snapshot
+from firmware_bridge.sensing import counts_from_slots
 
 COLOURS = {
     "off": (0, 0, 0),
@@ -69,8 +71,6 @@ def run_script_line(emulator: BoardEmulator, line: str, out: TextIO) -> None:
         return
     cmd, args = words[0], words[1:]
     if cmd == "place" and len(args) == 2 and args[1] in ("white", "black"):
-        from board_rules import Side
-
         emulator.place(_point(args[0]), Side(args[1]))
     elif cmd == "lift" and len(args) == 1:
         emulator.lift(_point(args[0]))
@@ -150,9 +150,6 @@ def parse_led_command(line: str) -> LedFrame:
 
 
 def watch(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | None = None) -> int:
-    from firmware_bridge.link import BoardLink, LinkEvent
-    from firmware_bridge.sensing import counts_from_slots
-
     stdin = sys.stdin if stdin is None else stdin
     out = sys.stdout if out is None else out
     link = BoardLink(args.port).start()

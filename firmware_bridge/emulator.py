@@ -1,28 +1,12 @@
 """An emulated sensor/LED board on a pseudo-terminal, speaking ``hardware/PROTOCOL.md``.
 
-Owns :class:`BoardEmulator`: a pty whose slave path a host opens with pyserial as it
-would the real board, and a thread that answers as the firmware (``hardware/firmware/
-board.c``) does: HELLO (NACK ``VERSION_MISMATCH`` and the frozen HELLO_REPLY for
-another major, in the header or the payload), LED_FRAME, CONFIG (every limit of the
-spec, or NACK ``BAD_VALUE`` and nothing changes) and CALIBRATE (busy for a few scans,
-refused with ERROR ``CALIBRATION_FAILED`` and NACK ``FAILED`` while a checker is on);
-NACKs ``UNKNOWN_TYPE``, ``BAD_LENGTH``, ``NOT_READY`` and ``BUSY``; snapshots on every
-change of a slot's class (state and stack height) and as heartbeats; LIFT/PUT
-derived from those class changes as SENSING.md says (a pin is a PUT of state
-UNCERTAIN); counts corrupt frames and reports them in ERROR ``CORRUPT_FRAMES`` at most
-once a second. It injects faults (corrupted, dropped and duplicated bytes, slow
-replies, unplug and replug under a new path, which resets the board as a real replug
-does). The checkers are read through :mod:`firmware_bridge.sensing`, noise, hysteresis
-and saturation included.
-
-What it does not model: debounce timing (a change counts at once; ``debounce_scans``
-is kept but unused), sensor offsets other than those a calibration records, sensor and
-LED faults, the receive buffer overflowing, and the reset a real Mega 2560 does each
-time its port is opened (only :meth:`BoardEmulator.replug` resets).
-
-Imports :mod:`firmware_bridge.protocol` and :mod:`firmware_bridge.sensing` (and
-``board_rules`` types); never ``vision`` or ``referee``. Nothing is opened until
-:meth:`BoardEmulator.start`.
+Over 500 lines on purpose: one thread owns the board's whole state, as the firmware's main loop does.
+Owns :class:`BoardEmulator`, which answers a host as ``hardware/firmware/board.c`` does
+(handshake, LED_FRAME, CONFIG, CALIBRATE, every NACK, snapshots and heartbeats,
+LIFT/PUT as SENSING.md derives them, ERROR ``CORRUPT_FRAMES``). Its checkers are
+:mod:`~firmware_bridge.emulator_checkers`, its line :mod:`~firmware_bridge.emulator_pty`.
+What it leaves out: ``docs/firmware-notes.md``. A stand-in that production code never
+imports; nothing is opened until :meth:`BoardEmulator.start`.
 """
 
 from __future__ import annotations
@@ -31,13 +15,13 @@ import os
 import queue
 import random
 import select
-import termios
 import threading
 import time
-import tty
 from collections.abc import Callable
 from dataclasses import replace
 
+from firmware_bridge.emulator_checkers import EmulatedCheckers, side_sign
+from firmware_bridge.emulator_pty import PtyPort
 from firmware_bridge.protocol import (
     POINTS,
     PROTOCOL_MAJOR,
@@ -72,7 +56,6 @@ from firmware_bridge.sensing import (
     TRAY_SLOTS,
     SensorConfig,
     classify,
-    slot_stacks,
     stack_field,
 )
 
@@ -85,24 +68,11 @@ ERROR_REPORT_S = 1.0  # ERROR CORRUPT_FRAMES at most once a second
 _COMMANDS = {cls.TYPE: cls for cls in (Hello, LedFrame, Config, Calibrate)}  # what a board accepts
 
 
-def _sign(side) -> int:
-    """+1 for white, -1 for black, from 'white' / 'black', a Side, or +1 / -1."""
-    value = getattr(side, "value", side)
-    if value in ("white", 1):
-        return 1
-    if value in ("black", -1):
-        return -1
-    raise ValueError(f"side must be 'white' or 'black', not {side!r}")
-
-
 def _wanted_length(msg_type: int, payload: bytes) -> int:
     """The payload length a command of this type must have (at least, from a newer minor), as the firmware reckons it."""
     if msg_type == LedFrame.TYPE:
         return 1 + 4 * payload[0] if payload else 1
     return {Hello.TYPE: 2, Config.TYPE: 10, Calibrate.TYPE: 1}[msg_type]
-
-
-WRITE_STALL_S = 1.0  # a frame for a host that reads nothing waits this long, then is lost
 
 
 class BoardEmulator:
@@ -144,19 +114,11 @@ class BoardEmulator:
         self.heartbeat_s = heartbeat_s
         self.sensor_config = sensor_config
         self.report_mode = ReportMode.SNAPSHOTS_AND_EVENTS
-        self.write_stall_s = WRITE_STALL_S  # how long a frame waits for a host that does not read
-        self.bytes_lost = 0  # bytes dropped because the host did not read them
         self.debounce_scans = 3
         self.replugged = threading.Event()
         self._rng = random.Random(seed)
-        self._fault_rng = random.Random(seed + 1)
-        self._faults = (0.0, 0.0, 0.0, 0.0)
-        self._points = [0] * POINTS
-        self._pinned = [0] * POINTS
-        self._bar = [0, 0]
-        self._off = [0, 0]
-        self._layouts: dict = {}  # places whose checkers a player piled against the fill order (see lay)
-        self._strangers = [0] * POINTS  # checkers put on top of a stack of the other colour (a blocked point)
+        self._port = PtyPort(fault_seed=seed + 1)
+        self._checkers = EmulatedCheckers(slots_per_point, bar_slots, tray_slots)
         slots = POINTS * slots_per_point + bar_slots + 2 * tray_slots
         self._offsets = [0] * slots  # recorded by CALIBRATE ZERO_EMPTY; kept across a reset, as in EEPROM
         self.calibrated = False
@@ -166,9 +128,6 @@ class BoardEmulator:
         self._led_frame: LedFrame | None = None
         self._ready = False
         self._seq = 0
-        self._master: int | None = None
-        self._slave: int | None = None
-        self._path: str | None = None
         self._reader = RawFrameReader()
         self._commands: queue.Queue = queue.Queue()
         self._wake_r, self._wake_w = -1, -1
@@ -186,9 +145,23 @@ class BoardEmulator:
     @property
     def path(self) -> str:
         """The slave path a host opens (changes on :meth:`replug`); raises RuntimeError before start."""
-        if self._path is None:
+        if self._port.path is None:
             raise RuntimeError("the emulator is not started")
-        return self._path
+        return self._port.path
+
+    @property
+    def write_stall_s(self) -> float:
+        """How long a frame waits for a host that does not read, then is lost."""
+        return self._port.write_stall_s
+
+    @write_stall_s.setter
+    def write_stall_s(self, seconds: float) -> None:
+        self._port.write_stall_s = seconds
+
+    @property
+    def bytes_lost(self) -> int:
+        """Bytes dropped because the host did not read them."""
+        return self._port.bytes_lost
 
     @property
     def led_frame(self) -> LedFrame | None:
@@ -204,7 +177,7 @@ class BoardEmulator:
         """Open the pseudo-terminal and start the board's thread; return the path."""
         if self._running:
             return self.path
-        self._open_pty()
+        self._port.open()
         self._wake_r, self._wake_w = os.pipe()
         self._running = True
         self._thread = threading.Thread(target=self._run, name="board-emulator", daemon=True)
@@ -218,7 +191,7 @@ class BoardEmulator:
         self._running = False
         os.write(self._wake_w, b"x")
         self._thread.join(timeout=5)
-        self._close_pty()
+        self._port.close()
         os.close(self._wake_r)
         os.close(self._wake_w)
 
@@ -241,13 +214,7 @@ class BoardEmulator:
         """
 
         def act() -> None:
-            self._points = list(position.points)
-            self._pinned = list(position.pinned)
-            self._bar = list(position.bar)
-            self._off = list(position.off)
-            self._layouts.clear()
-            self._layouts.update(layouts or {})
-            self._strangers = [0] * POINTS
+            self._checkers.set_position(position, layouts)
             self._changed(events=False, force=True)
 
         self._call(act)
@@ -263,23 +230,7 @@ class BoardEmulator:
         """
 
         def act() -> None:
-            area, number = self._area(point)
-            key = self._layout_key(area, number, 0 if area is Area.POINT else _sign(side))
-            if area is Area.POINT:
-                count, slots = abs(self._points[number - 1]), self.slots_per_point
-                if self._pinned[number - 1]:
-                    raise ValueError(f"point {number!r} holds a pinned checker: its checkers lie as the pin puts them")
-            else:
-                j = key[1]
-                count = (self._bar if area is Area.BAR else self._off)[j]
-                white_half = (self.bar_slots + 1) // 2
-                slots = self.tray_slots if area is None else (white_half if j == 0 else self.bar_slots - white_half)
-            hs = [int(h) for h in heights]
-            if len(hs) != slots or min(hs, default=0) < 0 or sum(hs) != count:
-                raise ValueError(
-                    f"{point!r}: heights {list(heights)!r} must be {slots} slots adding up to its {count} checkers"
-                )
-            self._layouts[key] = hs
+            self._checkers.lay(point, heights, side)
             self._changed()
 
         self._call(act)
@@ -299,7 +250,7 @@ class BoardEmulator:
         it lies on top of their stack, as a player may put it there, and is the first
         lifted from that point; the slot reads what such a stack reads.
         """
-        self._call(lambda: self._place(point, _sign(side)))
+        self._call(lambda: self._place(point, side_sign(side)))
 
     def move(self, src, dst, side=None) -> None:
         """Lift the top checker from ``src`` and place it on ``dst``."""
@@ -323,16 +274,7 @@ class BoardEmulator:
         self, corrupt_rate: float = 0.0, drop_rate: float = 0.0, duplicate_rate: float = 0.0, delay_s: float = 0.0
     ) -> None:
         """Faults on the bytes the board sends: per byte corrupted or dropped, per frame duplicated, and a delay before each frame."""
-        for name, value in (
-            ("corrupt_rate", corrupt_rate),
-            ("drop_rate", drop_rate),
-            ("duplicate_rate", duplicate_rate),
-        ):
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must be in 0..1, not {value!r}")
-        if delay_s < 0:
-            raise ValueError(f"delay_s must be >= 0, not {delay_s!r}")
-        self._faults = (corrupt_rate, drop_rate, duplicate_rate, delay_s)
+        self._port.inject(corrupt_rate, drop_rate, duplicate_rate, delay_s)
 
     def replug(self) -> str:
         """Unplug and plug in again: close the pty, open one under a new path, reset the board.
@@ -375,7 +317,7 @@ class BoardEmulator:
 
     def _run(self) -> None:
         while self._running:
-            fds = [self._wake_r] + ([self._master] if self._master is not None else [])
+            fds = [self._wake_r] + ([self._port.fd] if self._port.fd is not None else [])
             try:
                 readable, _, _ = select.select(fds, [], [], self._next_wait())
             except OSError:
@@ -383,11 +325,8 @@ class BoardEmulator:
             if self._wake_r in readable:
                 os.read(self._wake_r, 4096)
                 self._run_commands()
-            if self._master is not None and self._master in readable:
-                try:
-                    data = os.read(self._master, 4096)
-                except OSError:
-                    data = b""
+            if self._port.fd is not None and self._port.fd in readable:
+                data = self._port.read()
                 errors = self._reader.errors
                 frames = self._reader.feed(data)
                 self.corrupt_frames += self._reader.errors - errors
@@ -422,33 +361,10 @@ class BoardEmulator:
                 box.append(exc)
             done.set()
 
-    # ------------------------------------------------------------------ the pty
-
-    def _open_pty(self) -> None:
-        master, slave = os.openpty()
-        tty.setraw(slave)
-        attrs = termios.tcgetattr(slave)
-        attrs[3] &= ~termios.ECHO
-        termios.tcsetattr(slave, termios.TCSANOW, attrs)
-        os.set_blocking(master, False)  # a full line waits in _write, for a while only
-        self._master, self._slave = master, slave
-        self._path = os.ttyname(slave)
-
-    def _close_pty(self) -> None:
-        for fd in (self._master, self._slave):
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self._master = self._slave = None
+    # ------------------------------------------------------------------ a replug
 
     def _replug(self) -> str:
-        old = (self._master, self._slave)
-        self._open_pty()  # before closing the old one, so the new path differs
-        for fd in old:
-            if fd is not None:
-                os.close(fd)
+        path = self._port.reopen()
         # the board resets: everything but the calibration (EEPROM) starts over
         self._reader = RawFrameReader()
         self._ready = False
@@ -462,7 +378,7 @@ class BoardEmulator:
         self.debounce_scans = 3
         self.corrupt_frames = self._corrupt_reported = 0
         self._corrupt_report_at = float("-inf")
-        return self._path
+        return path
 
     # ------------------------------------------------------------------ sending
 
@@ -472,65 +388,13 @@ class BoardEmulator:
     def _send(self, msg) -> None:
         frame = encode_frame(msg, self._seq)
         self._seq = (self._seq + 1) & 0xFFFF
-        corrupt, drop, duplicate, delay = self._faults
-        if delay:
-            time.sleep(delay)
-        rng = self._fault_rng
-        out = bytearray()
-        for byte in frame:
-            if drop and rng.random() < drop:
-                continue
-            if corrupt and rng.random() < corrupt:
-                byte ^= rng.randrange(1, 256)
-            out.append(byte)
-        if duplicate and rng.random() < duplicate:
-            out += bytes(out)  # a frame sent twice
-        self._write(bytes(out))
+        self._port.send(frame)
 
     def _send_if_ready(self, msg) -> None:
         if self._ready:
             self._send(msg)
 
-    def _write(self, data: bytes) -> None:
-        """Write to the host, waiting at most ``write_stall_s`` for room: a host that does not read
-        fills the line's buffer, and the bytes that do not fit are lost (:attr:`bytes_lost`), as
-        the real board's USB-serial bridge loses them; the board goes on sensing, never stuck."""
-        view = memoryview(data)
-        deadline = time.monotonic() + self.write_stall_s
-        while view and self._master is not None:
-            try:
-                n = os.write(self._master, view)
-            except BlockingIOError:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    self.bytes_lost += len(view)
-                    return
-                select.select([], [self._master], [], min(0.1, left))
-                continue
-            except OSError:
-                return
-            view = view[n:]
-
     # ------------------------------------------------------------------ sensing
-
-    def _stacks(self) -> list[list[int]]:
-        stacks = slot_stacks(
-            self._points,
-            self._pinned,
-            tuple(self._bar),
-            tuple(self._off),
-            self.slots_per_point,
-            bar_slots=self.bar_slots,
-            tray_slots=self.tray_slots,
-            layouts=self._layouts,
-        )
-        k = self.slots_per_point
-        for i, extra in enumerate(self._strangers):  # on top of the slot the next checker of the point would take
-            sign = 1 if extra > 0 else -1
-            for j in range(abs(extra)):
-                slot = (abs(self._points[i]) + bool(self._pinned[i]) + j) % k
-                stacks[i * k + slot] = stacks[i * k + slot] + [sign]
-        return stacks
 
     def _class_of(self, reading: SlotReading) -> tuple[int, int]:
         """What the firmware debounces: the state and, for a colour, the stack height."""
@@ -568,7 +432,7 @@ class BoardEmulator:
         """Read every slot; return the LIFT / PUT events of the class changes and whether any changed."""
         previous = self._classes
         readings = []
-        for i, stack in enumerate(self._stacks()):
+        for i, stack in enumerate(self._checkers.stacks()):
             value = stack_field(stack) - self._offsets[i]
             if self.noise:
                 value += self._rng.randint(-self.noise, self.noise)
@@ -706,7 +570,7 @@ class BoardEmulator:
     def _finish_calibration(self) -> None:
         seq, _ = self._calibrating
         self._calibrating = None
-        fields = [stack_field(stack) for stack in self._stacks()]  # the average of 8 scans: no noise left
+        fields = [stack_field(stack) for stack in self._checkers.stacks()]  # the average of 8 scans: no noise left
         for i, value in enumerate(fields):
             if abs(value) > CAL_MAX_OFFSET:
                 detail = f"slot {i} reads {abs(value)} (0.01 mT) from VCC/2: is a checker on the board?"
@@ -720,68 +584,11 @@ class BoardEmulator:
 
     # ------------------------------------------------------------------ checkers
 
-    def _area(self, point):
-        if point == "bar":
-            return Area.BAR, 0
-        if point == "off":
-            return None, 0
-        if isinstance(point, int) and not isinstance(point, bool) and 1 <= point <= POINTS:
-            return Area.POINT, point
-        raise ValueError(f"point must be 1..24, 'bar' or 'off', not {point!r}")
-
-    @staticmethod
-    def _layout_key(area, number: int, sign: int):
-        """The key of a place in the layouts: a point's number, or ("bar" | "off", side) for ``sign``'s side."""
-        return number if area is Area.POINT else ("bar" if area is Area.BAR else "off", 0 if sign > 0 else 1)
-
-    def _forget_layout(self, area, number: int, sign: int) -> None:
-        """A checker lifted from or placed on a place: its checkers are laid anew in the fill order."""
-        self._layouts.pop(self._layout_key(area, number, sign), None)
-
     def _lift(self, point, side) -> int:
-        area, number = self._area(point)
-        self._forget_layout(area, number, 0 if area is Area.POINT else _sign(side))
-        if area is Area.POINT:
-            i = number - 1
-            n = self._points[i]
-            if self._strangers[i]:  # a checker put on the other colour's stack lies on top: it comes off first
-                sign = 1 if self._strangers[i] > 0 else -1
-                self._strangers[i] -= sign
-                self._changed()
-                return sign
-            if not n:
-                raise ValueError(f"no checker on point {number!r} to lift")
-            sign = 1 if n > 0 else -1
-            self._points[i] -= sign
-            if self._pinned[i] and abs(n) == 1:  # the pinning checker leaves; the pinned one stays alone
-                self._points[i] = self._pinned[i]
-                self._pinned[i] = 0
-        else:
-            sign = _sign(side)
-            store = self._bar if area is Area.BAR else self._off
-            j = 0 if sign > 0 else 1
-            if not store[j]:
-                raise ValueError(f"no {'white' if sign > 0 else 'black'} checker on {point!r} to lift")
-            store[j] -= 1
+        sign = self._checkers.lift(point, side)
         self._changed()
         return sign
 
     def _place(self, point, sign: int) -> None:
-        area, number = self._area(point)
-        self._forget_layout(area, number, sign)
-        if area is Area.POINT:
-            i = number - 1
-            n = self._points[i]
-            if self._strangers[i] or (n * sign < 0 and (abs(n) > 1 or self._pinned[i])):
-                if self._strangers[i] * sign < 0:
-                    raise ValueError(f"point {number!r}: a checker of each colour on top already; lift one first")
-                self._strangers[i] += sign  # put on a point the other colour holds: it lies on top of their stack
-            elif n * sign < 0:
-                self._pinned[i] = n  # a pin: the board reads slot 0 UNCERTAIN
-                self._points[i] = sign
-            else:
-                self._points[i] += sign
-        else:
-            store = self._bar if area is Area.BAR else self._off
-            store[0 if sign > 0 else 1] += 1
+        self._checkers.place(point, sign)
         self._changed()

@@ -1,16 +1,12 @@
 """The host side of the serial link to the sensor/LED board (``hardware/PROTOCOL.md``).
 
-Owns the port and one link thread: opening any pyserial URL (or finding the board
-by USB vendor/product id, :data:`BOARD_USB_IDS`), the HELLO handshake, reading and decoding frames with
-:class:`firmware_bridge.protocol.FrameReader`, the table of unacknowledged commands
-(matched by sequence number and type, retried after ``retry_after_s``), and the
-detection of a lost board with reconnection and backoff. The application gets
-frozen messages and :class:`LinkEvent` values through the :attr:`BoardLink.events`
-queue and the latest snapshot through :attr:`BoardLink.state`; nothing else
-crosses the thread boundary.
-
-Imports ``firmware_bridge.protocol``, ``board_rules.errors`` and pyserial; never
-``vision`` or ``referee``. Nothing opens a device at import time.
+Over 500 lines on purpose: BoardLink's state is shared by two threads under one lock, kept in one place.
+Owns the port (any pyserial URL, or the board found by USB id, :data:`BOARD_USB_IDS`),
+the HELLO handshake, the link thread that decodes frames, the table of unacknowledged
+commands with retries, and reconnects with backoff. The application gets messages and
+:class:`LinkEvent` values on :attr:`BoardLink.events` and the latest snapshot as
+:attr:`BoardLink.state`. Imports ``firmware_bridge.protocol``, ``board_rules.errors``
+and pyserial; opens nothing at import time.
 """
 
 from __future__ import annotations
@@ -173,14 +169,10 @@ class _Refused(LinkError):
 class BoardLink:
     """The host end of the board link: handshake, reader thread, LED commands, reconnects.
 
-    ``port`` is any pyserial URL (a device path, ``/dev/serial/by-id/...``,
-    ``loop://``, ``socket://host:port``); when it is None the board is found among
-    ``serial.tools.list_ports.comports()`` by ``vid``/``pid`` if given, else by
-    ``usb_ids`` (default :data:`BOARD_USB_IDS`), again at every reconnect. ``port_finder``, if given, is asked for the port at every reconnect
-    (a replugged board may come back under another name). ``opener`` (default
-    ``serial.serial_for_url``) and ``clock`` (default ``time.monotonic``) are
-    injectable for tests. ``config``, if given, is sent after every handshake; one
-    that breaks CONFIG's limits raises ``ValueError`` here rather than being NACKed.
+    ``port`` is any pyserial URL; None finds the board by ``vid``/``pid`` or ``usb_ids``
+    at every (re)connect, or asks ``port_finder`` when given. ``opener`` (default
+    ``serial.serial_for_url``) and ``clock`` are injectable for tests. ``config`` is sent
+    after every handshake; one that breaks CONFIG's limits raises ``ValueError`` here.
 
     >>> link = BoardLink("loop://")  # opens nothing until start()
     >>> link.state is None, link.connected
@@ -354,14 +346,11 @@ class BoardLink:
     ) -> None:
         """Send CALIBRATE ``kind`` and return once the board ACKs it (PROTOCOL.md "CALIBRATE").
 
-        ``ZERO_EMPTY`` needs an empty board: the board records each sensor's offset;
-        ``FACTORY_DEFAULTS`` forgets the stored calibration. The frame is sent once and
-        the answer awaited for ``timeout_s`` (the spec's 2 s): a re-send while the board
-        is still calibrating could only be NACKed ``BUSY``.
-        Raises :class:`LinkError` if the board is not connected, refuses (the message names
-        the NACK reason and, for ``FAILED``, the board's ERROR detail, e.g. a checker still
-        on a slot; ``BUSY`` means a calibration is under way), disconnects, or does not
-        answer within ``timeout_s``; ``ValueError`` (:class:`ProtocolError`) for an unknown ``kind``.
+        ``ZERO_EMPTY`` records each sensor's offset (the board must be empty);
+        ``FACTORY_DEFAULTS`` forgets them. Sent once, awaited ``timeout_s`` (a re-send
+        could only be NACKed ``BUSY``). Raises :class:`LinkError` if the board is not
+        connected, refuses (naming the NACK reason and the board's ERROR detail),
+        disconnects or does not answer in time; ``ValueError`` for an unknown ``kind``.
         """
         msg = Calibrate(kind)
         if not timeout_s > 0:

@@ -1,69 +1,12 @@
 """The Raspberry Pi panel: seven buttons, a status LED and a buzzer, on gpiozero.
 
-Owns the panel's pin configuration (:class:`PanelConfig`, read from
-``hardware/panel.toml``), the gpiozero composites (:class:`PanelButtons`,
-:class:`Panel`), the press / long-press / debounce behaviour, and the LED and
-buzzer patterns. The application reads frozen :class:`PanelEvent` objects from
-``panel.events`` (a :class:`queue.Queue`); gpiozero's callbacks only put events
-there. Imports gpiozero and ``board_rules.errors``; never ``vision`` or ``referee``.
-Nothing opens a pin at import time: the pin factory is injected into
-:class:`Panel` (``None`` means gpiozero's default, ``Device.pin_factory``).
-
-Buttons and their names
-    ``end_turn``, ``double``, ``take``, ``pass``, ``resign``, ``hint``, ``undo``
-    (:data:`BUTTONS`). ``pass`` is the name in the config file and in events; the
-    gpiozero attribute is ``panel.buttons.pass_`` because ``pass`` is a Python
-    keyword. Each button joins a GPIO to ground; the GPIO's internal pull-up keeps
-    it high, so pressed is low (gpiozero ``Button(pull_up=True)``).
-
-Debounce (our own timing, not gpiozero's ``bounce_time``)
-    gpiozero's ``bounce_time`` is left at ``None``: its mock pins store it and
-    ignore it (``MockPin._set_bounce``: "XXX Need to implement this"), and the real
-    pin factories differ (RPi.GPIO drops edges after an accepted one and can lose a
-    release; lgpio delays edges as a glitch filter), so a test could not pin it
-    down. Instead every edge is timed with the injected ``clock`` (default
-    :func:`time.monotonic`):
-
-    * a press whose contact closes for less than ``bounce_s`` is ignored (a glitch
-      or a bounce before the real closure);
-    * after an accepted release, contact that closes again within ``bounce_s``
-      is release chatter and is ignored, together with its own release and hold.
-
-Short press and long press
-    * ``long_press`` is put on the queue once, as soon as the button has been held
-      for ``long_press_s``: gpiozero's hold thread (``hold_time=long_press_s``,
-      ``hold_repeat=False``, measured by the pin factory's clock) fires it while
-      the button is still down. Its release then yields nothing more.
-    * ``press`` is put on the queue at the release of a press that lasted at least
-      ``bounce_s`` and less than ``long_press_s`` (a short press cannot be told
-      from the start of a long one until it ends).
-    * A release measured by ``clock`` at ``long_press_s`` or longer whose hold did
-      not fire yet (a slow hold thread, or an injected clock in a test) yields
-      ``long_press`` at the release. Either way one contact gives at most one event.
-
-    ``PanelEvent.at`` is the ``clock`` reading when the event was decided.
-
-What each event means (:data:`ACTIONS`; the referee acts on them)
-    ============  ===========================  =====================================
-    button        press                        long_press
-    ============  ===========================  =====================================
-    end_turn      end the turn (commit play)   the same as press
-    double        offer a double               the same as press
-    take          take the cube                beaver (take and redouble), where the
-                                               session allows beavers; else take
-    pass          pass (drop the cube)         the same as press
-    resign        offer resignation            cycle the resignation level
-                                               (single, gammon, backgammon)
-    hint          show the best play           hide the hint
-    undo          undo the last checker move   undo the whole play of this turn
-    ============  ===========================  =====================================
-
-Status LED and buzzer patterns
-    :meth:`Panel.led_on`, :meth:`Panel.led_off`, :meth:`Panel.led_blink`
-    (``"slow"``: ``slow_blink_s`` on and off; ``"fast"``: ``fast_blink_s``),
-    :meth:`Panel.beep` (one ``beep_s`` burst) and :meth:`Panel.error_buzz`
-    (three ``error_buzz_s`` bursts with ``error_buzz_s`` gaps). Patterns run in
-    gpiozero's background thread unless ``wait=True``.
+Owns the pin configuration (:class:`PanelConfig`, from ``hardware/panel.toml``), the
+gpiozero composites (:class:`PanelButtons`, :class:`Panel`), debounce, press and long
+press, and the LED and buzzer patterns. gpiozero's callbacks only put frozen
+:class:`PanelEvent` values on ``panel.events``; :data:`ACTIONS` says what the referee
+does for each. Why debounce is our own timing: ``docs/firmware-notes.md``. Imports
+gpiozero and ``board_rules.errors``; opens no pin at import time (the pin factory is
+injected).
 """
 
 from __future__ import annotations
@@ -103,7 +46,7 @@ BUTTONS: tuple[str, ...] = ("end_turn", "double", "take", "pass", "resign", "hin
 #: Event kinds.
 KINDS: tuple[str, ...] = ("press", "long_press")
 
-#: What the referee does for each (button, kind); see the module docstring.
+#: What the referee does for each (button, kind). ``pass`` is ``panel.buttons.pass_`` in gpiozero (a keyword).
 ACTIONS: Mapping[tuple[str, str], str] = MappingProxyType(
     {
         ("end_turn", "press"): "end_turn",
@@ -363,10 +306,11 @@ class _Contact:
 class Panel(CompositeDevice):
     """The Pi panel: ``buttons`` (:class:`PanelButtons`), ``status_led`` and ``buzzer``.
 
-    ``pin_factory`` is passed to every device (``None``: gpiozero's default);
-    ``clock`` times debounce and presses (default :func:`time.monotonic`);
-    ``events`` is the queue events are put on (a new :class:`queue.Queue` if
-    ``None``). Close with :meth:`close` or use as a context manager.
+    ``pin_factory`` goes to every device; ``clock`` (default :func:`time.monotonic`)
+    times every edge; events go on ``events`` (a new queue if ``None``). A closure
+    shorter than ``bounce_s`` is ignored, as is one within ``bounce_s`` of a release
+    (chatter). ``long_press`` comes once, when held ``long_press_s`` (gpiozero's hold
+    thread) or at a release that late; ``press`` at the release of a shorter closure.
     Raises gpiozero's errors if a pin cannot be opened.
     """
 

@@ -1,22 +1,14 @@
-"""The wire codec between the host and the sensor/LED board (``hardware/PROTOCOL.md``).
+"""The messages of ``hardware/PROTOCOL.md``: one frozen type per message, and frames of them.
 
-Owns the bytes: COBS framing, CRC-16/CCITT-FALSE, the frame header, one frozen
-message type per message of the spec with ``encode()`` / ``decode()``,
-:func:`encode_frame` / :func:`decode_frame`, and :class:`FrameReader`, which turns
-an arbitrary byte stream into messages and counts and skips corrupt frames. A board
-(the emulator) reads with :class:`RawFrameReader` instead: it checks only COBS,
-length and CRC and hands over :class:`RawFrame` values, so the board can answer a
-HELLO of another major version or a payload of the wrong size as the spec says.
-
-Pure: no I/O, no threads, no clocks, no logging. Imports nothing but the
-standard library and ``board_rules.errors`` (never ``vision`` or ``referee``).
-The host link owns the port and the reader thread; the emulator uses this codec too.
+Over 500 lines on purpose: one dataclass per message, in the spec's order, to read beside it.
+Owns the enumerations, the messages (``encode()`` / ``decode()``), :func:`encode_frame`,
+:func:`decode_frame`, :func:`decode_raw` and the host's :class:`FrameReader`. Re-exports
+the byte layer, :mod:`firmware_bridge.framing`. Pure; imports the standard library,
+``board_rules.errors`` and ``framing`` only.
 
 >>> frame = encode_frame(Ack(seq=7, msg_type=LedFrame.TYPE), seq=42)
->>> frame[-1], 0 in frame[:-1]
-(0, False)
->>> decode_frame(frame)
-(42, Ack(seq=7, msg_type=32))
+>>> frame[-1], 0 in frame[:-1], decode_frame(frame)
+(0, False, (42, Ack(seq=7, msg_type=32)))
 """
 
 from __future__ import annotations
@@ -26,7 +18,21 @@ import zlib
 from dataclasses import dataclass
 from typing import ClassVar
 
-from board_rules.errors import TavliError
+from firmware_bridge.framing import (
+    CRC_SIZE,
+    HEADER_SIZE,
+    MAX_ENCODED,
+    MAX_FRAME,
+    MAX_PAYLOAD,
+    ProtocolError,
+    RawFrame,
+    RawFrameReader,
+    cobs_decode,
+    cobs_encode,
+    crc16_ccitt_false,
+    join_frame,
+    split_frame,
+)
 
 __all__ = [
     "PROTOCOL_MAJOR",
@@ -70,9 +76,11 @@ __all__ = [
     "cobs_encode",
     "cobs_decode",
     "crc16_ccitt_false",
+    "join_frame",
     "state_hash",
     "encode_frame",
     "decode_frame",
+    "decode_raw",
     "split_frame",
     "FrameReader",
     "RawFrameReader",
@@ -82,11 +90,6 @@ PROTOCOL_MAJOR = 1
 PROTOCOL_MINOR = 0
 PROTOCOL_VERSION = (PROTOCOL_MAJOR, PROTOCOL_MINOR)
 
-HEADER_SIZE = 5  # major u8, minor u8, seq u16 LE, type u8
-CRC_SIZE = 2
-MAX_FRAME = 512  # decoded bytes: header + payload + CRC
-MAX_PAYLOAD = MAX_FRAME - HEADER_SIZE - CRC_SIZE  # 505
-MAX_ENCODED = MAX_FRAME + MAX_FRAME // 254 + 1  # 515: COBS bytes, delimiter not counted
 POINTS = 24
 SNAPSHOT_FIXED = 11  # timestamp u32, hash u32, slots_per_point u8, bar_slots u8, tray_slots u8
 MAX_SLOTS = (MAX_PAYLOAD - SNAPSHOT_FIXED) // 3  # 164
@@ -95,18 +98,6 @@ MAX_TEXT = 200  # bytes of ASCII in a serial number or an error detail
 # Field strengths (0.01 mT) fixed by the checkers' magnets (SENSING.md) that bound CONFIG's thresholds.
 PAIR_STRENGTH = 700  # a pinned checker under one of the other colour
 CHECKER_MIN = 950  # the least field of a lone checker
-
-
-class ProtocolError(TavliError, ValueError):
-    """A frame or message that breaks ``hardware/PROTOCOL.md``.
-
-    ``reason`` is one of ``"cobs"``, ``"too_long"``, ``"crc"``, ``"unknown_type"``,
-    ``"length"``, ``"version"``, ``"value"``.
-    """
-
-    def __init__(self, message: str, reason: str = "value") -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 # ---------------------------------------------------------------- enumerations
@@ -161,83 +152,7 @@ class ErrorCode(enum.IntEnum):
     INTERNAL = 6
 
 
-# ---------------------------------------------------------------- COBS and CRC
-
-
-def cobs_encode(data: bytes) -> bytes:
-    """COBS-encode ``data``: the result contains no 0x00 byte and no delimiter.
-
-    >>> cobs_encode(b"\\x11\\x00\\x22")
-    b'\\x02\\x11\\x02"'
-    """
-    out = bytearray()
-    for block in bytes(data).split(b"\x00"):
-        while len(block) >= 254:
-            out.append(0xFF)
-            out += block[:254]
-            block = block[254:]
-        out.append(len(block) + 1)
-        out += block
-    return bytes(out)
-
-
-def cobs_decode(data: bytes) -> bytes:
-    """Undo :func:`cobs_encode` (``data`` without its 0x00 delimiter).
-
-    Raises :class:`ProtocolError` (reason ``"cobs"``) on empty input, a zero byte
-    or a block that runs past the end.
-
-    >>> cobs_decode(b'\\x02\\x11\\x02"')
-    b'\\x11\\x00"'
-    """
-    data = bytes(data)
-    if not data:
-        raise ProtocolError("bad COBS: empty frame", reason="cobs")
-    out = bytearray()
-    i, n = 0, len(data)
-    while i < n:
-        code = data[i]
-        if code == 0:
-            raise ProtocolError(f"bad COBS: zero byte at offset {i} in {data[:32]!r}", reason="cobs")
-        end = i + code
-        if end > n:
-            raise ProtocolError(
-                f"bad COBS: block at offset {i} needs {code - 1} bytes, only {n - i - 1} left in {data[:32]!r}",
-                reason="cobs",
-            )
-        block = data[i + 1 : end]
-        if 0 in block:
-            raise ProtocolError(f"bad COBS: zero byte inside block at offset {i} in {data[:32]!r}", reason="cobs")
-        out += block
-        i = end
-        if code != 0xFF and i < n:
-            out.append(0)
-    return bytes(out)
-
-
-def _crc_table() -> tuple[int, ...]:
-    table = []
-    for byte in range(256):
-        crc = byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
-        table.append(crc & 0xFFFF)
-    return tuple(table)
-
-
-_CRC_TABLE = _crc_table()
-
-
-def crc16_ccitt_false(data: bytes, crc: int = 0xFFFF) -> int:
-    """CRC-16/CCITT-FALSE: poly 0x1021, init 0xFFFF, no reflection, xorout 0.
-
-    >>> hex(crc16_ccitt_false(b"123456789"))
-    '0x29b1'
-    """
-    table = _CRC_TABLE
-    for byte in data:
-        crc = ((crc << 8) & 0xFFFF) ^ table[(crc >> 8) ^ byte]
-    return crc
+# ---------------------------------------------------------------- the snapshot's state hash
 
 
 def state_hash(states: bytes) -> int:
@@ -810,70 +725,21 @@ def encode_frame(msg: Message, seq: int, *, version: tuple[int, int] = PROTOCOL_
     if type(msg) not in MESSAGE_TYPES.values():
         raise ProtocolError(f"not a protocol message: {msg!r}")
     major, minor = version
-    _uint("frame", "major", major, 8)
-    _uint("frame", "minor", minor, 8)
-    payload = msg.encode()
-    if len(payload) > MAX_PAYLOAD:
-        raise ProtocolError(f"{type(msg).__name__} payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}", "too_long")
-    body = bytes([major, minor]) + _u16(seq) + bytes([msg.TYPE]) + payload
-    body += _u16(crc16_ccitt_false(body))
-    return cobs_encode(body) + b"\x00"
+    return join_frame(major, minor, seq, msg.TYPE, msg.encode(), name=f"{type(msg).__name__} payload")
 
 
-@dataclass(frozen=True, slots=True)
-class RawFrame:
-    """A frame whose COBS, length and CRC are good, not yet checked for version, type or payload.
+def decode_raw(raw: RawFrame, *, strict: bool | None = None) -> Message:
+    """The message in a raw frame; ``strict`` defaults to "the sender's minor is not newer than ours".
 
-    What a board works from: it answers a HELLO of another major version, an unknown
-    type or a payload of the wrong size (PROTOCOL.md rules 2 and 6, the NACK reasons),
-    where :func:`decode_frame` can only refuse.
+    The version is not checked (a board answers another major itself). Raises
+    :class:`ProtocolError` (reason ``"unknown_type"``, ``"length"`` or ``"value"``).
     """
-
-    major: int
-    minor: int
-    seq: int
-    msg_type: int
-    payload: bytes
-
-    def decode(self, *, strict: bool | None = None) -> Message:
-        """The message in this frame; ``strict`` defaults to "the sender's minor is not newer than ours".
-
-        Raises :class:`ProtocolError` (reason ``"unknown_type"``, ``"length"`` or ``"value"``).
-        """
-        cls = MESSAGE_TYPES.get(self.msg_type)
-        if cls is None:
-            raise ProtocolError(f"unknown message type 0x{self.msg_type:02x}", reason="unknown_type")
-        if strict is None:
-            strict = self.minor <= PROTOCOL_MINOR
-        return cls.decode(self.payload, strict=strict)
-
-
-def split_frame(frame: bytes) -> RawFrame:
-    """The header and payload of one frame's bytes (the trailing 0x00 may be present).
-
-    Checks COBS, the length and the CRC only. Raises :class:`ProtocolError` whose
-    ``reason`` is ``"too_long"``, ``"cobs"``, ``"length"`` (shorter than header and
-    CRC) or ``"crc"``.
-    """
-    frame = bytes(frame)
-    if frame.endswith(b"\x00"):
-        frame = frame[:-1]
-    if len(frame) > MAX_ENCODED:
-        raise ProtocolError(f"frame of {len(frame)} encoded bytes exceeds {MAX_ENCODED}", reason="too_long")
-    body = cobs_decode(frame)
-    if len(body) > MAX_FRAME:
-        raise ProtocolError(f"frame of {len(body)} bytes exceeds {MAX_FRAME}", reason="too_long")
-    if len(body) < HEADER_SIZE + CRC_SIZE:
-        raise ProtocolError(
-            f"frame {body!r} is too short: header and CRC need {HEADER_SIZE + CRC_SIZE} bytes", reason="length"
-        )
-    wire_crc = int.from_bytes(body[-2:], "little")
-    crc = crc16_ccitt_false(body[:-2])
-    if crc != wire_crc:
-        raise ProtocolError(
-            f"CRC mismatch: frame says 0x{wire_crc:04x}, computed 0x{crc:04x} over {body[:-2][:32]!r}", reason="crc"
-        )
-    return RawFrame(body[0], body[1], int.from_bytes(body[2:4], "little"), body[4], body[HEADER_SIZE:-2])
+    cls = MESSAGE_TYPES.get(raw.msg_type)
+    if cls is None:
+        raise ProtocolError(f"unknown message type 0x{raw.msg_type:02x}", reason="unknown_type")
+    if strict is None:
+        strict = raw.minor <= PROTOCOL_MINOR
+    return cls.decode(raw.payload, strict=strict)
 
 
 def decode_frame(frame: bytes) -> tuple[int, Message]:
@@ -895,16 +761,15 @@ def decode_frame(frame: bytes) -> tuple[int, Message]:
             f"unknown message type 0x{raw.msg_type:02x} in frame seq={raw.seq} payload={raw.payload[:32]!r}",
             reason="unknown_type",
         )
-    return raw.seq, raw.decode()
+    return raw.seq, decode_raw(raw)
 
 
-class FrameReader:
-    """Turns arbitrary chunks of a byte stream into ``(seq, message)`` pairs.
+class FrameReader(RawFrameReader):
+    """Turns arbitrary chunks of a byte stream into ``(seq, message)`` pairs: what a host reads with.
 
-    Splits on 0x00; skips and counts (``errors``, ``last_error``) every frame that
-    does not decode, including garbage before the first delimiter and runs longer
-    than ``MAX_ENCODED`` bytes without one. Empty frames (0x00 0x00) are ignored.
-    Never raises on bad input.
+    As :class:`~firmware_bridge.framing.RawFrameReader`, and a frame of another major
+    version, an unknown type or a bad payload is counted and skipped too. Never raises
+    on bad input.
 
     >>> reader = FrameReader()
     >>> wire = b"junk\\x00" + encode_frame(Hello(), seq=1)
@@ -914,68 +779,4 @@ class FrameReader:
     (1, 'cobs')
     """
 
-    _decode = staticmethod(decode_frame)
-
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-        self._discarding = False
-        self.errors = 0
-        self.frames = 0
-        self.last_error: ProtocolError | None = None
-
-    def feed(self, data: bytes) -> list[tuple[int, Message]]:
-        """The messages completed by ``data``, in order."""
-        data = bytes(data)
-        out: list[tuple[int, Message]] = []
-        start = 0
-        while True:
-            end = data.find(0, start)
-            if end < 0:
-                self._append(data[start:])
-                return out
-            self._append(data[start:end])
-            self._finish(out)
-            start = end + 1
-
-    def _append(self, chunk: bytes) -> None:
-        if self._discarding or not chunk:
-            return
-        self._buffer += chunk
-        if len(self._buffer) > MAX_ENCODED:
-            self._fail(ProtocolError(f"no delimiter within {MAX_ENCODED} bytes: frame too long", reason="too_long"))
-            self._buffer.clear()
-            self._discarding = True
-
-    def _finish(self, out: list[tuple[int, Message]]) -> None:
-        if self._discarding:
-            self._discarding = False
-            return
-        if not self._buffer:
-            return
-        frame = bytes(self._buffer)
-        self._buffer.clear()
-        try:
-            out.append(self._decode(frame))
-        except ProtocolError as exc:
-            self._fail(exc)
-        else:
-            self.frames += 1
-
-    def _fail(self, exc: ProtocolError) -> None:
-        self.errors += 1
-        self.last_error = exc
-
-
-class RawFrameReader(FrameReader):
-    """A :class:`FrameReader` for a board: yields :class:`RawFrame` values, checked only for COBS, length and CRC.
-
-    Frames of another major version, of unknown types or with bad payloads come
-    through, for the board to answer (NACK ``VERSION_MISMATCH``, ``UNKNOWN_TYPE``,
-    ``BAD_LENGTH``, ``BAD_VALUE``) or count, as the firmware does. A host keeps
-    :class:`FrameReader`, which skips them.
-
-    >>> RawFrameReader().feed(encode_frame(Hello(2, 0), seq=3, version=(2, 0)))
-    [RawFrame(major=2, minor=0, seq=3, msg_type=1, payload=b'\\x02\\x00')]
-    """
-
-    _decode = staticmethod(split_frame)
+    decode = staticmethod(decode_frame)

@@ -1,17 +1,13 @@
 """The sensing model of ``hardware/SENSING.md`` as code: checkers to slot readings and back.
 
-Owns the field model (how a stack of magnets reads on a hall sensor, with noise and
-saturation), the fill order (which slot each checker of a point, the bar or a tray
-lies on), the board's classification of a field into a :class:`SlotState`
-(:class:`SensorConfig`), and the host's inverse, :func:`counts_from_slots`.
-
-Pure: stdlib only, randomness only through an injected ``random.Random``. May import
-``board_rules`` types and :mod:`firmware_bridge.protocol`; never ``vision`` or ``referee``.
+Owns the field of a stack of magnets on a hall sensor (noise and saturation included),
+the fill order of a place's slots, the board's classification of a field
+(:class:`SensorConfig`, :func:`classify`) and the host's inverse, :func:`counts_from_slots`.
+Pure; may import ``board_rules`` types and :mod:`firmware_bridge.protocol`.
 
 >>> from board_rules import Position
 >>> start = Position.start("backgammon")
->>> readings = slots_for_position(start)
->>> counts = counts_from_slots(readings)
+>>> counts = counts_from_slots(slots_for_position(start))
 >>> counts.points == start.points, counts.bar, counts.off, counts.uncertain
 (True, (0, 0), (0, 0), ())
 """
@@ -145,17 +141,15 @@ DEFAULT_CONFIG = SensorConfig()
 def classify(field_value: int, config: SensorConfig = DEFAULT_CONFIG, previous: SlotState | None = None) -> SlotReading:
     """The board's reading of a signed field (0.01 mT): state and magnitude.
 
-    EMPTY below ``empty_threshold``; UNCERTAIN from there up to ``checker_min`` (a
-    field too weak for a whole checker: a pinned checker under another one), or
-    within ``polarity_margin`` of zero; otherwise WHITE (positive) or BLACK.
-    Given the slot's ``previous`` state, the threshold moves by ``hysteresis`` as on
-    the board: an EMPTY slot turns occupied only from ``empty_threshold + hysteresis``,
-    an occupied one turns EMPTY only below ``empty_threshold - hysteresis``.
+    EMPTY below ``empty_threshold``; UNCERTAIN below ``checker_min`` (a pinned checker
+    under another) or within ``polarity_margin`` of zero; else WHITE (positive) or BLACK.
+    From a ``previous`` state, hysteresis moves the threshold as on the board: up from
+    EMPTY, down from occupied.
 
     >>> classify(1210), classify(-700).state, classify(40).state
     (SlotReading(state=<SlotState.WHITE: 1>, strength=1210), <SlotState.UNCERTAIN: 3>, <SlotState.EMPTY: 0>)
-    >>> classify(170, previous=SlotState.EMPTY).state, classify(130, previous=SlotState.UNCERTAIN).state
-    (<SlotState.EMPTY: 0>, <SlotState.UNCERTAIN: 3>)
+    >>> classify(170, previous=SlotState.EMPTY).state
+    <SlotState.EMPTY: 0>
     """
     strength = min(abs(int(field_value)), 0xFFFF)
     threshold = config.empty_threshold
@@ -188,15 +182,11 @@ def slot_stacks(
 ) -> list[list[int]]:
     """The stack on every slot (bottom first, +1 white, -1 black), in the protocol's slot order.
 
-    A point's checkers fill its slots layer by layer from slot 0. A pinned point has
-    the pinned checker and the first pinning checker on slot 0; the other checkers of
-    the top colour fill slots 1.. . The bar's first half holds white, the second
-    black; each tray holds its own side's checkers. ``layouts`` lays a place's checkers
-    otherwise, as a player who piles them does: the height on each of its slots, for a
-    point number (not pinned) or ``("bar", side)`` / ``("off", side)`` (side 0 white,
-    1 black); a layout whose heights do not add up to the place's count is not used.
-    Raises ``ValueError`` for counts the slots cannot hold (a bar or tray with no slots
-    but checkers).
+    A place's checkers fill its slots layer by layer from slot 0; a pin puts the pinned
+    checker and its pinner on slot 0. The bar's first half holds white, the second
+    black. ``layouts`` gives some places' heights per slot instead (a point number, or
+    ``("bar" | "off", side)`` with side 0 white, 1 black), used when they add up to the
+    place's count. Raises ``ValueError`` for checkers with no slots to hold them.
     """
     if len(points) != POINTS or len(pinned) != POINTS:
         raise ValueError(f"need {POINTS} points and pins, not {points!r}, {pinned!r}")
