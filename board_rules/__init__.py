@@ -13,12 +13,14 @@ from board_rules.errors import (
     IllegalPlayError,
     InvalidIdError,
     InvalidMoveTextError,
+    InvalidPlaceError,
     InvalidPositionError,
     InvalidRollError,
     TavliError,
     UnknownVariantError,
 )
 from board_rules.notation import CheckerMove, Play, Roll
+from board_rules.places import Place, PlaceKind
 from board_rules.position import Position
 from board_rules.side import Side
 from board_rules.variants import VARIANTS, Variant, find_variant
@@ -28,8 +30,11 @@ __all__ = [
     "IllegalPlayError",
     "InvalidIdError",
     "InvalidMoveTextError",
+    "InvalidPlaceError",
     "InvalidPositionError",
     "InvalidRollError",
+    "Place",
+    "PlaceKind",
     "Play",
     "Position",
     "Roll",

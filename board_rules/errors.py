@@ -24,6 +24,18 @@ class InvalidPositionError(TavliError, ValueError):
         self.value = value
 
 
+class InvalidPlaceError(TavliError, ValueError):
+    """A place on the table (point 1..24, a side's bar or tray) that does not exist or does not parse.
+
+    ``field`` names the offending field (e.g. ``"number"``), ``value`` is what was found.
+    """
+
+    def __init__(self, message: str, field: str | None = None, value: object = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.value = value
+
+
 class UnknownVariantError(InvalidPositionError):
     """No variant has this name or alias."""
 

@@ -6,7 +6,7 @@ may land). The referee asks these; it never decides a rule itself. Imports
 :mod:`board_rules.movegen` and :mod:`board_rules.reach`; nothing outside
 ``board_rules``.
 
-Locations are white's point numbers 1..24 and the strings ``"bar"`` and ``"off"``.
+Places are :class:`~board_rules.places.Place`: a point in white's numbering, a side's bar or tray.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from board_rules.errors import IllegalPlayError
-from board_rules.movegen import Board, SearchBudgetExceeded, _conv, _moves, apply_moves, legal_results
+from board_rules.movegen import Board, SearchBudgetExceeded, _moves, apply_moves, legal_results
 from board_rules.notation import Play, Roll
+from board_rules.places import PLACES, Place
 from board_rules.position import Position
 from board_rules.reach import LazyTurn, find_play
 from board_rules.side import Side
@@ -32,8 +33,8 @@ class CheckResult:
     """The verdict on a finished turn.
 
     ``play`` is the legal play (when ``legal``) or the nearest legal play (when not);
-    ``wrong`` lists the locations where ``after`` differs from that nearest legal result,
-    sorted, points first then ``"bar"`` and ``"off"``; ``nearest`` is the legal result
+    ``wrong`` lists the places where ``after`` differs from that nearest legal result,
+    sorted (points, then the bars, then the trays); ``nearest`` is the legal result
     (``after`` itself, with the turn passed, when ``legal``). ``exhaustive`` is False
     when the plays were too many to compare them all and the nearest is the nearest
     among those searched.
@@ -41,33 +42,46 @@ class CheckResult:
 
     legal: bool
     play: Play | None
-    wrong: tuple[int | str, ...] = ()
+    wrong: tuple[Place, ...] = ()
     nearest: Position | None = None
     exhaustive: bool = True
 
     def to_dict(self) -> dict:
-        return {"legal": self.legal, "play": None if self.play is None else str(self.play), "wrong": list(self.wrong)}
+        return {
+            "legal": self.legal,
+            "play": None if self.play is None else str(self.play),
+            "wrong": [p.to_json() for p in self.wrong],
+        }
 
 
-def board_diff(a: Position, b: Position) -> tuple[int | str, ...]:
-    """Locations where two positions differ (points, pins, bar, off); turn and rolls are ignored.
+def board_diff(a: Position, b: Position) -> tuple[Place, ...]:
+    """Places where two positions differ (points, pins, each side's bar and tray), sorted; turn and rolls are ignored.
 
     >>> from board_rules import Position
-    >>> s = Position.start("portes")
+    >>> s = Position.start("backgammon")
     >>> board_diff(s, s)
     ()
+    >>> from dataclasses import replace
+    >>> board_diff(s, replace(s, points=(-1,) + s.points[1:], bar=(0, 1)))
+    (Place.point(1), Place.bar(Side.BLACK))
     """
-    return _diff((a.points, a.pinned, a.bar, a.off), (b.points, b.pinned, b.bar, b.off))
+    return _places(_diff((a.points, a.pinned, a.bar, a.off), (b.points, b.pinned, b.bar, b.off)))
 
 
-def _diff(a, b) -> tuple[int | str, ...]:
-    """:func:`board_diff` of two ``(points, pinned, bar, off)`` views."""
-    out: list[int | str] = [i + 1 for i in range(24) if a[0][i] != b[0][i] or a[1][i] != b[1][i]]
-    if tuple(a[2]) != tuple(b[2]):
-        out.append("bar")
-    if tuple(a[3]) != tuple(b[3]):
-        out.append("off")
+def _diff(a, b) -> tuple[int, ...]:
+    """:func:`board_diff` of two ``(points, pinned, bar, off)`` views, as indices into :data:`PLACES`."""
+    out = [i for i in range(24) if a[0][i] != b[0][i] or a[1][i] != b[1][i]]
+    for k in (0, 1):
+        if a[2][k] != b[2][k]:
+            out.append(24 + k)
+    for k in (0, 1):
+        if a[3][k] != b[3][k]:
+            out.append(26 + k)
     return tuple(out)
+
+
+def _places(indices) -> tuple[Place, ...]:
+    return tuple(PLACES[i] for i in indices)
 
 
 def _play(legs) -> Play:
@@ -119,7 +133,7 @@ def _nearest(before: Position, roll: Roll, after: Position) -> CheckResult:
     rolls = list(before.rolls)
     rolls[si] += 1
     nearest = final.to_position(before, final_side, before.turn.other, (rolls[0], rolls[1]))
-    return CheckResult(False, _play(legs), tuple(diff), nearest, exhaustive)
+    return CheckResult(False, _play(legs), _places(diff), nearest, exhaustive)
 
 
 def _some_results(before: Position, roll: Roll):
@@ -183,16 +197,26 @@ class TurnTracker:
         """Whether ``observed`` is the board of a finished legal play."""
         return self._turn.is_complete(observed) or is_legal_result(self.before, self.roll, observed)
 
-    def landing_points(self, observed: Position, lifted_from: int | str) -> tuple[int | str, ...]:
-        """Where a checker lifted from ``lifted_from`` (white's point, or ``"bar"``) may land now.
+    def landing_points(self, observed: Position, lifted_from: Place) -> tuple[Place, ...]:
+        """Where a checker lifted from ``lifted_from`` (a point, or the mover's bar) may land now.
 
         Empty when ``observed`` is not on the way to a legal play. Includes points reached
-        by playing several dice with the same checker, and ``"off"``.
+        by playing several dice with the same checker, and the mover's tray. Raises
+        ``ValueError`` for a tray or the other side's bar.
         """
-        conv = _conv(self.before.variant, self.side)
-        src = 25 if lifted_from == "bar" else conv[int(lifted_from)]
+        if lifted_from.is_point:
+            src = self._own(lifted_from.number)
+        elif lifted_from == Place.bar(self.side):
+            src = 25
+        else:
+            raise ValueError(f"a checker of {self.side.value} is not lifted from {str(lifted_from)!r}")
         found = self._turn.landing_points(observed, src)
-        out: list[int | str] = sorted(conv[d] for d in found if d)
+        out = [Place.point(self._own(d)) for d in found if d]
+        out.sort()
         if 0 in found:
-            out.append("off")
+            out.append(Place.off(self.side))
         return tuple(out)
+
+    def _own(self, n: int) -> int:
+        """The mover's own number of white's point ``n`` (and back: the map is its own inverse)."""
+        return self.before.variant.own_point(self.side, n)

@@ -30,6 +30,7 @@ from rich.text import Text
 from board_rules import Position, Side
 from referee.fusion import fuse
 from referee.journal import MatchSpec
+from referee.play import table_leds
 from referee.players import choose
 from referee.session import Calls, Referee
 from referee.table import EmulatedTable, led_frame
@@ -93,7 +94,7 @@ class DemoTable:
 
     def show(self, calls: Calls) -> None:
         """Light the board as the referee asks (every LED; unlit ones dark)."""
-        self.board.link.send_leds(led_frame(calls.leds))
+        self.board.link.send_leds(led_frame(table_leds(calls.leds)))
 
     # -- the panel
     def press(self, name: str) -> str:
@@ -262,8 +263,8 @@ def run_demo(
                     ):  # the camera's checkers fused with the board's
                         c = obs.checkers
                         fused = fuse(ref.position, board_seen, (c.points, c.bar, c.off), camera_confidence=c.confidence)
-                        compared += 26
-                        agreed += 26 - len(fused.disagree)
+                        compared += 28
+                        agreed += 28 - len(fused.disagree)
                         if fused.disagree:
                             console.print(
                                 f"  [yellow]camera:[/yellow] board and camera disagree at "

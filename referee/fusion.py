@@ -26,20 +26,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from board_rules import Position
+from board_rules import Place, PlaceKind, Position, Side
 
 CHECKERS = 15
+_SIDES = (Side.WHITE, Side.BLACK)  # the index of a side in a (white, black) pair
 # Below this the camera's count of a point is noise to the referee (see fuse): on 150 noisy 1280x720
 # development frames, 12 of the camera's 20 miscounted points were below it, and 13 of its 3388 right ones.
 MIN_CONFIDENCE = 0.3
-
-Place = int | tuple[str, int]  # a point 1..24, or ("bar" | "off", side) with side 0 white, 1 black
 
 
 class BoardSeen(NamedTuple):
     """What the sensor board reads, before it is a position: signed counts per point
     (pinned checkers apart, in ``pinned``), bar and off per side, and ``at_least``:
-    the places whose count is only a lower bound (:data:`Place` to that number of checkers)."""
+    the places whose count is only a lower bound (:class:`~board_rules.Place` to that number of checkers)."""
 
     points: tuple[int, ...]
     pinned: tuple[int, ...]
@@ -56,8 +55,12 @@ class BoardSeen(NamedTuple):
         off: Sequence[int],
         at_least: Sequence[Place] = (),
     ) -> BoardSeen:
-        """The board's counts, where the places ``at_least`` are lower bounds (each bound its count)."""
-        bounds = {p: abs(_count(points, bar, off, p)) for p in at_least}
+        """The board's counts, where the places ``at_least`` are lower bounds (each bound its count).
+
+        A place may also be written as the sensing layer writes it: a point number, or
+        ``("bar" | "off", 0 | 1)`` for white's or black's bar or tray.
+        """
+        bounds = {q: abs(_count(points, bar, off, q)) for q in map(as_place, at_least)}
         return cls(tuple(points), tuple(pinned), (bar[0], bar[1]), (off[0], off[1]), bounds)
 
     @classmethod
@@ -90,10 +93,10 @@ class BoardSeen(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Fused:
-    """The fused board and the places (1..24, ``"bar"``, ``"off"``) where the sources disagree."""
+    """The fused board and the places where the sources disagree (sorted)."""
 
     position: Position
-    disagree: tuple[int | str, ...]
+    disagree: tuple[Place, ...]
     source: str  # "board", "camera" or "both"
 
 
@@ -117,7 +120,10 @@ def fuse(
     """
     if board is None and camera is None:
         raise ValueError("fuse: give the sensor board's reading, the camera's, or both")
-    seen = board if isinstance(board, BoardSeen) or board is None else BoardSeen.of(board, board_uncertain)
+    if isinstance(board, BoardSeen):
+        seen = board._replace(at_least={as_place(p): n for p, n in board.at_least.items()})
+    else:
+        seen = None if board is None else BoardSeen.of(board, board_uncertain)
     if camera is None:
         return Fused(seen.completed(like), (), "board")
     cam_points, cam_bar, cam_off = camera
@@ -126,10 +132,10 @@ def fuse(
         pos = replace(like, points=tuple(cam_points), pinned=pins, bar=tuple(cam_bar), off=tuple(cam_off))
         return Fused(pos, (), "camera")
     points, bar, off = list(seen.points), list(seen.bar), list(seen.off)
-    disagree: list[int | str] = []
+    disagree: list[Place] = []
     unfinished: dict[Place, int] = {}
     for i, (b, c) in enumerate(zip(seen.points, cam_points)):
-        n = i + 1
+        n = Place.point(i + 1)
         if n in seen.at_least:
             if (b == 0 or (b > 0) == (c > 0)) and abs(c) >= abs(b):
                 points[i] = c  # the board knows only "at least": the camera counts the heap
@@ -145,15 +151,16 @@ def fuse(
         if camera_confidence is not None and camera_confidence[i] < min_confidence:
             continue  # the camera cannot tell this point: the board's count stands
         disagree.append(n)
-    for name, mine, cams in (("bar", bar, cam_bar), ("off", off, cam_off)):
+    for kind, mine, cams in ((PlaceKind.BAR, bar, cam_bar), (PlaceKind.OFF, off, cam_off)):
         for side in (0, 1):
-            if (name, side) in seen.at_least:
+            place = Place(kind, 0, _SIDES[side])
+            if place in seen.at_least:
                 if cams[side] >= mine[side]:
                     mine[side] = cams[side]
                     continue
-                unfinished[(name, side)] = seen.at_least[(name, side)]
-            if mine[side] != cams[side] and name not in disagree:
-                disagree.append(name)
+                unfinished[place] = seen.at_least[place]
+            if mine[side] != cams[side]:
+                disagree.append(place)
     rest = BoardSeen(tuple(points), seen.pinned, (bar[0], bar[1]), (off[0], off[1]), unfinished)
     try:
         return Fused(rest.completed(like), tuple(disagree), "both")
@@ -179,20 +186,33 @@ def _camera_pins(like: Position, cam_points: Sequence[int]) -> tuple[int, ...]:
     return tuple(pins)
 
 
-def _side_of(place: Place, points: Sequence[int]) -> int:
+def as_place(place: Place | int | tuple[str, int]) -> Place:
+    """``place``, or the place the sensing layer writes as a point number or ``("bar" | "off", 0 | 1)``."""
+    if isinstance(place, Place):
+        return place
     if isinstance(place, tuple):
-        return place[1]
-    return 0 if points[place - 1] > 0 else 1
+        name, side = place
+        return Place(PlaceKind(name), 0, _SIDES[side])
+    return Place.point(place)
+
+
+def _side_of(place: Place, points: Sequence[int]) -> int:
+    place = as_place(place)
+    if place.is_point:
+        return 0 if points[place.number - 1] > 0 else 1
+    return _SIDES.index(place.side)
 
 
 def _count(points: Sequence[int], bar: Sequence[int], off: Sequence[int], place: Place) -> int:
-    if isinstance(place, tuple):
-        return (bar if place[0] == "bar" else off)[place[1]]
-    return points[place - 1]
+    place = as_place(place)
+    if place.is_point:
+        return points[place.number - 1]
+    return (bar if place.kind is PlaceKind.BAR else off)[_SIDES.index(place.side)]
 
 
 def _add(points: list[int], bar: list[int], off: list[int], place: Place, signed: int) -> None:
-    if isinstance(place, tuple):
-        (bar if place[0] == "bar" else off)[place[1]] += abs(signed)
+    place = as_place(place)
+    if place.is_point:
+        points[place.number - 1] += signed
     else:
-        points[place - 1] += signed
+        (bar if place.kind is PlaceKind.BAR else off)[_SIDES.index(place.side)] += abs(signed)

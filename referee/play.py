@@ -16,7 +16,7 @@ is resumed from its journal with ``tavli play --resume JOURNAL``.
 
 Keyboard commands (one per line): ``roll D1 D2``, ``opening W B``, ``end``,
 ``double``, ``take``, ``pass``, ``beaver``, ``raccoon``, ``resign 1|2|3 [white|black]``,
-``accept``, ``refuse``, ``hint``, ``lift P``, ``board POSITION_JSON`` (a board
+``accept``, ``refuse``, ``hint``, ``lift P`` (a point, ``bar``, or ``white bar``...), ``board POSITION_JSON`` (a board
 typed in, for a table without sensors or camera), ``score``, ``quit``.
 """
 
@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
-from board_rules import Position, Side
+from board_rules import Place, PlaceKind, Position, Side
 from referee.fusion import BoardSeen, fuse
 from referee.session import AMBER, Calls, Referee
 
@@ -51,6 +51,12 @@ COMMANDS = (
     "score",
     "quit",
 )
+
+
+def table_leds(leds: dict[Place, str]) -> dict[int | str, str]:
+    """The referee's lit places as :func:`referee.table.led_frame` takes them today (points 1..24,
+    ``"bar"``, ``"off"``); goes when ``led_frame`` takes a :class:`~board_rules.Place`."""
+    return {p.number if p.is_point else ("bar" if p.kind is PlaceKind.BAR else "off"): c for p, c in leds.items()}
 
 
 class TableSession:
@@ -97,7 +103,7 @@ class TableSession:
         if self.link is not None:
             from referee.table import led_frame
 
-            self.link.send_leds(led_frame(calls.leds))
+            self.link.send_leds(led_frame(table_leds(calls.leds)))
         if self.panel is not None and calls.buzzer:
             self.panel.error_buzz()
         for s in calls.says:
@@ -116,10 +122,7 @@ class TableSession:
         except ValueError as exc:
             if seen is not None:  # the board's own reading is not a position yet
                 board = self.board_seen
-                heaps = [
-                    p if isinstance(p, int) else p[0]
-                    for p in (board.uncountable() if isinstance(board, BoardSeen) else ())
-                ]
+                heaps = list(board.uncountable() if isinstance(board, BoardSeen) else ())
                 if heaps and self.camera_seen is None:  # two heaps of a colour: the count of 15 cannot finish both
                     where = ", ".join(map(str, dict.fromkeys(heaps)))
                     self._say_once(
@@ -176,14 +179,14 @@ class TableSession:
                 sensed = counts_from_slots(
                     event.readings, event.slots_per_point, bar_slots=event.bar_slots, tray_slots=event.tray_slots
                 )
-                self.show(self.referee.conflict([p for p in sensed.uncertain if not like.pinned[p - 1]]))
+                self.show(self.referee.conflict([Place.point(p) for p in sensed.uncertain if not like.pinned[p - 1]]))
                 return
             self._board(seen)
         elif isinstance(event, Lift) and like is not None:
             if event.area is Area.POINT:
-                self.show(self.referee.lifted(event.number))
+                self.show(self.referee.lifted(Place.point(event.number)))
             elif event.area is Area.BAR:
-                self.show(self.referee.lifted("bar"))
+                self.show(self.referee.lifted(Place.bar(like.turn)))
 
     def _observation(self, obs) -> None:
         if obs is None:
@@ -288,7 +291,9 @@ class TableSession:
             elif name in ("double", "take", "pass", "beaver", "raccoon", "accept", "refuse", "hint"):
                 self.show(ref.button(name))
             elif name == "lift":
-                self.show(ref.lifted(rest if rest == "bar" else int(rest)))
+                mover = ref.position.turn if ref.position is not None else Side.WHITE
+                where = Place.bar(mover) if rest.strip().lower() == "bar" else Place.parse(rest)
+                self.show(ref.lifted(where))
             elif name == "board":
                 self._board(Position.from_json(rest) if rest.startswith("{") else Position.from_json(open(rest).read()))
             elif name == "score":

@@ -31,7 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from board_rules import Position, Roll, Side
+from board_rules import Place, PlaceKind, Position, Roll, Side
 from board_rules.legality import TurnTracker, board_diff, check
 from board_rules.match import MoneySession, TavliMatch
 from board_rules.movegen import SearchBudgetExceeded, legal_plays
@@ -58,11 +58,11 @@ RIGHT_HAND_HALF = {Side.WHITE: "right", Side.BLACK: "left"}
 
 @dataclass(frozen=True, slots=True)
 class Calls:
-    """What the referee wants shown now: ``leds`` maps places (1..24, ``"bar"``, ``"off"``)
+    """What the referee wants shown now: ``leds`` maps a :class:`~board_rules.Place`
     to a colour (red: wrong, green: may land / best play's target, blue: best play's
     source, amber: the sources disagree); ``buzzer`` sounds; ``says`` are the referee's words."""
 
-    leds: dict[int | str, str] = field(default_factory=dict)
+    leds: dict[Place, str] = field(default_factory=dict)
     buzzer: bool = False
     says: tuple[str, ...] = ()
 
@@ -79,7 +79,7 @@ class Referee:
         self.ready = False  # the board showed the game's start position
         self._tracker: TurnTracker | None = None
         self._last_good: Position | None = None
-        self._leds: dict[int | str, str] = {}
+        self._leds: dict[Place, str] = {}
         self._resign_level = 1
         self._cube_wrong: str | None = None  # what was said of a cube the camera sees out of place
 
@@ -206,7 +206,8 @@ class Referee:
     def _calls(self, says: list[str] | tuple[str, ...] = (), *, buzzer: bool = False) -> Calls:
         leds = dict(self._leds)
         if self._cube_wrong is not None:
-            leds.setdefault("bar", AMBER)  # the cube the camera sees is not where the game has it
+            # the cube the camera sees is not where the game has it: the bar between the halves
+            leds.setdefault(Place.bar(Side.WHITE), AMBER)
         return Calls(leds, buzzer, tuple(says))
 
     def _refuse(self, why: str) -> Calls:
@@ -272,8 +273,9 @@ class Referee:
 
     def conflict(self, points) -> Calls:
         """Checkers of both colours seen on ``points`` where no pin can explain them: a checker put on
-        a point that is not open to it (a blocked point, or any opposing checker where there is no hitting)."""
-        wrong = tuple(points)
+        a point that is not open to it (a blocked point, or any opposing checker where there is no hitting).
+        ``points`` are places (a :class:`~board_rules.Place` or a point number)."""
+        wrong = tuple(Place.parse(p) for p in points)
         if not wrong:
             return self._calls()
         self._leds = {w: RED for w in wrong}
@@ -370,8 +372,8 @@ class Referee:
             says.append(f"{self.on_roll.value} to roll")
         return self._calls(says)
 
-    def lifted(self, where: int | str) -> Calls:
-        """A checker lifted from ``where`` (white's point number or ``"bar"``): in teaching mode, light where it may land."""
+    def lifted(self, where: Place) -> Calls:
+        """A checker lifted from ``where`` (a point or the mover's bar): in teaching mode, light where it may land."""
         if not self.teach or self.phase != "play" or self._tracker is None:
             return self._calls()
         board = self._last_good or self.replay.position
@@ -499,7 +501,7 @@ class Referee:
         verdict = check(position, roll, seen)
         if not verdict.legal:
             expected = str(verdict.play) if verdict.play is not None else None
-            self._record(J.correction(side, roll, list(verdict.wrong), seen, expected))
+            self._record(J.correction(side, roll, [p.to_json() for p in verdict.wrong], seen, expected))
             self._leds = {w: RED for w in verdict.wrong}
             near = f"; the nearest legal play is {expected}" if expected else ""
             return self._calls(
@@ -578,12 +580,14 @@ def _one_checker_off(position: Position, roll: Roll, seen: Position, verdict) ->
     return ""
 
 
-def _held(position: Position, side: Side, where: int | str) -> int:
-    """How many of ``side``'s checkers ``where`` holds (a point, ``"bar"`` or ``"off"``)."""
-    if where in ("bar", "off"):
-        return (position.bar if where == "bar" else position.off)[0 if side is Side.WHITE else 1]
-    return position.count(side, int(where))
+def _held(position: Position, side: Side, where: Place) -> int:
+    """How many of ``side``'s checkers ``where`` holds (a point, or ``side``'s own bar or tray)."""
+    if where.is_point:
+        return position.count(side, where.number)
+    if where.side is not side:
+        return 0
+    return (position.bar if where.kind is PlaceKind.BAR else position.off)[0 if side is Side.WHITE else 1]
 
 
-def _more(now: Position, before: Position, side: Side, where: int | str) -> bool:
+def _more(now: Position, before: Position, side: Side, where: Place) -> bool:
     return _held(now, side, where) > _held(before, side, where)

@@ -6,11 +6,13 @@ import random
 import time
 from dataclasses import replace
 
-from board_rules import Position, Roll
+from board_rules import Place, Position, Roll, Side
 from board_rules.legality import TurnTracker, check
 from board_rules.movegen import legal_plays
 from tests.helpers import make
 from tests.positions import random_plakoto
+
+P = Place.point
 
 
 def moved(position, *moves):
@@ -34,7 +36,7 @@ def test_check_lights_exactly_the_points_that_differ_from_the_nearest_legal_play
     wrong = moved(s, (13, 7), (8, 2))
     verdict = check(s, Roll(6, 5), wrong)
     assert not verdict.legal
-    assert verdict.wrong == (2, 3)  # the checker on 2 belongs on 3 (13/7 8/3)
+    assert verdict.wrong == (P(2), P(3))  # the checker on 2 belongs on 3 (13/7 8/3)
     assert str(verdict.play) == "13/7 8/3"
 
 
@@ -75,24 +77,24 @@ def test_turn_tracker_landing_points_of_a_lifted_checker():
     s = Position.start("backgammon")
     t = TurnTracker(s, Roll(6, 5))
     # from 24: 18 (6) and 13 (both, through 18; 19 is black's point); from 13: 8, 7 and 2
-    assert t.landing_points(s, 24) == (13, 18)
-    assert t.landing_points(s, 13) == (2, 7, 8)
+    assert t.landing_points(s, P(24)) == (P(13), P(18))
+    assert t.landing_points(s, P(13)) == (P(2), P(7), P(8))
     # after 24/18, the same checker may go on to 13, the others play the 5
     half = moved(s, (24, 18))
-    assert t.landing_points(half, 18) == (13,)
-    assert t.landing_points(half, 8) == (3,)
+    assert t.landing_points(half, P(18)) == (P(13),)
+    assert t.landing_points(half, P(8)) == (P(3),)
 
 
 def test_turn_tracker_lights_nothing_off_the_way():
     s = Position.start("backgammon")
     t = TurnTracker(s, Roll(6, 5))
-    assert t.landing_points(moved(s, (24, 16)), 13) == ()
+    assert t.landing_points(moved(s, (24, 16)), P(13)) == ()
 
 
 def test_turn_tracker_landing_off():
     p = make("backgammon", {3: 1, 2: 1, 24: -15})
     t = TurnTracker(p, Roll(6, 5))
-    assert t.landing_points(p, 3) == ("off",)
+    assert t.landing_points(p, P(3)) == (Place.off(Side.WHITE),)
 
 
 def _mother_alone(position: Position) -> bool:

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from board_rules import Position, Roll, Side
+from board_rules import Place, Position, Roll, Side
 from board_rules.legality import board_diff
 from firmware_bridge.emulator import BoardEmulator
 from firmware_bridge.link import BoardLink
@@ -16,6 +16,7 @@ from referee.session import AMBER, Referee
 from tests.helpers import make
 
 START = Position.start("backgammon")
+P = Place.point
 OPENING = START.play("8/5 6/5", Roll(3, 1))
 REPLY = OPENING.play("24/18 13/11", Roll(6, 2))
 
@@ -178,14 +179,14 @@ def test_fusion_takes_each_point_from_the_source_that_sees_it_and_reports_disagr
     cam = list(board.points)
     cam[12] = 4  # the camera sees 4 on 13 where the board reads 5
     differ = fuse(board, board, (tuple(cam), board.bar, board.off))
-    assert differ.disagree == (13,) and differ.position == board
+    assert differ.disagree == (P(13),) and differ.position == board
     # a stack of 6 on 13 where the board's slots read only "at least 5": the camera's count is taken
     board_reads = Position.from_dict(
         {**board.to_dict(), "points": [-2, 0, 0, 0, 2, 4, 0, 2, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2]}
     )
     truth = [-2, 0, 0, 0, 2, 4, 0, 1, 0, 0, 0, -5, 6, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2]
     fused = fuse(board, board_reads, (tuple(truth), board.bar, board.off), board_uncertain=(13,))
-    assert fused.disagree == (8,)  # 8 is within the board's slots: a real disagreement, said, not guessed
+    assert fused.disagree == (P(8),)  # 8 is within the board's slots: a real disagreement, said, not guessed
     assert fuse(board, None, (board.points, board.bar, board.off)).source == "camera"
     assert fuse(board, board).source == "board"
 
@@ -200,7 +201,7 @@ def test_session_marks_points_where_board_and_camera_disagree_amber(tmp_path):
     shown = []
     session.show = shown.append
     session._board(START)
-    assert shown[-1].leds == {13: AMBER} and "disagree at 13" in shown[-1].says[-1]
+    assert shown[-1].leds == {P(13): AMBER} and "disagree at 13" in shown[-1].says[-1]
 
 
 def test_a_flood_of_snapshots_neither_holds_the_loop_nor_is_judged_one_by_one(tmp_path):
@@ -343,22 +344,22 @@ def test_fusion_finishes_heaps_the_board_counts_only_as_at_least():
     # the board reads the heap of 5 on 13 as "at least 4"
     points = list(START.points)
     points[12] = 4
-    board = BoardSeen(tuple(points), START.pinned, START.bar, START.off, {13: 4})
+    board = BoardSeen(tuple(points), START.pinned, START.bar, START.off, {P(13): 4})
     assert fuse(START, board).position == START  # alone, the count of 15 finishes white's one heap
     assert fuse(START, board, (START.points, START.bar, START.off)).position == START  # the camera counts it
     too_few = list(START.points)
     too_few[12] = 3
     fused = fuse(START, board, (tuple(too_few), START.bar, START.off))
-    assert fused.disagree == (13,) and fused.position == START  # fewer than the board's "at least": said
+    assert fused.disagree == (P(13),) and fused.position == START  # fewer than the board's "at least": said
     # two heaps of one colour: the count of 15 cannot split them, the camera can
     points[5] = 4
-    two = BoardSeen(tuple(points), START.pinned, START.bar, START.off, {13: 4, 6: 4})
+    two = BoardSeen(tuple(points), START.pinned, START.bar, START.off, {P(13): 4, P(6): 4})
     with pytest.raises(ValueError):
         fuse(START, two)
     assert fuse(START, two, (START.points, START.bar, START.off)).position == START
     # a heap in white's tray
     late = make("backgammon", {1: 6, 19: -15}, off=(9, 0))
-    tray = BoardSeen(late.points, late.pinned, late.bar, (7, 0), {("off", 0): 7})
+    tray = BoardSeen(late.points, late.pinned, late.bar, (7, 0), {Place.off(Side.WHITE): 7})
     assert fuse(late, tray).position == late
 
 
@@ -370,7 +371,7 @@ def test_a_point_the_camera_is_unsure_of_is_the_boards_and_not_a_disagreement():
     fused = fuse(START, START, (tuple(cam), START.bar, START.off), camera_confidence=unsure)
     assert fused.disagree == () and fused.position == START
     sure = fuse(START, START, (tuple(cam), START.bar, START.off), camera_confidence=[1.0] * 24)
-    assert sure.disagree == (19,)
+    assert sure.disagree == (P(19),)
 
 
 def test_heaped_checkers_on_the_emulated_board_are_counted_and_two_heaps_are_asked_to_be_laid_out(tmp_path):
@@ -554,10 +555,12 @@ def test_a_cube_the_camera_sees_out_of_place_keeps_the_bar_amber_and_is_said_onc
     cam.next = [seen("centre", 64), seen("centre", 64, x=1.0)]  # not moved yet; seen again a little apart
     session.pump(0.1)
     assert sum("the cube should be at white showing 2" in s for s in said) == 1
-    assert shown and shown[-1].leds.get("bar") == AMBER  # still amber after the board's call that follows
+    assert (
+        shown and shown[-1].leds.get(Place.bar(Side.WHITE)) == AMBER
+    )  # still amber after the board's call that follows
     cam.next = [seen("white", 2)]
     session.pump(0.1)
-    assert "bar" not in shown[-1].leds
+    assert Place.bar(Side.WHITE) not in shown[-1].leds
 
 
 def test_the_keyboard_resigns_for_either_side_and_play_takes_the_rule_options(tmp_path):

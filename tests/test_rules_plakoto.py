@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from board_rules import InvalidPositionError, Position, Roll, Side
+from board_rules import InvalidPositionError, Place, Position, Roll, Side
 from board_rules.legality import TurnTracker, check
 from board_rules.movegen import legal_plays
 from tests.helpers import make, plays
@@ -182,7 +182,7 @@ def test_pinning_the_mother_ends_the_turn_before_every_die_is_played():
     # followed checker by checker: the pin finishes the turn and nothing more may be played
     t = TurnTracker(p, roll)
     assert t.on_the_way(after) and t.is_complete(after)
-    assert all(t.landing_points(after, point) == () for point in range(1, 25))
+    assert all(t.landing_points(after, Place.point(point)) == () for point in range(1, 25))
 
 
 def test_plakoto_check_names_a_pin_made_and_released_on_the_way_by_the_plain_route():

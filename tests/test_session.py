@@ -5,13 +5,14 @@ import random
 
 import pytest
 
-from board_rules import Position, Roll, Side
+from board_rules import Place, Position, Roll, Side
 from board_rules.legality import board_diff
 from referee.journal import JournalError, MatchSpec, read_journal, resume
 from referee.players import choose
 from referee.session import AMBER, BLUE, GREEN, RED, Referee
 
 START = Position.start("backgammon")
+P = Place.point
 
 
 def _new(tmp_path, spec=None, **kw):
@@ -49,7 +50,7 @@ def test_setup_lights_the_wrong_points_until_the_board_is_right(tmp_path):
     assert ref.phase == "setup"
     wrong = Position.from_dict({**START.to_dict(), "points": [-2, 0, 0, 0, 1, 4] + list(START.points[6:])})
     calls = ref.board(wrong)
-    assert calls.leds == {5: RED, 6: RED} and ref.phase == "setup"
+    assert calls.leds == {P(5): RED, P(6): RED} and ref.phase == "setup"
     calls = ref.board(START)
     assert calls.leds == {} and ref.phase == "opening_roll"
     assert "each player throws one die" in calls.says[0]
@@ -70,7 +71,7 @@ def test_an_illegal_play_is_lit_recorded_as_a_correction_and_then_put_right(tmp_
     wrong = START.play("8/4 6/5", Roll(4, 1))  # a 4 played instead of the 3
     ref.board(wrong)
     calls = ref.button("end-turn")
-    assert calls.buzzer and set(calls.leds) == {4, 5} and all(c == RED for c in calls.leds.values())
+    assert calls.buzzer and set(calls.leds) == {P(4), P(5)} and all(c == RED for c in calls.leds.values())
     assert calls.says[0].endswith(
         "the nearest legal play is 8/5 6/5; one checker off it: white's checker on 4 belongs on 5"
     )
@@ -93,7 +94,7 @@ def test_a_board_no_legal_play_passes_through_is_lit_as_soon_as_it_is_seen(tmp_p
         {**START.to_dict(), "points": [-2, 1] + list(START.points[2:4]) + [1, 5, 0, 1] + list(START.points[8:])}
     )
     calls = ref.board(bad)  # another checker from 8 to 2: no legal play passes through it
-    assert calls.buzzer and 2 in calls.leds and set(calls.leds) <= {2, 8}
+    assert calls.buzzer and P(2) in calls.leds and set(calls.leds) <= {P(2), P(8)}
 
 
 def test_a_cocked_die_or_dice_outside_the_right_hand_board_are_thrown_again(tmp_path):
@@ -212,12 +213,12 @@ def test_a_resignation_accepted_ends_the_game_at_its_level(tmp_path):
 
 def test_teaching_lights_where_a_lifted_checker_may_land_and_the_best_play(tmp_path):
     ref = _ready(_new(tmp_path, teach=True), 3, 1)
-    calls = ref.lifted(8)
-    assert set(calls.leds) == {7, 5, 4} and set(calls.leds.values()) == {GREEN}
+    calls = ref.lifted(P(8))
+    assert set(calls.leds) == {P(7), P(5), P(4)} and set(calls.leds.values()) == {GREEN}
     calls = ref.button("hint")
-    assert calls.says[0] == "best play: 8/5 6/5" and calls.leds == {8: BLUE, 6: BLUE, 5: GREEN}
+    assert calls.says[0] == "best play: 8/5 6/5" and calls.leds == {P(8): BLUE, P(6): BLUE, P(5): GREEN}
     no_teach = _ready(Referee.new(tmp_path / "other.jsonl", MatchSpec("match", 3, "backgammon")), 3, 1)
-    assert no_teach.lifted(8).leds == {} and no_teach.button("hint").buzzer
+    assert no_teach.lifted(P(8)).leds == {} and no_teach.button("hint").buzzer
 
 
 def test_a_whole_tavli_match_to_3_completes_with_the_score_the_journal_replays_to(tmp_path):
@@ -261,7 +262,7 @@ def test_resumed_in_the_middle_of_a_turn_the_checkers_already_moved_stay_and_the
     ref.close()
     back = Referee.resume(tmp_path / "a" / "match.jsonl")
     astray = Position.from_dict({**START.to_dict(), "points": [-2, 1, 0, 0, 0, 5, 0, 2] + list(START.points[8:])})
-    assert back.board(astray).leds == {2: RED, 8: RED} and back.phase == "setup"  # 8/2 is no part of a 3-1
+    assert back.board(astray).leds == {P(2): RED, P(8): RED} and back.phase == "setup"  # 8/2 is no part of a 3-1
     calls = back.board(half)  # the checker moved 8/5 may stay: the turn goes on from there
     assert calls.leds == {} and back.phase == "play" and "already moved" in calls.says[0]
     back.board(START.play("8/5 6/5", Roll(3, 1)))
@@ -302,8 +303,8 @@ def test_undo_lights_how_to_put_the_board_back_as_the_turn_began_and_the_tracker
     points[4] += 1
     ref.board(Position.from_dict({**START.to_dict(), "points": points}))
     calls = ref.panel("undo_checker_move")
-    assert calls.leds == {5: BLUE, 8: GREEN} and "blue" in calls.says[0]
-    assert ref.phase == "play" and ref.panel("undo_play").leds == {5: BLUE, 8: GREEN}
+    assert calls.leds == {P(5): BLUE, P(8): GREEN} and "blue" in calls.says[0]
+    assert ref.phase == "play" and ref.panel("undo_play").leds == {P(5): BLUE, P(8): GREEN}
     ref.board(START)  # put back
     assert "as the turn began" in ref.panel("undo_play").says[0]
     ref.board(START.play("8/5 6/5", Roll(3, 1)))
@@ -325,7 +326,7 @@ def test_undo_of_a_hit_lights_the_bar_to_lift_from_and_the_hit_point_amber(tmp_p
     )
     ref.board(hit)
     calls = ref.panel("undo_play")
-    assert calls.leds["bar"] == BLUE and AMBER in calls.leds.values() and "hit checker" in calls.says[0]
+    assert calls.leds[Place.bar(Side.WHITE)] == BLUE and AMBER in calls.leds.values() and "hit checker" in calls.says[0]
     assert all(board_diff(before, hit)) and set(calls.leds) == set(board_diff(before, hit))
 
 
@@ -374,7 +375,7 @@ def test_the_hint_of_a_hitting_play_lights_the_bar_amber_not_as_a_landing_point(
     ref.board(before)
     calls = ref.button("hint")
     assert calls.says[0].startswith("best play: 8/4* 6/4") and "amber" in calls.says[0]
-    assert calls.leds == {8: BLUE, 6: BLUE, 4: GREEN, "bar": AMBER}
+    assert calls.leds == {P(8): BLUE, P(6): BLUE, P(4): GREEN, Place.bar(Side.BLACK): AMBER}
 
 
 @pytest.mark.parametrize(
@@ -391,7 +392,7 @@ def test_every_variant_is_set_up_with_the_wrong_points_lit_and_opens_as_its_rule
     points[src] -= 1
     points[dst] += 1
     calls = ref.board(Position.from_dict({**start.to_dict(), "points": points}))
-    assert calls.leds == {src + 1: RED, dst + 1: RED} and ref.phase == "setup"
+    assert calls.leds == {P(src + 1): RED, P(dst + 1): RED} and ref.phase == "setup"
     assert "each player throws one die" in ref.board(start).says[0]
     assert "a tie" in ref.opening(4, 4).says[0] and ref.phase == "opening_roll"
     starter, dice = find_variant(variant).opening(2, 5)
