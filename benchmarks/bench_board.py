@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from board_rules import Position  # noqa: E402
 from firmware_bridge.cli_board import COLOURS  # noqa: E402
-from firmware_bridge.emulator import LED_COUNT, BoardEmulator  # noqa: E402
+from firmware_bridge.emulator import BoardEmulator  # noqa: E402
+from firmware_bridge.leds import LED_COUNT  # noqa: E402
 from firmware_bridge.link import BoardLink  # noqa: E402
 from firmware_bridge.protocol import Led, LedFrame, Put  # noqa: E402
 

@@ -17,19 +17,18 @@ import threading
 import time
 from typing import TextIO
 
-from board_rules import Position, Side, find_variant
+from board_rules import Place, Position, Side, find_variant
 from board_rules.errors import TavliError
-from firmware_bridge.emulator import LED_COUNT, BoardEmulator
+from firmware_bridge import leds
+from firmware_bridge.emulator import BoardEmulator
 from firmware_bridge.link import BoardLink, LinkEvent
 from firmware_bridge.protocol import Led, LedFrame, Snapshot
 from firmware_bridge.sensing import counts_from_slots
 
+# what ``led PLACES COLOUR`` lights: the referee's colours (firmware_bridge.leds), off and white
 COLOURS = {
     "off": (0, 0, 0),
-    "red": (255, 0, 0),
-    "green": (0, 255, 0),
-    "blue": (0, 0, 255),
-    "amber": (255, 140, 0),
+    **{name: (led.red, led.green, led.blue) for name, led in leds.COLOURS.items()},
     "white": (255, 255, 255),
 }
 
@@ -62,6 +61,20 @@ def _point(text: str) -> int | str:
     if text.isdigit() and 1 <= int(text) <= 24:
         return int(text)
     raise ScriptError(f"a point is 1..24, bar or off, not {text!r}")
+
+
+_TRAYS = {"off": Place.off(Side.WHITE), "off-w": Place.off(Side.WHITE), "off-b": Place.off(Side.BLACK)}
+
+
+def _led_place(text: str) -> Place:
+    """A place in an LED command: 1..24, bar, off-w or off-b (``off`` alone is white's tray)."""
+    if text == "bar":
+        return Place.bar(Side.WHITE)  # the one bar LED
+    if text in _TRAYS:
+        return _TRAYS[text]
+    if text.isdigit() and 1 <= int(text) <= 24:
+        return Place.point(int(text))
+    raise ScriptError(f"an LED's place is 1..24, bar, off-w or off-b, not {text!r}")
 
 
 def run_script_line(emulator: BoardEmulator, line: str, out: TextIO) -> None:
@@ -135,17 +148,14 @@ def emulate(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 
 def parse_led_command(line: str) -> LedFrame:
-    """``led 13 red``, ``led 13,14 amber``, ``leds off`` to a whole LED frame."""
+    """``led 13 red``, ``led 13,bar,off-b amber``, ``leds off`` to a whole LED frame; raises :class:`ScriptError`."""
     words = line.split()
     if words == ["leds", "off"]:
-        return LedFrame(tuple(Led() for _ in range(LED_COUNT)))
+        return LedFrame(tuple(Led() for _ in range(leds.LED_COUNT)))
     if len(words) == 3 and words[0] == "led" and words[2] in COLOURS:
         r, g, b = COLOURS[words[2]]
-        lit = set()
-        for part in words[1].split(","):
-            p = _point(part)
-            lit.add(24 if p == "bar" else 25 if p == "off" else p - 1)
-        return LedFrame(tuple(Led(r, g, b) if i in lit else Led() for i in range(LED_COUNT)))
+        lit = {leds.led_index(_led_place(part)) for part in words[1].split(",")}
+        return LedFrame(tuple(Led(r, g, b) if i in lit else Led() for i in range(leds.LED_COUNT)))
     raise ScriptError(f"LED commands are 'led POINTS COLOUR' or 'leds off', not {line.strip()!r}")
 
 

@@ -22,6 +22,7 @@ from dataclasses import replace
 
 from firmware_bridge.emulator_checkers import EmulatedCheckers, side_sign
 from firmware_bridge.emulator_pty import PtyPort
+from firmware_bridge.leds import LED_COUNT
 from firmware_bridge.protocol import (
     POINTS,
     PROTOCOL_MAJOR,
@@ -59,9 +60,8 @@ from firmware_bridge.sensing import (
     stack_field,
 )
 
-__all__ = ["BoardEmulator", "LED_COUNT", "CAL_MAX_OFFSET"]
+__all__ = ["BoardEmulator", "CAL_MAX_OFFSET"]
 
-LED_COUNT = POINTS + 3  # points 1..24, bar, white's tray, black's tray
 CAL_MAX_OFFSET = 900  # 0.01 mT: ZERO_EMPTY fails if a sensor reads more than this (a checker is on)
 CALIBRATE_S = 0.16  # ZERO_EMPTY averages 8 scans of about 19 ms (SENSING.md)
 ERROR_REPORT_S = 1.0  # ERROR CORRUPT_FRAMES at most once a second

@@ -11,31 +11,39 @@ from __future__ import annotations
 
 import queue
 import time
+from collections.abc import Mapping
 
-from board_rules import Position
+from board_rules import Place, Position, Side
 from board_rules.errors import TavliError
-from firmware_bridge.emulator import LED_COUNT, BoardEmulator
+from firmware_bridge import leds
+from firmware_bridge.emulator import BoardEmulator
+from firmware_bridge.leds import COLOURS
 from firmware_bridge.link import BoardLink
-from firmware_bridge.protocol import Led, LedFrame, Snapshot
+from firmware_bridge.protocol import LedFrame, Snapshot
 from firmware_bridge.sensing import counts_from_slots
 from referee.fusion import BoardSeen
 
-RED = Led(255, 0, 0)
-DARK = Led()
+__all__ = ["COLOURS", "EmulatedTable", "TableError", "led_frame", "observed_position", "read_board"]
+
+# the referee's keys before board_rules.Place: "off" was white's tray (black's was never lit)
+_OLD_KEYS = {"bar": Place.bar(Side.WHITE), "off": Place.off(Side.WHITE)}
 
 
-COLOURS = {"red": Led(255, 0, 0), "green": Led(0, 255, 0), "blue": Led(0, 0, 255), "amber": Led(255, 140, 0)}
-_LED_INDEX = {"bar": 24, "off": 25}
+def _place(where) -> Place:
+    """A :class:`~board_rules.Place`, or an old key (1..24, ``"bar"``, ``"off"``), as a place."""
+    if isinstance(where, str) and where in _OLD_KEYS:
+        return _OLD_KEYS[where]
+    return Place.parse(where)
 
 
-def led_frame(leds: dict) -> LedFrame:
-    """The board's LED frame for the referee's calls: places (1..24, ``"bar"``, ``"off"``) to colour names; the rest dark."""
-    out = [DARK] * LED_COUNT
-    for where, colour in leds.items():
-        i = _LED_INDEX.get(where, where - 1 if isinstance(where, int) else None)
-        if i is not None and 0 <= i < LED_COUNT:
-            out[i] = COLOURS.get(colour, Led(255, 255, 255))
-    return LedFrame(tuple(out))
+def led_frame(colours: Mapping) -> LedFrame:
+    """The board's LED frame for the referee's calls (:func:`firmware_bridge.leds.led_frame`).
+
+    Keys are :class:`~board_rules.Place` values, or, until every caller passes places,
+    the old keys 1..24, ``"bar"`` and ``"off"`` (white's tray). Raises ``ValueError``
+    for an unknown colour or place.
+    """
+    return leds.led_frame({_place(where): colour for where, colour in colours.items()})
 
 
 class TableError(TavliError, RuntimeError):
@@ -120,20 +128,14 @@ class EmulatedTable:
             return last
         raise TableError(f"the board sent no snapshot within {self.timeout_s} s of a change")
 
-    def light(self, points) -> bool:
-        """Light ``points`` (white's numbers, ``"bar"``, ``"off"``) red and the rest dark."""
-        index = {"bar": 24, "off": 25}
-        lit = {index.get(p, p - 1 if isinstance(p, int) else -1) for p in points}
-        frame = LedFrame(tuple(RED if i in lit else DARK for i in range(LED_COUNT)))
-        return self.link.send_leds(frame)
+    def light(self, places) -> bool:
+        """Light ``places`` (:class:`~board_rules.Place` values, or old keys) red and the rest dark."""
+        return self.link.send_leds(led_frame(dict.fromkeys(places, "red")))
 
-    def lit_points(self) -> list[int | str]:
-        """The places the board shows lit now (from the emulator's LED frame)."""
+    def lit_points(self) -> list[Place]:
+        """The places the board shows lit now, from the emulator's LED frame (both bars if the bar's LED is)."""
         frame = self.emulator.led_frame
-        if frame is None:
-            return []
-        names: list[int | str] = list(range(1, 25)) + ["bar", "off", "off"]
-        return [names[i] for i, led in enumerate(frame.leds) if (led.red, led.green, led.blue) != (0, 0, 0)]
+        return [] if frame is None else leds.lit_places(frame)
 
     def close(self) -> None:
         self.link.stop()

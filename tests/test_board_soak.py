@@ -10,7 +10,8 @@ import time
 
 from board_rules import Position
 from firmware_bridge.cli_board import COLOURS
-from firmware_bridge.emulator import LED_COUNT, BoardEmulator
+from firmware_bridge.emulator import BoardEmulator
+from firmware_bridge.leds import LED_COUNT
 from firmware_bridge.link import BoardLink
 from firmware_bridge.protocol import Led, LedFrame, Snapshot
 from firmware_bridge.sensing import counts_from_slots

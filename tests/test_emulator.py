@@ -8,7 +8,8 @@ import pytest
 import serial
 
 from board_rules import Position
-from firmware_bridge.emulator import LED_COUNT, BoardEmulator
+from firmware_bridge.emulator import BoardEmulator
+from firmware_bridge.leds import LED_COUNT
 from firmware_bridge.protocol import (
     PROTOCOL_MAJOR,
     Ack,
