@@ -2,7 +2,7 @@
 
 Owns a specialised move generator for variants that hit and have no pins, no blocks
 and no restrictions on leaving a point (``variant.hits and not variant.pins``). It
-returns exactly what :func:`board_rules.movegen._search_side` returns for them: per
+returns exactly what :func:`board_rules.movegen.search_side` returns for them: per
 distinct final board the checker moves of the first path found in the same search
 order, and the most dice played. The generic search stays the reference for every
 variant; ``tests/test_fastgen.py`` holds the two to the same answers.

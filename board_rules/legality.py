@@ -3,7 +3,7 @@
 Owns :func:`check` (a finished turn) and :class:`TurnTracker` (a turn being made:
 whether the board is on the way to some legal play, and where a lifted checker
 may land). The referee asks these; it never decides a rule itself. Imports
-:mod:`board_rules.movegen` and :mod:`board_rules.reach`; nothing outside
+:mod:`board_rules.moves`, :mod:`board_rules.movegen` and :mod:`board_rules.reach`; nothing outside
 ``board_rules``.
 
 Places are :class:`~board_rules.places.Place`: a point in white's numbering, a side's bar or tray.
@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from board_rules.errors import IllegalPlayError
-from board_rules.movegen import Board, SearchBudgetExceeded, _moves, apply_moves, legal_results
+from board_rules.movegen import SearchBudgetExceeded, legal_results
+from board_rules.moves import Board, apply_moves, play_of
 from board_rules.notation import Play, Roll
 from board_rules.places import PLACES, Place
 from board_rules.position import Position
@@ -84,10 +85,6 @@ def _places(indices) -> tuple[Place, ...]:
     return tuple(PLACES[i] for i in indices)
 
 
-def _play(legs) -> Play:
-    return Play(_moves(legs[0]), tuple(_moves(leg) for leg in legs[1:]))
-
-
 def _after(before: Position, after: Position) -> Position:
     """``after``'s board with the turn passed and the mover's roll counted."""
     si = 0 if before.turn is Side.WHITE else 1
@@ -106,7 +103,7 @@ def check(before: Position, roll: Roll, after: Position) -> CheckResult:
     """
     legs = find_play(before, roll, after)
     if legs is not None:
-        return CheckResult(True, _play(legs), (), _after(before, after))
+        return CheckResult(True, play_of(legs), (), _after(before, after))
     return _nearest(before, roll, after)
 
 
@@ -133,7 +130,7 @@ def _nearest(before: Position, roll: Roll, after: Position) -> CheckResult:
     rolls = list(before.rolls)
     rolls[si] += 1
     nearest = final.to_position(before, final_side, before.turn.other, (rolls[0], rolls[1]))
-    return CheckResult(False, _play(legs), _places(diff), nearest, exhaustive)
+    return CheckResult(False, play_of(legs), _places(diff), nearest, exhaustive)
 
 
 def _some_results(before: Position, roll: Roll):

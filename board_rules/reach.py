@@ -4,7 +4,7 @@ Owns the search behind :func:`board_rules.legality.check` for a *legal* result.
 Listing every play of an escalated gul-bara double (up to 24 checker moves) can
 mean tens of thousands of positions; asking whether one observed board is among
 them need not. The search walks the same single checker moves as
-:mod:`board_rules.movegen` (its ``_Search.try_move``), pruning every board from
+:mod:`board_rules.moves` (:meth:`~board_rules.moves.CheckerMoves.try_move`), pruning every board from
 which the target cannot be reached:
 
 * checkers only move forward, so for every point ``x`` the mover must still have
@@ -20,12 +20,12 @@ as in :mod:`board_rules.movegen`), and a single die must be the larger one when
 only one can be played. In plakoto the play is named by a route with the fewest
 pins, as movegen names it. Gul-bara's passed numbers are followed leg by leg, each
 leg pruned against its own side's target.
-Imports :mod:`board_rules.movegen`; nothing outside ``board_rules``.
+Imports :mod:`board_rules.moves`; nothing outside ``board_rules``.
 """
 
 from __future__ import annotations
 
-from board_rules.movegen import Board, _board_from_key, _Search
+from board_rules.moves import Board, CheckerMoves
 from board_rules.notation import Roll
 from board_rules.position import Position
 from board_rules.side import Side
@@ -42,7 +42,7 @@ class _Walker:
     """Depth-first walks over one side's checker moves for one dice sequence."""
 
     def __init__(self, variant: Variant, board: Board, head_limit: int) -> None:
-        self.s = _Search(variant, board, head_limit)
+        self.s = CheckerMoves(variant, board, head_limit)
         self.b = board
         self.v = variant
 
@@ -70,7 +70,7 @@ class _Walker:
                 u = s.try_move(src, d)
                 if u is None:
                     continue
-                if u[3] and u[1] == 1 and s._mother_pin_ends():
+                if u[3] and u[1] == 1 and s.mother_pin_ends():
                     s.undo(u)
                     best = n
                     return True
@@ -302,7 +302,7 @@ class _Walker:
                         s.undo(u)
                         continue
                 moves.append((src, u[1], u[2] or u[3]))
-                if u[3] and u[1] == 1 and s._mother_pin_ends():
+                if u[3] and u[1] == 1 and s.mother_pin_ends():
                     # the game ends here: a complete play only if it is the wanted end
                     k = b.key()
                     if (target is None or not exact or k == target_key) and k not in ends:
@@ -344,7 +344,7 @@ def _backward(start: Board, target: Board, dice, rules: tuple[Variant, int, int]
     variant's own limits (the start rule, primes). Without ``rules`` those are left to
     the caller, which replays the path forwards. With ``rules`` (the variant, its head
     limit, the checkers on the head when the turn began) every move back is also
-    checked forwards, by movegen's ``try_move`` on the board the move starts from, so
+    checked forwards, by :meth:`~board_rules.moves.CheckerMoves.try_move` on the board the move starts from, so
     those limits hold all along the path. The last dice are the largest in gul-bara's
     escalation, so this direction prunes far sooner. Returns the forward moves, or ``None``.
     """
@@ -357,7 +357,7 @@ def _backward(start: Board, target: Board, dice, rules: tuple[Variant, int, int]
     forward = None
     if rules is not None:
         # a forward search on this very list: try_move sees the board before each move back
-        forward = _Search(rules[0], Board(me, list(opp), None, start.opp_off), rules[1])
+        forward = CheckerMoves(rules[0], Board(me, list(opp), None, start.opp_off), rules[1])
         forward.head_start = rules[2]
     off0 = start.me[0]
     # crossing[x]: checkers that the first dice must carry from x or behind to below x
@@ -513,7 +513,7 @@ def _legs(v: Variant, board: Board, side: Side, dice: tuple[int, ...], best: int
     pins = board.pins is not None
     ends = _Walker(v, board, 15).paths(dice[:best], best, target, limit=10**9, exact=False)
     for moves, key in ends:
-        b = _board_from_key(key, pins, board.opp_off)
+        b = Board.from_key(key, pins, board.opp_off)
         rest = dice[best:]
         other = side.other
         ob = b.flipped(v)
@@ -608,7 +608,7 @@ class LazyTurn:
                     break
                 undo.append(u)
                 at = u[1]
-                ended = u[3] and at == 1 and w.s._mother_pin_ends()
+                ended = u[3] and at == 1 and w.s.mother_pin_ends()
                 if ended or self._can_finish(board, seq, k + 1):
                     found.add(at)
                 if ended:
@@ -635,7 +635,7 @@ def sample_results(before: Position, roll: Roll, limit: int = SAMPLE_LIMIT):
         if forced and seq[0] != forced:
             continue
         for moves, key in _Walker(v, Board.of(before), head).paths(seq, best, None, limit=limit):
-            board = _board_from_key(key, pins, start.opp_off)
+            board = Board.from_key(key, pins, start.opp_off)
             if passes and 0 < best < len(seq):
                 for legs, final, fs in _sample_cascade(v, board, side, tuple(seq[best:]), limit):
                     out.append(((moves,) + legs, final, fs))
@@ -655,7 +655,7 @@ def _sample_cascade(v: Variant, board: Board, side: Side, remaining: tuple[int, 
         yield (), board, side
         return
     for moves, key in _Walker(v, ob, 15).paths(remaining, best, None, limit=limit):
-        b = _board_from_key(key, ob.pins is not None, ob.opp_off)
+        b = Board.from_key(key, ob.pins is not None, ob.opp_off)
         if best < len(remaining):
             for legs, final, fs in _sample_cascade(v, b, side.other, remaining[best:], limit):
                 yield ((moves,) + legs), final, fs

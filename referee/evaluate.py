@@ -31,8 +31,9 @@ import random
 from dataclasses import dataclass
 from types import ModuleType
 
-from board_rules import CheckerMove, Play, Position, Roll, Side
-from board_rules.movegen import Board, SearchBudgetExceeded, legal_plays, legal_results
+from board_rules import Play, Position, Roll, Side
+from board_rules.movegen import SearchBudgetExceeded, legal_plays, legal_results
+from board_rules.moves import Board, CheckerMoves, play_of
 from board_rules.reach import sample_results
 
 GNUBG_VARIANTS = ("backgammon", "portes")
@@ -70,11 +71,6 @@ def _rolls_after(position: Position) -> tuple[int, int]:
     return rolls[0], rolls[1]
 
 
-def _play_of(legs) -> Play:
-    moves = [tuple(CheckerMove(s, d, h) for s, d, h in leg) for leg in legs]
-    return Play(moves[0], tuple(moves[1:]))
-
-
 def _sampled(position: Position, roll: Roll, limit: int) -> list[tuple[Play, Position]]:
     """Up to ``limit`` legal plays found depth-first (:func:`board_rules.reach.sample_results`)."""
     side = position.turn
@@ -85,7 +81,7 @@ def _sampled(position: Position, roll: Roll, limit: int) -> list[tuple[Play, Pos
         after = final.to_position(position, final_side, side.other, rolls)
         if after not in seen:
             seen.add(after)
-            out.append((_play_of(legs), after))
+            out.append((play_of(legs), after))
     return out
 
 
@@ -126,23 +122,17 @@ def random_play(position: Position, roll: Roll, rng: random.Random) -> tuple[Pla
     return options[rng.randrange(len(options))]
 
 
-def _copy(b: Board) -> Board:
-    return Board(list(b.me), list(b.opp), None if b.pins is None else list(b.pins), b.opp_off)
-
-
 def _beam(position: Position, roll: Roll) -> list[tuple[Play, Position]]:
     """Plays built one checker move at a time, keeping the :data:`BEAM_WIDTH` best boards after each die.
 
     Each checker move is made by the rules' own single-move generator
-    (``board_rules.movegen._Search.try_move``: where a checker may land, the start and
+    (:class:`board_rules.moves.CheckerMoves`: where a checker may land, the start and
     head rules, forbidden primes), and only paths that play every die are kept, so every
     result is a legal play (playing all the dice is always the most that can be played).
     A beam that runs out of moves early is dropped: whether numbers then pass to the
     opponent is the rules' business. Not used for plakoto, where a pinned mother can end
     a play early.
     """
-    from board_rules.movegen import _Search
-
     v = position.variant
     if v.pins:
         return []
@@ -157,17 +147,16 @@ def _beam(position: Position, roll: Roll) -> list[tuple[Play, Position]]:
         for d in seq:
             nxt: dict[bytes, tuple[Board, tuple]] = {}
             for b, moves in beam:
-                work = _copy(b)
-                search = _Search(v, work, head)
+                work = b.copy()
+                search = CheckerMoves(v, work, head)
                 search.head_start = start.me[24]
-                sources = (25,) if work.me[25] else [i for i in range(24, 0, -1) if work.me[i]]
-                for src in sources:
+                for src in search.sources():
                     u = search.try_move(src, d)
                     if u is None:
                         continue
                     key = work.key()
                     if key not in nxt:
-                        nxt[key] = (_copy(work), moves + ((src, u[1], u[2] or u[3]),))
+                        nxt[key] = (work.copy(), moves + ((src, u[1], u[2] or u[3]),))
                     search.undo(u)
             if not nxt:
                 beam = []
@@ -176,7 +165,7 @@ def _beam(position: Position, roll: Roll) -> list[tuple[Play, Position]]:
         for b, moves in beam:
             after = b.to_position(position, side, side.other, rolls)
             if after not in found:
-                found[after] = _play_of([moves])
+                found[after] = play_of([moves])
     return [(play, after) for after, play in found.items()]
 
 
@@ -481,7 +470,7 @@ def _best_by_heuristic(position: Position, roll: Roll) -> list[tuple[Play, Posit
     for legs, final, final_side, after in top:
         if after is None:
             after = final.to_position(position, final_side, me.other, rolls)
-        out.append((_play_of(legs), after))
+        out.append((play_of(legs), after))
     out.sort(key=lambda pa: str(pa[0]))
     return out
 

@@ -1,7 +1,7 @@
 """The fast generator of the hitting games gives exactly the generic search's answer.
 
 :mod:`board_rules.fastgen` serves backgammon, portes and short nardy; the generic
-:class:`board_rules.movegen._Search` stays the reference (and keeps serving every
+:func:`board_rules.movegen.generic_search_side` stays the reference (and keeps serving every
 other variant), so both are run on the same random positions and compared: the same
 resulting boards, the same number of dice played, the same play text per board.
 """
@@ -14,7 +14,8 @@ import pytest
 
 from board_rules import Play, find_variant
 from board_rules.fastgen import handles
-from board_rules.movegen import Board, _generic_search_side, _moves, _search_side
+from board_rules.movegen import generic_search_side, search_side
+from board_rules.moves import Board, checker_moves
 from tests.helpers import make, plays
 from tests.positions import random_backgammon
 
@@ -22,15 +23,15 @@ HITTING = ("backgammon", "portes", "short-nardy")
 
 
 def _texts(results: dict) -> dict[bytes, str]:
-    return {key: str(Play(_moves(moves))) for key, (moves, _) in results.items()}
+    return {key: str(Play(checker_moves(moves))) for key, (moves, _) in results.items()}
 
 
 def _both(position, d1: int, d2: int):
     v = position.variant
     seqs = v.dice_sequences(d1, d2, 0)
-    fast, fast_best, search = _search_side(v, Board.of(position), seqs, 15)
+    fast, fast_best, search = search_side(v, Board.of(position), seqs, 15)
     assert search is None  # really the fast path
-    slow, slow_best, _ = _generic_search_side(v, Board.of(position), seqs, 15)
+    slow, slow_best, _ = generic_search_side(v, Board.of(position), seqs, 15)
     return (fast, fast_best), (slow, slow_best)
 
 
