@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from board_rules import Position, Side, find_variant
+from vision.board import BOARD_HEIGHT_MM, BOARD_WIDTH_MM, GEOMETRY, checker_slot
 from vision.calibrate import (
     CalibrationError,
     Geometry,
@@ -23,15 +24,7 @@ from vision.rectify import (
     point_rect_mm,
     rectify,
 )
-from vision.render import (
-    BOARD_HEIGHT_MM,
-    BOARD_STYLES,
-    BOARD_WIDTH_MM,
-    CHECKER_STYLES,
-    GEOMETRY,
-    checker_slot,
-    render,
-)
+from vision.render import BOARD_STYLES, CHECKER_STYLES, render
 
 START = Position.start("backgammon")
 POINT_CENTRES = [(p.centre_x, (p.base_y + p.tip_y) / 2) for p in GEOMETRY.points]
@@ -251,6 +244,6 @@ def test_marker_sheet_holds_the_four_markers_at_the_layouts_size():
     found = detect_markers(sheet)
     assert sorted(found) == [0, 1, 2, 3]
     side_px = np.linalg.norm(found[0][1] - found[0][0])
-    from vision.render import MARKER_SIZE_MM
+    from vision.board import MARKER_SIZE_MM
 
     assert abs(side_px / (300 / 25.4) - MARKER_SIZE_MM) < 0.5

@@ -11,12 +11,13 @@ from board_rules import Position, Side
 from board_rules.errors import InvalidPositionError
 from board_rules.ids import position_id
 from referee.cli import main
+from vision.board import FIELD_Y0, FIELD_Y1, LEFT_X0, RIGHT_X1
 from vision.checkers import CheckerReading
 from vision.config import ConfigError
 from vision.find_board import BoardNotFoundError, FieldConfig, FieldFit, find_field
 from vision.observe import DieObservation, Observation
 from vision.read_photo import gnubg_id
-from vision.render import FIELD_Y0, FIELD_Y1, LEFT_X0, RIGHT_X1, render
+from vision.render import render
 
 START = Position.start("backgammon")
 SIZE = (800, 600)

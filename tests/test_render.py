@@ -5,16 +5,8 @@ import numpy as np
 import pytest
 
 from board_rules import Position, Side, find_variant
-from vision.render import (
-    BOARD_STYLES,
-    CHECKER_STYLES,
-    GEOMETRY,
-    DieSpec,
-    checker_slot,
-    frames_of_game,
-    point_at,
-    render,
-)
+from vision.board import GEOMETRY, checker_slot, point_at
+from vision.render import BOARD_STYLES, CHECKER_STYLES, DieSpec, frames_of_game, render
 
 START = Position.start("backgammon")
 

@@ -13,11 +13,12 @@ import pytest
 
 from benchmarks import tournament_frames as tf
 from tests.positions import random_backgammon
+from vision.board import GEOMETRY, checker_slot
 from vision.calibrate import CalibrationError, Geometry, calibrate
 from vision.checkers import read_checkers
 from vision.gate import learned_samples
 from vision.profile import ProfileError, find_profile, layout
-from vision.render import GEOMETRY, checker_slot, render
+from vision.render import render
 
 needs_frames = pytest.mark.skipif(not tf.DATA.is_dir(), reason=f"{tf.DATA} is absent")
 

@@ -472,12 +472,12 @@ def test_board_edges_learned_from_the_start_tell_a_hand_from_a_clear_board():
 
 
 def test_the_median_of_each_row_is_numpys():
-    from vision.checkers import _median_rows
+    from vision.stats import median_rows
 
     rng = np.random.default_rng(7)
     for n in (1, 2, 3, 10, 11, 200, 201):
         values = rng.integers(0, 256, (3, n)).astype(np.uint8)
-        assert np.array_equal(_median_rows(values), np.median(values, axis=1))
+        assert np.array_equal(median_rows(values), np.median(values, axis=1))
 
 
 def test_an_observation_with_a_die_of_no_value_beside_one_with_a_value_has_a_key():

@@ -7,7 +7,7 @@ area), the running check that the camera has not been knocked, and the
 printable marker sheet. Markers are ``cv2.aruco.DICT_4X4_50`` ids 0..3 at the
 frame's corners as white sees the board: 0 top-left, 1 top-right,
 2 bottom-right, 3 bottom-left; their board-mm layout is the renderer's
-(:data:`vision.render.GEOMETRY`). A geometry names its board profile and home
+(:data:`vision.board.GEOMETRY`). A geometry names its board profile and home
 side (:mod:`vision.profile`; default ``rendered``, home right), whose layout
 gives the regions. Stages are functions ``(image, config) ->
 result``; only :meth:`Geometry.save`, :meth:`Geometry.load` and
@@ -30,9 +30,9 @@ import cv2
 import numpy as np
 
 from board_rules.errors import TavliError
+from vision.board import MARKER_IDS, MARKER_QUIET_MM, MARKER_SIZE_MM
 from vision.config import VisionConfig, default_config
 from vision.profile import DEFAULT_PROFILE, BoardProfile, Layout, ProfileError, layout
-from vision.render import MARKER_IDS, MARKER_QUIET_MM, MARKER_SIZE_MM
 
 FORMAT = "tavli-geometry/1"
 ARUCO_DICTIONARY = cv2.aruco.DICT_4X4_50
@@ -341,9 +341,9 @@ def knocked(drift_px: float | None, config: VisionConfig | None = None) -> bool:
 def marker_sheet(path: str | Path | None = None, *, dpi: int = 300) -> np.ndarray:
     """A printable A4 sheet (grey, ``dpi``) of the four markers with their ids and corners; written to ``path`` if given.
 
-    Each marker's black square is :data:`~vision.render.MARKER_SIZE_MM` wide (the
+    Each marker's black square is :data:`~vision.board.MARKER_SIZE_MM` wide (the
     size the board layout expects) inside a white margin of
-    :data:`~vision.render.MARKER_QUIET_MM`, with a dashed cut line; a 100 mm
+    :data:`~vision.board.MARKER_QUIET_MM`, with a dashed cut line; a 100 mm
     bar checks the print scale. The PNG carries its dpi. Raises OSError if the
     file cannot be written.
     """

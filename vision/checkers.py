@@ -36,11 +36,12 @@ import numpy as np
 
 from board_rules import Position
 from board_rules.errors import TavliError
+from vision import profile
 from vision.calibrate import Geometry
 from vision.config import VisionConfig, default_config
 from vision.profile import DEFAULT_PROFILE, Layout
-from vision.profile import layout as _layout
 from vision.rectify import board_rect_to_rectified, rectified_size, rectify
+from vision.stats import median_rows
 
 MAX_STACK = 15
 _ANGLES = 48
@@ -289,7 +290,9 @@ def _first_rims(lay: Layout) -> tuple[np.ndarray, np.ndarray]:
     return rim, (rim & valid).sum(axis=1)
 
 
-_stacked_samples(_layout())  # the renderer's board, every geometry's default: built at import, not on the first frame
+_stacked_samples(
+    profile.layout()
+)  # the renderer's board, every geometry's default: built at import, not on the first frame
 
 
 def _as_rendered(lay: Layout) -> bool:
@@ -370,7 +373,7 @@ def _disc_colour(lab: np.ndarray, centre_mm, ppm: float, radius_mm: float) -> np
     if at is None:
         return np.zeros(3, np.float32)
     ys, xs = at
-    return _median_rows(lab[ys, xs].T).astype(np.float32)
+    return median_rows(lab[ys, xs].T).astype(np.float32)
 
 
 @lru_cache(maxsize=1024)
@@ -388,19 +391,6 @@ def _disc_px(cx: float, cy: float, rad: float, shape: tuple[int, int]) -> tuple[
     return rows + y0, cols + x0
 
 
-def _median_rows(values: np.ndarray) -> np.ndarray:
-    """``np.median(values, axis=1)`` of a 2-D array (the mean of the two middle values of an even
-    count), found by one partial sort rather than np.median's general path."""
-    n = values.shape[1]
-    if n == 0:
-        return np.median(values, axis=1)
-    k = n // 2
-    if n % 2:
-        return np.partition(values, k, axis=1)[:, k].astype(np.float64)
-    part = np.partition(values, (k - 1, k), axis=1)
-    return (part[:, k - 1].astype(np.float64) + part[:, k]) / 2
-
-
 # ----------------------------------------------------------------- reading
 
 
@@ -414,7 +404,7 @@ class View:
     edges: np.ndarray
     ppm: float
     threshold: float
-    layout: Layout = field(default_factory=_layout)
+    layout: Layout = field(default_factory=profile.layout)
     frame: tuple[Geometry, np.ndarray] | None = None
 
     def bgr_near(self, centre_mm, radius_mm: float) -> np.ndarray:
@@ -749,7 +739,7 @@ def _top_colour(lab: np.ndarray, centre, ppm: float, ignore, diameter: float) ->
                 for x2, y2, r2 in ignore:
                     free &= np.hypot((xs + 0.5) / ppm - x2, (ys + 0.5) / ppm - y2) > r2
                 if free.sum() >= np.pi * (_TOP_MIN_FREE_MM * ppm) ** 2:
-                    return _median_rows(lab[ys[free], xs[free]].T).astype(np.float32)
+                    return median_rows(lab[ys[free], xs[free]].T).astype(np.float32)
             if d < 1e-6:
                 break
             ux, uy = (centre[0] - x) / d, (centre[1] - y) / d

@@ -27,8 +27,8 @@ import numpy as np
 
 from board_rules.errors import TavliError
 from vision import learned_dice
-from vision.checkers import _median_rows
 from vision.config import DICE_READERS, VisionConfig, default_config
+from vision.stats import median_rows
 
 
 class DiceImageError(TavliError, ValueError):
@@ -1245,7 +1245,7 @@ def _side_run(cfg: VisionConfig, image: np.ndarray, marks: np.ndarray, x: float,
     free = cv2.dilate(marks[y0:y1, x0:x1], np.ones((halo, halo), np.uint8)) == 0
     if free.sum() < 8:
         return 0
-    face = _median_rows(image[y0:y1, x0:x1][free].T).astype(np.float32) + 1.0
+    face = median_rows(image[y0:y1, x0:x1][free].T).astype(np.float32) + 1.0
     shaded = np.ones(32, bool)
     for k in np.linspace(cfg.dice_side_run_near, cfg.dice_side_run_far, 3):
         xs = np.round(x + k * die * _RUN_COS).astype(int)

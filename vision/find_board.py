@@ -46,11 +46,11 @@ import cv2
 import numpy as np
 
 from board_rules.errors import TavliError
+from vision.board import BOARD_HEIGHT_MM, BOARD_WIDTH_MM
 from vision.calibrate import CalibrationError, Geometry, calibrate
 from vision.config import DEFAULT_PATH, ConfigError, read_toml
 from vision.gate import static_samples
 from vision.profile import BoardProfile, Layout, ProfileError
-from vision.render import BOARD_HEIGHT_MM, BOARD_WIDTH_MM
 
 Point = tuple[float, float]
 Corners = tuple[Point, Point, Point, Point]

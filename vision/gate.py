@@ -22,9 +22,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vision.profile import Layout
-from vision.profile import layout as _layout
-from vision.render import CHECKER_DIAMETER_MM
+from vision.board import CHECKER_DIAMETER_MM
+from vision.profile import Layout, layout
 
 STATUSES = ("stable", "settling", "occluded", "board-not-found")
 _STEP_MM = 2.0
@@ -61,7 +60,7 @@ def _region_index(lay: Layout, pts: np.ndarray) -> np.ndarray:
 def static_samples(lay: Layout | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Board-mm points on a layout's own edges (triangle sides, the halves' borders; the renderer's
     board by default) and their region indices: the ``samples`` :func:`occlusion` takes."""
-    g = (lay or _layout()).geometry
+    g = (lay or layout()).geometry
     pts = []
     for p in g.points:
         base_l, base_r, tip = (p.x0 + 1, p.base_y), (p.x1 - 1, p.base_y), (p.centre_x, p.tip_y)
@@ -74,7 +73,7 @@ def static_samples(lay: Layout | None = None) -> tuple[np.ndarray, np.ndarray]:
         pts.append(_segment((x0, y0 + 1), (x0, y1 - 1)))
         pts.append(_segment((x1, y0 + 1), (x1, y1 - 1)))
     samples = np.concatenate(pts)
-    index = _region_index(lay or _layout(), samples)
+    index = _region_index(lay or layout(), samples)
     return samples[index >= 0], index[index >= 0]
 
 
@@ -104,7 +103,7 @@ def learned_samples(
     samples and their region indices on a layout (the renderer's board by default); an edge in no
     point's column and off the bar (a margin beside a half's outer points) is left out."""
     pts = np.asarray(board_edges, dtype=np.float64).reshape(-1, 2)
-    index = _region_index(lay or _layout(), pts)
+    index = _region_index(lay or layout(), pts)
     return pts[index >= 0], index[index >= 0]
 
 

@@ -1,21 +1,12 @@
 """Board profiles: the dimensions of a physical board, and the layout of points, bar and trays built from them.
 
-Owns :class:`BoardProfile` (a board's proportions in board mm, named; the
-``rendered`` profile is the renderer's board, :data:`vision.render.GEOMETRY`,
-and the default everywhere; others are ``[board_profile.<name>]`` tables of
-``vision/vision.toml``) and :class:`Layout` (a profile set up for play: which
-side of the field holds the home boards, so which point is white's 1). A
-calibrated geometry names its layout (:attr:`vision.calibrate.Geometry.layout`),
-and :mod:`vision.checkers`, :mod:`vision.gate` and :mod:`vision.observe` take
-every place from it, the cube's bar and size too.
-
-Board mm are as in :mod:`vision.render`: origin at the board's top-left outer
-corner as white sees it, x to white's right, y towards white. A profile
-measured on video without a scale has nominal mm (scaled so its checker has a
-stated diameter); only proportions matter to the pipeline. Every layout fits
-the renderer's canvas (``BOARD_WIDTH_MM`` x ``BOARD_HEIGHT_MM``), which is what
-:func:`vision.rectify.rectify` warps to. May import ``board_rules`` types; must
-not import ``firmware_bridge`` or ``referee``.
+Owns :class:`BoardProfile` (a board's proportions in board mm, named: ``rendered`` is the board
+of :mod:`vision.board` and the default; others are ``[board_profile.<name>]`` tables of
+``vision/vision.toml``) and :class:`Layout` (a profile set up for play: which side holds the home
+boards). A calibrated geometry names its layout and every stage takes its places from it. Board mm
+are :mod:`vision.board`'s; only proportions matter, and every layout fits the rectified canvas
+(``BOARD_WIDTH_MM`` x ``BOARD_HEIGHT_MM``). May import ``board_rules`` types; must not import
+``firmware_bridge`` or ``referee``.
 """
 
 from __future__ import annotations
@@ -27,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from board_rules.errors import TavliError
-from vision import render as _render
+from vision import board
+from vision.board import GEOMETRY, LAYER_ACROSS, LAYER_ALONG, BoardGeometry, PointRegion
 
 DEFAULT_PROFILE = "rendered"
 HOMES = ("right", "left")
@@ -52,19 +44,19 @@ class BoardProfile:
 
     name: str
     description: str = ""
-    border_mm: float = _render.BORDER_MM
-    point_width_mm: float = _render.POINT_WIDTH_MM
-    point_length_mm: float = _render.POINT_LENGTH_MM
+    border_mm: float = board.BORDER_MM
+    point_width_mm: float = board.POINT_WIDTH_MM
+    point_length_mm: float = board.POINT_LENGTH_MM
     point_margin_mm: float = 0.0
-    bar_width_mm: float = _render.BAR_WIDTH_MM
-    field_height_mm: float = _render.FIELD_HEIGHT_MM
+    bar_width_mm: float = board.BAR_WIDTH_MM
+    field_height_mm: float = board.FIELD_HEIGHT_MM
     tray_gap_mm: float = 0.0
-    tray_width_mm: float = _render.TRAY_WIDTH_MM
-    checker_diameter_mm: float = _render.CHECKER_DIAMETER_MM
-    checker_step_mm: float = _render.CHECKER_STEP_MM
-    checkers_per_row: int = _render.CHECKERS_PER_ROW
-    die_size_mm: float = _render.DIE_SIZE_MM
-    cube_size_mm: float = _render.CUBE_SIZE_MM
+    tray_width_mm: float = board.TRAY_WIDTH_MM
+    checker_diameter_mm: float = board.CHECKER_DIAMETER_MM
+    checker_step_mm: float = board.CHECKER_STEP_MM
+    checkers_per_row: int = board.CHECKERS_PER_ROW
+    die_size_mm: float = board.DIE_SIZE_MM
+    cube_size_mm: float = board.CUBE_SIZE_MM
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -93,10 +85,10 @@ class BoardProfile:
                 "shorter than half the field and checkers about as wide as a point"
             )
         w, h = self.board_size_mm
-        if w > _render.BOARD_WIDTH_MM + 1e-9 or h > _render.BOARD_HEIGHT_MM + 1e-9:
+        if w > board.BOARD_WIDTH_MM + 1e-9 or h > board.BOARD_HEIGHT_MM + 1e-9:
             raise ProfileError(
                 f"profile {self.name!r}: board {w:g} x {h:g} mm: expected at most "
-                f"{_render.BOARD_WIDTH_MM:g} x {_render.BOARD_HEIGHT_MM:g} (the rectified canvas; scale the nominal mm down)"
+                f"{board.BOARD_WIDTH_MM:g} x {board.BOARD_HEIGHT_MM:g} (the rectified canvas; scale the nominal mm down)"
             )
 
     @property
@@ -119,7 +111,7 @@ class BoardProfile:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-RENDERED = BoardProfile(DEFAULT_PROFILE, "the renderer's board (vision.render.GEOMETRY)")
+RENDERED = BoardProfile(DEFAULT_PROFILE, "the renderer's board (vision.board.GEOMETRY)")
 
 
 def load_profiles(path: str | Path = PROFILES_PATH) -> dict[str, BoardProfile]:
@@ -189,8 +181,8 @@ class Layout:
     profile: BoardProfile
     home: str
     geometry: (
-        _render.BoardGeometry
-    )  # points, bar, trays, halves (its point_at / half_at are the renderer's: use this class's)
+        BoardGeometry  # points, bar, trays, halves (its point_at / half_at are the rendered board's: use this class's)
+    )
     field: tuple[float, float, float, float]  # x0, y0, x1, y1
 
     @property
@@ -226,7 +218,7 @@ class Layout:
 
     def checker_slot(self, point: int, index: int) -> tuple[float, float, int]:
         """Board-mm centre and layer of the ``index``-th checker (0-based) stacked on ``point``
-        (as :func:`vision.render.checker_slot`, with the profile's row length: layer ``k`` holds
+        (as :func:`vision.board.checker_slot`, with the profile's row length: layer ``k`` holds
         ``checkers_per_row - k`` checkers, and at least one). Raises ValueError outside 1..24 or 0..14."""
         if not 1 <= point <= 24:
             raise ValueError(f"point: {point!r}: expected 1..24")
@@ -238,11 +230,9 @@ class Layout:
             layer += 1
         p = self.geometry.points[point - 1]
         along = (
-            self.profile.checker_diameter_mm / 2
-            + 0.5
-            + (_render._LAYER_ALONG[min(layer, 4)] + i) * self.profile.checker_step_mm
+            self.profile.checker_diameter_mm / 2 + 0.5 + (LAYER_ALONG[min(layer, 4)] + i) * self.profile.checker_step_mm
         )
-        return p.centre_x + _render._LAYER_ACROSS[min(layer, 4)], p.base_y + p.direction * along, layer
+        return p.centre_x + LAYER_ACROSS[min(layer, 4)], p.base_y + p.direction * along, layer
 
 
 @lru_cache(maxsize=16)
@@ -258,8 +248,8 @@ def layout(profile: str | BoardProfile = DEFAULT_PROFILE, home: str = "right") -
         )
     prof = profile if isinstance(profile, BoardProfile) else find_profile(profile)
     if prof.name == DEFAULT_PROFILE and home == "right":
-        g = _render.GEOMETRY
-        return Layout(prof, home, g, (_render.LEFT_X0, _render.FIELD_Y0, _render.RIGHT_X1, _render.FIELD_Y1))
+        g = GEOMETRY
+        return Layout(prof, home, g, (board.LEFT_X0, board.FIELD_Y0, board.RIGHT_X1, board.FIELD_Y1))
     b, pw, m = prof.border_mm, prof.point_width_mm, prof.point_margin_mm
     left_x0 = b
     left_x1 = left_x0 + prof.half_width_mm
@@ -274,17 +264,17 @@ def layout(profile: str | BoardProfile = DEFAULT_PROFILE, home: str = "right") -
     for n in range(1, 25):
         if n <= 12:
             x0 = cols[n - 1]
-            regions.append(_render.PointRegion(n, x0, x0 + pw, y1, y1 - prof.point_length_mm))
+            regions.append(PointRegion(n, x0, x0 + pw, y1, y1 - prof.point_length_mm))
         else:
             x0 = cols[24 - n]
-            regions.append(_render.PointRegion(n, x0, x0 + pw, y0, y0 + prof.point_length_mm))
+            regions.append(PointRegion(n, x0, x0 + pw, y0, y0 + prof.point_length_mm))
     tx0 = right_x1 + prof.tray_gap_mm
     tx1 = tx0 + prof.tray_width_mm
     w, h = prof.board_size_mm
-    inset = (b - _render.MARKER_SIZE_MM) / 2 if b > _render.MARKER_SIZE_MM else 0.0
-    s = min(_render.MARKER_SIZE_MM, b)
+    inset = (b - board.MARKER_SIZE_MM) / 2 if b > board.MARKER_SIZE_MM else 0.0
+    s = min(board.MARKER_SIZE_MM, b)
     origins = [(inset, inset), (w - inset - s, inset), (w - inset - s, h - inset - s), (inset, h - inset - s)]
-    geometry = _render.BoardGeometry(
+    geometry = BoardGeometry(
         width=w,
         height=h,
         points=tuple(regions),

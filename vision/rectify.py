@@ -15,9 +15,9 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
+from vision.board import BOARD_HEIGHT_MM, BOARD_WIDTH_MM, GEOMETRY
 from vision.calibrate import Geometry
 from vision.config import VisionConfig, default_config
-from vision.render import BOARD_HEIGHT_MM, BOARD_WIDTH_MM, GEOMETRY
 
 
 def _ppm(px_per_mm: float | None, config: VisionConfig | None) -> float:
