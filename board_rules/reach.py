@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from board_rules.moves import Board, CheckerMoves
 from board_rules.notation import Roll
+from board_rules.orders import AnyOrder
 from board_rules.position import Position
 from board_rules.side import Side
 from board_rules.variants import Variant
@@ -538,7 +539,15 @@ class LazyTurn:
     def __init__(self, before: Position, roll: Roll) -> None:
         self.v, self.side, self.seqs, self.head, self.start, _ = _turn_setup(before, roll)
         self.before = before
+        self.roll = roll
         self.best, self.forced = _best(self.v, self.start, self.seqs, self.head)
+        self._any_order: AnyOrder | None = None
+
+    def any_order(self) -> AnyOrder:
+        """The boards of the legal plays made in any order (listed on first use)."""
+        if self._any_order is None:
+            self._any_order = AnyOrder(self.before, self.roll)
+        return self._any_order
 
     def _walker(self, board: Board) -> _Walker:
         w = _Walker(self.v, board, self.head)
@@ -584,15 +593,18 @@ class LazyTurn:
         return self._walker(b).max_depth(tuple(seq[j:]), need) >= need
 
     def on_the_way(self, observed: Position) -> bool:
-        return bool(self.stages(observed))
+        """Whether ``observed`` is on the way: a prefix of the dice, or a legal play made in another order."""
+        return bool(self.stages(observed)) or self.any_order().on_the_way(observed)
 
     def is_complete(self, observed: Position) -> bool:
         return any(j == self.best for _, j in self.stages(observed))
 
     def landing_points(self, observed: Position, src: int) -> set[int]:
         """Own points (0 = off) where a checker lifted from own point ``src`` may land now."""
-        found: set[int] = set()
         target = Board.of(observed, self.side)
+        if _mother_pinned_here(self.v, self.start, target):
+            return set()  # the game is over: nothing more is played
+        found = self.any_order().landing_points(observed, src)
         for seq, j in self.stages(observed):
             board = Board(
                 list(target.me), list(target.opp), None if target.pins is None else list(target.pins), target.opp_off
