@@ -3,8 +3,9 @@
 Owns :func:`export_mat` (the Jellyfish/gnubg match text format that gnubg, XG and
 other backgammon programs import), :func:`export_text` and :func:`export_json` (every
 variant), and :func:`export` (by format name). Each first replays the journal through
-the rules (:func:`referee.journal.replay`), so a journal with an illegal play is
-refused, never exported. Imports ``board_rules`` and :mod:`referee.journal`.
+the rules (:class:`referee.record.MatchRecord`), so a journal with an illegal play is
+refused, never exported. Each format is written from the events' JSON form. Imports
+``board_rules`` and the referee's journal, record and events.
 
 The ``.mat`` format, as gnubg writes it (``export.c``, ``ExportGameJF``) and reads it
 (``import.c``, ``ImportMat``): header lines starting ``;``, then `` N point match``
@@ -30,13 +31,17 @@ from datetime import datetime
 from typing import Any
 
 from board_rules import Position, Side
-from referee import journal as J
+from referee.errors import JournalError, JournalReplayError
+from referee.events import Event, Stamped
+from referee.journal import read_journal
+from referee.record import MatchRecord
+from referee.spec import MatchSpec
 
 FORMATS = ("mat", "txt", "json")
 MAT_VARIANTS = ("backgammon", "portes")
 
 
-class ExportError(J.JournalError):
+class ExportError(JournalError):
     """A journal that cannot be written in the format asked for (e.g. no backgammon game for ``.mat``)."""
 
 
@@ -63,7 +68,7 @@ class Game:
 class Record:
     """A journal read for export: the match, the players, the games and the result."""
 
-    spec: J.MatchSpec
+    spec: MatchSpec
     players: dict[str, str]
     started: str | None
     games: list[Game]
@@ -76,19 +81,20 @@ def _score(board) -> dict[str, int]:
     return {"white": board.points(Side.WHITE), "black": board.points(Side.BLACK)}
 
 
-def build_record(events: Iterable[dict[str, Any]], warning: str | None = None) -> Record:
+def build_record(events: Iterable[Stamped | Event], warning: str | None = None) -> Record:
     """The games of a journal's events, each play checked by the rules on the way.
 
     Raises :class:`referee.journal.JournalReplayError` for an event the rules refuse.
     """
-    r = J.Replay()
+    r = MatchRecord()
     games: list[Game] = []
     started = None
     match_end = None
-    for line, event in enumerate(events, start=1):
+    for line, item in enumerate(events, start=1):
+        event = item.to_dict()
         kind = event["type"]
         score_before = _score(r.scoreboard) if r.scoreboard is not None else None
-        r.apply(event, line)
+        r.apply(item, line)
         if kind == "match_start":
             started = event.get("time")
         elif kind == "game_start":
@@ -116,7 +122,7 @@ def build_record(events: Iterable[dict[str, Any]], warning: str | None = None) -
             elif kind == "game_end":
                 game.outcome = event["outcome"]
     if r.spec is None:
-        raise J.JournalReplayError("the journal is empty: no match_start")
+        raise JournalReplayError("the journal is empty: no match_start")
     return Record(r.spec, dict(r.players), started, games, match_end, _score(r.scoreboard), warning)
 
 
@@ -247,7 +253,7 @@ def export_mat(record: Record) -> str:
 # =============================================================================== plain text
 
 
-def _spec_text(spec: J.MatchSpec) -> str:
+def _spec_text(spec: MatchSpec) -> str:
     if spec.kind == "tavli":
         cycle = spec.order or (("portes", "plakoto", "fevga") + (("gul-bara",) if spec.with_gul_bara else ()))
         return f"tavli match to {spec.length} ({', '.join(cycle)})"
@@ -386,12 +392,12 @@ def export(path, fmt: str) -> str:
     """
     if fmt not in FORMATS:
         raise ExportError(f"format: {fmt!r} must be one of {list(FORMATS)}")
-    contents = J.read_journal(path)
+    contents = read_journal(path)
     try:
         record = build_record(contents.events, contents.warning)
         if fmt == "mat":
             return export_mat(record)
-    except J.JournalError as exc:
+    except JournalError as exc:
         raise exc.at(path) from None
     if fmt == "txt":
         return export_text(record)

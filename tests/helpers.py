@@ -43,3 +43,10 @@ def make(variant, points=None, *, turn="white", bar=(0, 0), off=None, pinned=Non
 def plays(position: Position, d1: int, d2: int) -> set[str]:
     """The set of legal play texts."""
     return {str(p) for p in position.legal_plays(Roll(d1, d2))}
+
+
+def journal_events(path) -> list[dict]:
+    """The journal's events as their JSON objects (what the file holds, line by line)."""
+    from referee.journal import read_journal
+
+    return [e.to_dict() for e in read_journal(path).events]

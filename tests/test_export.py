@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from board_rules import Position, Roll, Side
+from board_rules.cube import GameOutcome
 from board_rules.ids import position_id
 from referee import cli_record
+from referee import events as E
 from referee import journal as J
 from referee.export import (
     ExportError,
@@ -27,6 +29,8 @@ from referee.export import (
     export_text,
     final_position,
 )
+from referee.record import ResumeState
+from referee.spec import MatchSpec
 from tests.test_journal import record_match
 
 DATA = Path(__file__).parent / "data"
@@ -100,7 +104,7 @@ def _ids_either_turn(position: Position) -> set[str]:
     return {position_id(position.with_turn(Side.WHITE)), position_id(position.with_turn(Side.BLACK))}
 
 
-def _exported(tmp_path: Path, spec: J.MatchSpec, seed: int, **kw) -> tuple[Path, J.ResumeState, object]:
+def _exported(tmp_path: Path, spec: MatchSpec, seed: int, **kw) -> tuple[Path, ResumeState, object]:
     journal = tmp_path / "m.jsonl"
     record_match(journal, spec, seed, **kw)
     mat = tmp_path / "m.mat"
@@ -111,7 +115,7 @@ def _exported(tmp_path: Path, spec: J.MatchSpec, seed: int, **kw) -> tuple[Path,
 
 @pytest.mark.parametrize("seed", [8, 21, 33])
 def test_gnubg_imports_a_backgammon_match_with_our_score_and_final_board(tmp_path, gnubg, seed):
-    mat, state, record = _exported(tmp_path, J.MatchSpec("match", 5), seed, cube_rate=0.1, resign_rate=0.01)
+    mat, state, record = _exported(tmp_path, MatchSpec("match", 5), seed, cube_rate=0.1, resign_rate=0.01)
     seen = gnubg(mat)
     assert seen["problems"] == [], seen["output"][-2000:]
     assert seen["games"] == state.scoreboard.games_played
@@ -121,7 +125,7 @@ def test_gnubg_imports_a_backgammon_match_with_our_score_and_final_board(tmp_pat
 
 @pytest.mark.parametrize("stop", [40, 95, 150])
 def test_gnubg_reaches_our_board_in_the_middle_of_a_game(tmp_path, gnubg, stop):
-    mat, state, record = _exported(tmp_path, J.MatchSpec("match", 7), 5, stop_after=stop)
+    mat, state, record = _exported(tmp_path, MatchSpec("match", 7), 5, stop_after=stop)
     seen = gnubg(mat)
     assert seen["problems"] == [], seen["output"][-2000:]
     assert seen["position_id"] in _ids_either_turn(final_position(record))
@@ -130,7 +134,7 @@ def test_gnubg_reaches_our_board_in_the_middle_of_a_game(tmp_path, gnubg, stop):
 
 
 def test_gnubg_imports_a_money_session(tmp_path, gnubg):
-    mat, state, record = _exported(tmp_path, J.MatchSpec("money", variant="backgammon"), 13, games=3, cube_rate=0.15)
+    mat, state, record = _exported(tmp_path, MatchSpec("money", variant="backgammon"), 13, games=3, cube_rate=0.15)
     assert " 0 point match" in mat.read_text()
     seen = gnubg(mat)
     assert seen["problems"] == [], seen["output"][-2000:]
@@ -140,7 +144,7 @@ def test_gnubg_imports_a_money_session(tmp_path, gnubg):
 
 
 def test_gnubg_imports_the_portes_games_of_a_tavli_match_as_backgammon(tmp_path, gnubg):
-    mat, _, record = _exported(tmp_path, J.MatchSpec("tavli", 7), 3)
+    mat, _, record = _exported(tmp_path, MatchSpec("tavli", 7), 3)
     portes = [g for g in record.games if g.variant == "portes"]
     text = mat.read_text()
     assert len(portes) >= 2 and text.count(" Game ") == len(portes)
@@ -156,17 +160,17 @@ def test_gnubg_imports_the_portes_games_of_a_tavli_match_as_backgammon(tmp_path,
 def _small_match(path: Path) -> None:
     bg = Position.start("backgammon")
     with J.Journal.open(path) as jr:
-        jr.append(J.match_start(J.MatchSpec("match", 3), "Anna Maria", "Ni:kos"))
-        jr.append(J.game_start(1, bg, None))
-        jr.append(J.opening_roll(3, 1))
+        jr.append(E.match_start(MatchSpec("match", 3), "Anna Maria", "Ni:kos"))
+        jr.append(E.game_start(1, bg, None))
+        jr.append(E.opening_roll(3, 1))
         a = bg.with_turn(Side.WHITE).play("8/5 6/5", Roll(3, 1))
-        jr.append(J.play(Side.WHITE, Roll(3, 1), "8/5 6/5", bg.with_turn(Side.WHITE), a))
-        jr.append(J.roll(Side.BLACK, Roll(6, 4)))
+        jr.append(E.play(Side.WHITE, Roll(3, 1), "8/5 6/5", bg.with_turn(Side.WHITE), a))
+        jr.append(E.roll(Side.BLACK, Roll(6, 4)))
         b = a.play("24/18 13/9", Roll(6, 4))
-        jr.append(J.play(Side.BLACK, Roll(6, 4), "24/18 13/9", a, b))
-        jr.append(J.cube("double", Side.WHITE, 1))
-        jr.append(J.cube("pass", Side.BLACK, 1))
-        jr.append(J.game_end(J.GameOutcome(Side.WHITE, 1, "pass")))
+        jr.append(E.play(Side.BLACK, Roll(6, 4), "24/18 13/9", a, b))
+        jr.append(E.cube("double", Side.WHITE, 1))
+        jr.append(E.cube("pass", Side.BLACK, 1))
+        jr.append(E.game_end(GameOutcome(Side.WHITE, 1, "pass")))
 
 
 def test_mat_layout_follows_gnubg(tmp_path):
@@ -189,7 +193,7 @@ def test_mat_layout_follows_gnubg(tmp_path):
 
 def test_mat_refuses_a_journal_without_backgammon_or_portes(tmp_path):
     path = tmp_path / "m.jsonl"
-    record_match(path, J.MatchSpec("money", variant="plakoto"), 1, games=1)
+    record_match(path, MatchSpec("money", variant="plakoto"), 1, games=1)
     with pytest.raises(ExportError, match="backgammon and portes games only; this journal has \\['plakoto'\\]"):
         export(path, "mat")
 
@@ -202,7 +206,7 @@ def test_mat_refuses_a_journal_without_backgammon_or_portes(tmp_path):
 )
 def test_text_and_json_exports_of_every_variant(tmp_path, variant):
     path = tmp_path / "m.jsonl"
-    written = record_match(path, J.MatchSpec("money", variant=variant), 2, games=1)
+    written = record_match(path, MatchSpec("money", variant=variant), 2, games=1)
     plays = [e for e in written if e["type"] == "play"]
     text = export(path, "txt")
     assert f"game 1: {variant}" in text
@@ -221,7 +225,7 @@ def test_text_and_json_exports_of_every_variant(tmp_path, variant):
 
 def test_text_export_of_a_tavli_match_names_games_cube_corrections_and_result(tmp_path):
     path = tmp_path / "m.jsonl"
-    record_match(path, J.MatchSpec("tavli", 3, with_gul_bara=True), 10, correction_rate=0.2)
+    record_match(path, MatchSpec("tavli", 3, with_gul_bara=True), 10, correction_rate=0.2)
     text = export(path, "txt")
     assert text.startswith("tavli-table record: tavli match to 3 (portes, plakoto, fevga, gul-bara)\n")
     assert "white: Anna    black: Nikos" in text
@@ -231,14 +235,14 @@ def test_text_export_of_a_tavli_match_names_games_cube_corrections_and_result(tm
 
 def test_an_unfinished_journal_exports_as_unfinished(tmp_path):
     path = tmp_path / "m.jsonl"
-    record_match(path, J.MatchSpec("tavli", 3), 10, stop_after=20)
+    record_match(path, MatchSpec("tavli", 3), 10, stop_after=20)
     assert "not finished: white 0 - black 0" in export(path, "txt")
     assert json.loads(export(path, "json"))["finished"] is False
 
 
 def test_export_refuses_a_journal_with_an_illegal_play(tmp_path):
     path = tmp_path / "m.jsonl"
-    written = record_match(path, J.MatchSpec("match", 3), 4, stop_after=10)
+    written = record_match(path, MatchSpec("match", 3), 4, stop_after=10)
     k = next(i for i, e in enumerate(written) if e["type"] == "play")
     written[k] = {**written[k], "play": "6/off"}
     path.write_text("".join(json.dumps(e) + "\n" for e in written))
@@ -281,7 +285,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def test_cli_export_writes_each_format(tmp_path):
     journal = tmp_path / "m.jsonl"
-    record_match(journal, J.MatchSpec("match", 3), 4)
+    record_match(journal, MatchSpec("match", 3), 4)
     for fmt in ("mat", "txt", "json"):
         out = tmp_path / f"out.{fmt}"
         args = _parser().parse_args(["record", "export", str(journal), "--format", fmt, "-o", str(out)])
@@ -326,7 +330,7 @@ def test_cli_missing_journal_or_unwritable_format_exits_2(tmp_path):
     args = _parser().parse_args(["record", "export", str(tmp_path / "none.jsonl"), "--format", "txt"])
     assert cli_record.run(args, stderr=err) == 2 and "cannot read it" in err.getvalue()
     journal = tmp_path / "p.jsonl"
-    record_match(journal, J.MatchSpec("money", variant="fevga"), 1, games=1)
+    record_match(journal, MatchSpec("money", variant="fevga"), 1, games=1)
     err = io.StringIO()
     args = _parser().parse_args(["record", "export", str(journal), "--format", "mat"])
     assert cli_record.run(args, stderr=err) == 2 and "backgammon and portes games only" in err.getvalue()

@@ -14,8 +14,7 @@ import pytest
 
 from board_rules import Position, Roll
 from firmware_bridge.emulator import BoardEmulator
-from referee.journal import read_journal
-from tests.helpers import first_from
+from tests.helpers import first_from, journal_events
 
 START = Position.start("backgammon")
 OPENING = START.play("8/5 6/5", Roll(3, 1))
@@ -110,7 +109,7 @@ def _game(tmp_path: Path, name: str, kill: bool) -> list[dict]:
         finally:
             if player.proc.poll() is None:
                 player.kill()
-    return [{k: v for k, v in e.items() if k != "time"} for e in read_journal(journal).events]
+    return [{k: v for k, v in e.items() if k != "time"} for e in journal_events(journal)]
 
 
 def test_a_killed_tavli_play_resumed_on_the_emulated_board_ends_with_the_same_record(tmp_path):

@@ -10,10 +10,10 @@ from board_rules.legality import board_diff
 from firmware_bridge.emulator import BoardEmulator
 from firmware_bridge.link import BoardLink
 from referee.fusion import MIN_CONFIDENCE, BoardSeen, fuse
-from referee.journal import MatchSpec, read_journal
 from referee.play import TableSession, match_spec
 from referee.session import AMBER, Referee
-from tests.helpers import make
+from referee.spec import MatchSpec
+from tests.helpers import journal_events, make
 
 START = Position.start("backgammon")
 P = Place.point
@@ -43,7 +43,7 @@ def _pump_until(session, cond, timeout=10.0):
 
 
 def _events(path):
-    return [{k: v for k, v in e.items() if k != "time"} for e in read_journal(path).events]
+    return [{k: v for k, v in e.items() if k != "time"} for e in journal_events(path)]
 
 
 def test_match_specs_from_the_command_line():
@@ -69,9 +69,9 @@ def test_keyboard_only_table_plays_and_stops_keeping_the_journal(tmp_path):
     session = TableSession(ref, lines=lines, say=said.append)
     assert session.run() == 0
     text = "\n".join(said)
-    assert "white 3, black 1: white starts" in text and "from 8: 4, 5, 7" in text and "best play:" in text
+    assert "white 3, black 1: white starts" in text and "from white's 8: 4, 5, 7" in text and "best play:" in text
     assert "white plays 8/5 6/5" in text and "stopped" in text
-    assert [e["type"] for e in read_journal(tmp_path / "m.jsonl").events][-1] == "play"
+    assert [e["type"] for e in journal_events(tmp_path / "m.jsonl")][-1] == "play"
 
 
 def _board_session(tmp_path, emu, name):
@@ -197,11 +197,12 @@ def test_session_marks_points_where_board_and_camera_disagree_amber(tmp_path):
     session = TableSession(ref, say=said.append)
     cam = list(START.points)
     cam[12] = 4
-    session.camera_seen = (tuple(cam), START.bar, START.off)
+    session.readings.camera_seen = (tuple(cam), START.bar, START.off)
     shown = []
-    session.show = shown.append
-    session._board(START)
-    assert shown[-1].leds == {P(13): AMBER} and "disagree at 13" in shown[-1].says[-1]
+    ref.stream.subscribe(lambda item: shown.append(item.event))
+    session.command(f"board {START.to_json()}")
+    assert [e.leds for e in shown if e.type == "leds"][-1] == ((P(13), AMBER),)
+    assert said[-1] == "referee: board and camera disagree at white's 13"
 
 
 def test_a_flood_of_snapshots_neither_holds_the_loop_nor_is_judged_one_by_one(tmp_path):
@@ -251,8 +252,8 @@ def test_a_flood_of_snapshots_neither_holds_the_loop_nor_is_judged_one_by_one(tm
     ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, "backgammon"))
     session = TableSession(ref, link=flood, say=lambda s: None)
     judged = []
-    real_board = session._board
-    session._board = lambda seen: (judged.append(seen), real_board(seen))
+    real_board = session.readings.board
+    session.readings.board = lambda seen, like: (judged.append(seen), real_board(seen, like))[1]
     feeder = threading.Thread(target=feed, daemon=True)
     feeder.start()
     try:
@@ -282,7 +283,7 @@ def test_a_hand_that_stays_over_the_board_is_said_once_and_so_is_the_clear_view_
     cam.next = [Observation("settling", None, (), None, None)]
     session.pump(0.05)
     assert said[-1].startswith("the camera sees the board again")
-    assert ref.phase == "setup" and [e["type"] for e in read_journal(tmp_path / "m.jsonl").events] == [
+    assert ref.phase == "setup" and [e["type"] for e in journal_events(tmp_path / "m.jsonl")] == [
         "match_start",
         "game_start",
     ]
@@ -322,7 +323,7 @@ def test_a_camera_only_table_reads_the_opening_roll_calls_a_die_off_the_field_an
     cam.next = [seen(black_played, (6, "right", 50), (4, "right", 80))]
     session.pump(0.1)
     assert ref.phase == "play" and (ref.replay.roll.high, ref.replay.roll.low) == (6, 4)
-    assert [e["type"] for e in read_journal(tmp_path / "m.jsonl").events][-3:] == ["opening_roll", "play", "roll"]
+    assert [e["type"] for e in journal_events(tmp_path / "m.jsonl")][-3:] == ["opening_roll", "play", "roll"]
 
     # white plays and ends the turn with the button; the dice stay where they fell; the board is seen again
     white_played = ref.position.play("24/18 13/9", ref.replay.roll)
@@ -395,11 +396,11 @@ def test_heaped_checkers_on_the_emulated_board_are_counted_and_two_heaps_are_ask
             time.sleep(1.2)  # snapshots repeat (heartbeat): the call is made once
             session.pump(0.05)
             text = [s for s in said if "cannot count" in s]
-            assert len(text) == 1 and "on 6, 13:" in text[0]
+            assert len(text) == 1 and "on white's 6, 13:" in text[0]
             # a camera that counts the heaps: the same board fuses into the right position
-            session.camera_seen = (OPENING.points, OPENING.bar, OPENING.off)
-            session.camera_confidence = (1.0,) * 24
-            session._board(None)
+            session.readings.camera_seen = (OPENING.points, OPENING.bar, OPENING.off)
+            session.readings.camera_confidence = (1.0,) * 24
+            session._feed(session.readings.board(None, ref.position))
             assert not board_diff(ref.seen, OPENING)
             session.command("end")
             assert ref.on_roll is Side.BLACK
@@ -429,8 +430,7 @@ def test_while_the_board_is_unplugged_the_turn_is_not_judged_and_is_when_it_is_b
             session.command("end")
             assert "the board is unplugged: the turn cannot be judged" in said[-1]
             assert (
-                ref.phase == "play"
-                and [e["type"] for e in read_journal(tmp_path / "m.jsonl").events][-1] == "opening_roll"
+                ref.phase == "play" and [e["type"] for e in journal_events(tmp_path / "m.jsonl")][-1] == "opening_roll"
             )
             plugged[0] = True
             _pump_until(session, lambda: any("board back" in s for s in said))
@@ -550,22 +550,19 @@ def test_a_cube_the_camera_sees_out_of_place_keeps_the_bar_amber_and_is_said_onc
     session.command("end")
     session.command("double")
     session.command("take")  # white owns the cube at 2 now
-    show = session.show
-    session.show = lambda calls: (shown.append(calls), show(calls))
+    ref.stream.subscribe(lambda item: item.type == "leds" and shown.append(dict(item.event.leds)))
     cam.next = [seen("centre", 64), seen("centre", 64, x=1.0)]  # not moved yet; seen again a little apart
     session.pump(0.1)
     assert sum("the cube should be at white showing 2" in s for s in said) == 1
-    assert (
-        shown and shown[-1].leds.get(Place.bar(Side.WHITE)) == AMBER
-    )  # still amber after the board's call that follows
+    assert shown and shown[-1].get(Place.bar(Side.WHITE)) == AMBER  # still amber after the board's call that follows
     cam.next = [seen("white", 2)]
     session.pump(0.1)
-    assert Place.bar(Side.WHITE) not in shown[-1].leds
+    assert Place.bar(Side.WHITE) not in shown[-1]
 
 
 def test_the_keyboard_resigns_for_either_side_and_play_takes_the_rule_options(tmp_path):
     from referee.cli import build_parser
-    from referee.journal import JournalError
+    from referee.errors import JournalError
 
     said = []
     ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("match", 5, "backgammon"))
@@ -624,7 +621,7 @@ def test_tavli_play_runs_from_the_command_line_and_resumes(tmp_path, capsys):
         assert "not an option of a match" in capsys.readouterr().err
     finally:
         sys.stdin = old
-    assert [e["type"] for e in read_journal(journal).events][-1] == "play"
+    assert [e["type"] for e in journal_events(journal)][-1] == "play"
 
 
 def test_a_camera_only_table_on_rendered_frames_sets_up_opens_and_follows_a_turn(tmp_path):
@@ -694,7 +691,7 @@ def test_board_and_rendered_camera_fused_count_the_heaps_the_board_alone_cannot(
             emu.set_position(
                 START, layouts={6: [5, 0, 0, 0, 0], 13: [5, 0, 0, 0, 0]}
             )  # two white heaps: "at least 4" twice
-            _pump_until(session, lambda: any("cannot count the heaped checkers on 6, 13" in s for s in said))
+            _pump_until(session, lambda: any("cannot count the heaped checkers on white's 6, 13" in s for s in said))
             assert ref.phase == "setup"
             session.camera = RenderedCamera()  # the camera counts the stacks: the set-up is right
             _pump_until(session, lambda: ref.phase == "opening_roll", timeout=30)

@@ -10,12 +10,14 @@ from board_rules import Position, Roll, Side
 from board_rules.legality import board_diff
 from firmware_bridge.emulator import BoardEmulator
 from firmware_bridge.link import BoardLink
+from referee.events import game_start, match_start, roll
 from referee.export import export
-from referee.journal import Journal, MatchSpec, game_start, match_start, read_journal, resume, roll
+from referee.journal import Journal, resume
 from referee.play import TableSession
 from referee.players import choose
 from referee.session import RED, Referee
-from tests.helpers import make
+from referee.spec import MatchSpec
+from tests.helpers import journal_events, make
 from tests.test_export import gnubg as gnubg  # the fixture
 
 VARIANTS = ["backgammon", "portes", "plakoto", "fevga", "gul-bara", "long-nardy", "short-nardy"]
@@ -98,7 +100,7 @@ def match_to_3(tmp_path_factory):
 
 
 def test_a_backgammon_match_to_3_with_the_cube_completes_on_the_emulated_board_with_the_score_of_its_games(match_to_3):
-    events = read_journal(match_to_3).events
+    events = journal_events(match_to_3)
     ends = [e["outcome"] for e in events if e["type"] == "game_end"]
     score = {"white": 0, "black": 0}
     for outcome in ends:
@@ -115,7 +117,7 @@ def test_a_backgammon_match_to_3_with_the_cube_completes_on_the_emulated_board_w
 
 
 def test_gnubg_reads_the_referees_own_record_of_the_match_as_the_same_match(match_to_3, gnubg, tmp_path):
-    events = read_journal(match_to_3).events
+    events = journal_events(match_to_3)
     (match_end,) = [e for e in events if e["type"] == "match_end"]
     mat = tmp_path / "m.mat"
     mat.write_text(export(match_to_3, "mat"))

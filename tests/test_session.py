@@ -7,9 +7,12 @@ import pytest
 
 from board_rules import Place, Position, Roll, Side
 from board_rules.legality import board_diff
-from referee.journal import JournalError, MatchSpec, read_journal, resume
+from referee.errors import JournalError
+from referee.journal import resume
 from referee.players import choose
 from referee.session import AMBER, BLUE, GREEN, RED, Referee
+from referee.spec import MatchSpec
+from tests.helpers import journal_events
 
 START = Position.start("backgammon")
 P = Place.point
@@ -80,7 +83,7 @@ def test_an_illegal_play_is_lit_recorded_as_a_correction_and_then_put_right(tmp_
     assert ref.board(right).leds == {}
     calls = ref.button("end-turn")
     assert calls.says[0] == "white plays 8/5 6/5" and ref.on_roll is Side.BLACK and ref.phase == "roll"
-    kinds = [e["type"] for e in read_journal(tmp_path / "match.jsonl").events]
+    kinds = [e["type"] for e in journal_events(tmp_path / "match.jsonl")]
     assert kinds == ["match_start", "game_start", "opening_roll", "correction", "play"]
 
 
@@ -117,7 +120,7 @@ def test_the_opening_roll_seen_by_the_camera_takes_each_players_die_from_their_o
     assert "cocked" in ref.opening_dice((2, 6), ("right", "left"), cocked=True).says[0]
     assert "own right-hand board" in ref.opening_dice((2, 6), ("right", None)).says[0]  # a die on the bar
     assert ref.phase == "opening_roll" and not [
-        e for e in read_journal(tmp_path / "match.jsonl").events if e["type"] == "opening_roll"
+        e for e in journal_events(tmp_path / "match.jsonl") if e["type"] == "opening_roll"
     ]
     calls = ref.opening_dice((2, 6), ("left", "right"))  # black's 2 on the left, white's 6 on the right
     assert "white 6, black 2: white starts" in calls.says[0]
@@ -145,7 +148,8 @@ def test_the_panel_answers_a_resignation_with_take_and_pass_and_raccoons_with_a_
 
 
 def test_a_roll_with_no_legal_play_is_passed_and_said(tmp_path):
-    from referee.journal import Journal, game_start, match_start
+    from referee.events import game_start, match_start
+    from referee.journal import Journal
 
     closed = Position.from_dict(
         {
@@ -165,7 +169,7 @@ def test_a_roll_with_no_legal_play_is_passed_and_said(tmp_path):
     calls = ref.dice((6, 5))
     assert any("no legal play with 6-5: the turn passes" in s for s in calls.says)
     assert ref.on_roll is Side.BLACK and ref.phase == "roll"
-    assert read_journal(tmp_path / "m.jsonl").events[-1]["type"] == "pass"
+    assert journal_events(tmp_path / "m.jsonl")[-1]["type"] == "pass"
 
 
 def test_the_cube_double_take_redouble_and_pass(tmp_path):
@@ -216,7 +220,7 @@ def test_teaching_lights_where_a_lifted_checker_may_land_and_the_best_play(tmp_p
     calls = ref.lifted(P(8))
     assert set(calls.leds) == {P(7), P(5), P(4)} and set(calls.leds.values()) == {GREEN}
     calls = ref.button("hint")
-    assert calls.says[0] == "best play: 8/5 6/5" and calls.leds == {P(8): BLUE, P(6): BLUE, P(5): GREEN}
+    assert calls.says[0] == "best play: white's 8/5 6/5" and calls.leds == {P(8): BLUE, P(6): BLUE, P(5): GREEN}
     no_teach = _ready(Referee.new(tmp_path / "other.jsonl", MatchSpec("match", 3, "backgammon")), 3, 1)
     assert no_teach.lifted(P(8)).leds == {} and no_teach.button("hint").buzzer
 
@@ -232,7 +236,7 @@ def test_a_whole_tavli_match_to_3_completes_with_the_score_the_journal_replays_t
 
 
 def _events(path):
-    return [{k: v for k, v in e.items() if k != "time"} for e in read_journal(path).events]
+    return [{k: v for k, v in e.items() if k != "time"} for e in journal_events(path)]
 
 
 def test_a_referee_killed_mid_game_and_resumed_ends_with_the_same_record(tmp_path):
@@ -293,7 +297,7 @@ def test_a_new_referee_refuses_to_overwrite_a_journal(tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"seq": 1}\n{not json}\n{"seq": 3}\n')
     with pytest.raises(JournalError):
         Referee.resume(tmp_path / "bad.jsonl")
-    json.dumps(read_journal(tmp_path / "match.jsonl").events)
+    json.dumps(journal_events(tmp_path / "match.jsonl"))
 
 
 def test_undo_lights_how_to_put_the_board_back_as_the_turn_began_and_the_tracker_follows(tmp_path):
@@ -310,7 +314,7 @@ def test_undo_lights_how_to_put_the_board_back_as_the_turn_began_and_the_tracker
     ref.board(START.play("8/5 6/5", Roll(3, 1)))
     ref.button("end-turn")
     assert "in the record" in ref.panel("undo_play").says[0]
-    assert [e["type"] for e in read_journal(tmp_path / "match.jsonl").events][-1] == "play"
+    assert [e["type"] for e in journal_events(tmp_path / "match.jsonl")][-1] == "play"
 
 
 def test_undo_of_a_hit_lights_the_bar_to_lift_from_and_the_hit_point_amber(tmp_path):
@@ -356,13 +360,14 @@ def test_a_tied_opening_roll_doubles_the_cube_up_to_the_agreed_automatic_doubles
     assert "the cube turns to 2" in calls.says[-1] and ref.replay.cube.value == 2
     assert len(ref.opening(2, 2).says) == 1 and ref.replay.cube.value == 2  # one automatic double agreed
     ref.opening(6, 1)
-    events = read_journal(tmp_path / "match.jsonl").events
+    events = journal_events(tmp_path / "match.jsonl")
     assert [(e["action"], e["value"]) for e in events if e["type"] == "cube"] == [("automatic", 2)]
     assert resume(tmp_path / "match.jsonl").cube.value == 2
 
 
 def test_the_hint_of_a_hitting_play_lights_the_bar_amber_not_as_a_landing_point(tmp_path):
-    from referee.journal import Journal, game_start, match_start, roll
+    from referee.events import game_start, match_start, roll
+    from referee.journal import Journal
     from tests.helpers import make
 
     before = make("backgammon", {24: 2, 13: 5, 8: 3, 6: 5, 4: -1, 19: -5, 12: -5, 17: -3, 1: -1})
@@ -374,7 +379,7 @@ def test_the_hint_of_a_hitting_play_lights_the_bar_amber_not_as_a_landing_point(
     ref = Referee.resume(path, teach=True)
     ref.board(before)
     calls = ref.button("hint")
-    assert calls.says[0].startswith("best play: 8/4* 6/4") and "amber" in calls.says[0]
+    assert calls.says[0] == "best play: white's 8/4* 6/4 (amber: the hit checker goes to the bar)"
     assert calls.leds == {P(8): BLUE, P(6): BLUE, P(4): GREEN, Place.bar(Side.BLACK): AMBER}
 
 

@@ -1,0 +1,118 @@
+"""What the table's raw readings mean to the game flow: pure, no devices.
+
+Owns :class:`Readings`: it keeps the last board the sensor board read and the last
+checkers the camera saw, fuses them (:func:`referee.fusion.fuse`), tells fresh dice
+from dice that lay before, and turns each reading into the flow's inputs
+(:mod:`referee.flow`). A reading that is not a position yet (a checker in a hand, a
+heap the board cannot count) gives a notice at most once while it lasts.
+Imports ``board_rules`` and the referee's fusion and flow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from board_rules import Position
+from board_rules.places import Place
+from referee import flow as F
+from referee.flow import AMBER
+from referee.fusion import BoardSeen, fuse
+from referee.record import Phase
+
+
+class Readings:
+    """The table's latest readings, and the flow inputs each new one makes."""
+
+    def __init__(self) -> None:
+        self.board_seen: Position | BoardSeen | None = None
+        self.camera_seen: tuple | None = None  # (points, bar, off) as the camera counts them
+        self.camera_confidence: tuple[float, ...] | None = None  # the camera's per point, with camera_seen
+        self._unusable_said: tuple[str, ...] | None = None  # what was last said of a reading that is no position
+        self._turn_dice: tuple | None = None  # the dice of the turn in play as the camera saw them
+
+    def forget_camera(self) -> None:
+        """The camera's view is gone (a hand over the board, the camera down): what it saw is no longer the board."""
+        self.camera_seen = self.camera_confidence = None
+
+    def board(self, seen: Position | BoardSeen | None, like: Position | None) -> list[F.Input]:
+        """A new board reading (None: only the camera's changed); ``like`` is the position in play."""
+        if seen is not None:
+            self.board_seen = seen
+        if like is None or (self.board_seen is None and self.camera_seen is None):
+            return []
+        try:
+            fused = fuse(like, self.board_seen, self.camera_seen, camera_confidence=self.camera_confidence)
+        except ValueError as exc:
+            if seen is None:
+                return []
+            board = self.board_seen
+            heaps = [p for p in (board.uncountable() if isinstance(board, BoardSeen) else ())]
+            if heaps and self.camera_seen is None:  # two heaps of a colour: the count of 15 cannot finish both
+                where = F.places_text(dict.fromkeys(heaps), like.turn, like.variant)
+                notice = F.Notice(
+                    (f"the board cannot count the heaped checkers on {where}: lay them along the point",),
+                    leds={h: AMBER for h in heaps},
+                )
+                return self._once(notice)
+            if str(getattr(exc, "field", "")).startswith("checkers.") and getattr(exc, "value", 15) < 15:
+                return []  # a checker in a hand: the board is on its way somewhere
+            return self._once(F.Notice((f"board reading not usable yet ({exc})",)))
+        self._unusable_said = None
+        return [F.SeenBoard(fused.position, tuple(fused.disagree))]
+
+    def _once(self, notice: F.Notice) -> list[F.Input]:
+        """``notice`` about an unusable reading, but not again while the reading stays so (snapshots repeat)."""
+        if notice.says == self._unusable_said:
+            return []
+        self._unusable_said = notice.says
+        return [notice]
+
+    def observation(self, obs: Any, phase: Phase, like: Position | None) -> list[F.Input]:
+        """A stable camera observation (see :class:`vision.observe.Observation`): its checkers, dice and cube."""
+        c = obs.checkers
+        self.camera_seen = (c.points, c.bar, c.off)
+        self.camera_confidence = c.confidence
+        out: list[F.Input] = []
+        dice = list(obs.dice)
+        if phase is Phase.PLAY or not dice:
+            self._turn_dice = dice_lying(dice) or None  # the dice of the turn being played, as they lie
+        # dice that lay before (the last turn's, a tied opening's, a throw refused or passed) are no new
+        # throw, neither while they lie nor as they are picked up one by one
+        stale = list(self._turn_dice or ())
+        fresh = []
+        for d in dice:
+            key = dice_lying([d])[0]
+            if key in stale:
+                stale.remove(key)
+            else:
+                fresh.append(d)
+        if phase is Phase.ROLL and fresh:
+            if len(fresh) == 2:
+                self._turn_dice = dice_lying(dice)
+                values = tuple(d.value or 0 for d in fresh)
+                out.append(F.SeenDice(values, tuple(d.half for d in fresh), any(d.cocked for d in fresh)))
+            elif len(fresh) == len(dice):  # thrown and at rest: one is off the playing field, or a third lies there
+                self._turn_dice = dice_lying(dice)
+                say = f"{len(dice)} dice at rest on the playing field: a die off it is thrown again; throw both dice again"
+                out.append(F.Notice((say,), buzzer=True))
+        elif phase is Phase.OPENING_ROLL and len(fresh) == 2:  # one die alone: the other player has yet to throw
+            self._turn_dice = dice_lying(dice)
+            values = (fresh[0].value or 0, fresh[1].value or 0)
+            out.append(F.SeenOpeningDice(values, (fresh[0].half, fresh[1].half), any(d.cocked for d in fresh)))
+        elif phase is Phase.PLAY and not obs.dice:
+            out.append(F.SeenDice(None))  # the dice were picked up: the turn ends
+        if obs.cube is not None:
+            out.append(F.SeenCube(obs.cube.where, obs.cube.value))
+        return out
+
+
+def dice_lying(dice: Sequence[Any]) -> tuple:
+    """Dice as they lie: values, halves and board places to 10 mm (a new throw lands elsewhere)."""
+    keys = [(d.value, d.half, round(d.centre_mm[0] / 10), round(d.centre_mm[1] / 10)) for d in dice]
+    return tuple(sorted(keys, key=lambda k: tuple((v is not None, 0 if v is None else v) for v in k)))
+
+
+def lifted_place(area: str, number: int, side) -> Place:
+    """The place a checker was lifted from, as the board's Lift names it (``point`` n or ``bar``)."""
+    return Place.bar(side) if area == "bar" else Place.point(number)

@@ -1,0 +1,306 @@
+"""The one table loop: sources in, the game flow in the middle, sinks out.
+
+Owns :class:`TableSession`. Sources are injected and optional: the sensor board's
+link (snapshots, lifts, connection news), a camera (an object whose ``read()`` gives
+an observation or None), the Raspberry Pi panel and keyboard lines. Each reading is
+interpreted (:class:`referee.inputs.Readings`) into the flow's inputs, handed to the
+referee, and what the referee decides is published on its event stream, to which
+this loop subscribes the LEDs, the buzzer and the terminal. ``tavli play`` runs it
+on real devices, ``tavli demo`` on stand-ins; both are this loop.
+
+Faults pause, never lose: an unplugged board is said and the game waits for it (the
+link reconnects by itself); a camera that stops is said and reopened; a hand over
+the board is not read, and one that stays longer than ``hand_pause_s`` is said.
+
+Keyboard commands (one per line): ``roll D1 D2``, ``opening W B``, ``end``,
+``double``, ``take``, ``pass``, ``beaver``, ``raccoon``, ``resign 1|2|3 [white|black]``,
+``accept``, ``refuse``, ``hint``, ``lift P`` (a point, ``bar``), ``board POSITION_JSON``
+(a board typed in, for a table without sensors or camera), ``score``, ``quit``.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from board_rules import Position, Side
+from board_rules.places import Place
+from firmware_bridge.leds import led_frame
+from firmware_bridge.link import LinkEvent
+from firmware_bridge.protocol import Area, Lift, Snapshot
+from firmware_bridge.sensing import counts_from_slots
+from referee import flow as F
+from referee.inputs import Readings
+from referee.record import Phase
+from referee.session import Referee
+from referee.stream import BuzzerSink, LedSink, TerminalSink
+from referee.table import read_board
+
+COMMANDS = (
+    "roll",
+    "opening",
+    "end",
+    "double",
+    "take",
+    "pass",
+    "beaver",
+    "raccoon",
+    "resign",
+    "accept",
+    "refuse",
+    "hint",
+    "lift",
+    "board",
+    "score",
+    "quit",
+)
+
+
+class TableSession:
+    """The loop of a refereed match at a table. Sources are optional; :meth:`pump` handles what has arrived."""
+
+    def __init__(
+        self,
+        referee: Referee,
+        *,
+        link=None,
+        camera=None,
+        panel=None,
+        lines: Iterable[str] | None = None,
+        say: Callable[[str], None] = print,
+        hand_pause_s: float = 5.0,
+    ) -> None:
+        self.referee = referee
+        self.link = link
+        self.camera = camera  # an object with read() -> Observation | None (see referee.play.CameraSource)
+        self.panel = panel
+        self.say = say
+        self.commands: queue.Queue[str] = queue.Queue()
+        self.stopped = False
+        self.readings = Readings()
+        self._board_present = link is not None
+        self.hand_pause_s = hand_pause_s
+        self._hidden_since: float | None = None  # when the camera last lost its view of the board
+        self._hidden_said = False
+        stream = referee.stream
+        if link is not None:
+            stream.subscribe(LedSink(link, led_frame))
+            self._light()
+        if panel is not None:
+            stream.subscribe(BuzzerSink(panel))
+        stream.subscribe(TerminalSink(say))
+        if lines is not None:
+            threading.Thread(target=self._read_lines, args=(lines,), daemon=True).start()
+
+    def _read_lines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.commands.put(line)
+        self.commands.put("eof")
+
+    def _light(self) -> None:
+        """Send the board the LED frame the referee wants now (the stream sends only changes)."""
+        self.link.send_leds(led_frame(self.referee.flow.leds))
+
+    @property
+    def board_seen(self):
+        """The sensor board's latest reading (a position, or counts that are not one yet)."""
+        return self.readings.board_seen
+
+    @property
+    def camera_seen(self):
+        return self.readings.camera_seen
+
+    # ------------------------------------------------------------------ to the flow
+
+    def _feed(self, inputs: Iterable[F.Input]) -> None:
+        for what in inputs:
+            if isinstance(what, F.SeenDice) and what.values is None:
+                self._end_turn(what)
+            else:
+                self.referee.handle(what)
+
+    def _end_turn(self, ending: F.Input) -> None:
+        """End the turn unless a source is down: the last board seen may not be the board now."""
+        why = self._not_live()
+        if why is not None and self.referee.phase is Phase.PLAY:
+            self.referee.notice(
+                f"{why}: the turn cannot be judged until it is back; end the turn again then", buzzer=True
+            )
+            return
+        self.referee.handle(ending)
+
+    # ------------------------------------------------------------------ sources
+
+    def _link_event(self, event: Any) -> None:
+        if isinstance(event, LinkEvent):
+            if event.kind == "disconnected":
+                self._board_present = False
+                self.say(f"board lost ({event.detail}): the game is paused; plug it back in")
+            elif event.kind in ("connected", "reconnected"):
+                self._board_present = True
+                if event.kind == "reconnected":
+                    self.say("board back: the game goes on")
+                    self._light()  # a board plugged back in shows what it showed before it went
+            elif event.kind == "refused":
+                self.say(f"board refused: {event.detail}")
+            return
+        like = self.referee.position
+        if isinstance(event, Snapshot) and like is not None:
+            try:
+                seen = read_board(event, like)
+            except ValueError:  # both colours on a point no pin explains
+                sensed = counts_from_slots(
+                    event.readings, event.slots_per_point, bar_slots=event.bar_slots, tray_slots=event.tray_slots
+                )
+                self.referee.conflict([Place.point(p) for p in sensed.uncertain if not like.pinned[p - 1]])
+                return
+            self._feed(self.readings.board(seen, like))
+        elif isinstance(event, Lift) and like is not None:
+            if event.area is Area.POINT:
+                self.referee.lifted(Place.point(event.number))
+            elif event.area is Area.BAR:
+                self.referee.lifted(Place.bar(like.turn))
+
+    def _observation(self, obs) -> None:
+        if obs is None:
+            return
+        if obs.status in ("occluded", "board-not-found"):
+            if self._hidden_since is None:
+                self._hidden_since = time.monotonic()
+            self.readings.forget_camera()
+            return
+        if self._hidden_since is not None:
+            if self._hidden_said:
+                self.say("the camera sees the board again: the game goes on")
+            self._hidden_since, self._hidden_said = None, False
+        if obs.status != "stable":
+            return
+        ref = self.referee
+        self._feed(self.readings.observation(obs, ref.phase, ref.position))
+        self._feed(self.readings.board(None, ref.position))
+
+    def command(self, line: str) -> None:
+        """One keyboard command (see the module docstring)."""
+        words = line.strip().split(maxsplit=1)
+        if not words:
+            return
+        ref = self.referee
+        name, rest = words[0].lower(), (words[1] if len(words) > 1 else "")
+        try:
+            if name in ("eof", "quit"):
+                if self.stopped:
+                    return
+                self.stopped = True
+                self.say("stopped; the journal keeps the match: tavli play --resume JOURNAL")
+            elif name == "roll":
+                d = [int(v) for v in rest.split()]
+                if len(d) == 2:
+                    ref.dice((d[0], d[1]))
+                else:
+                    ref.notice("roll: give two dice, e.g. roll 3 5", buzzer=True)
+            elif name == "opening":
+                d = [int(v) for v in rest.split()]
+                if len(d) == 2:
+                    ref.opening(d[0], d[1])
+                else:
+                    ref.notice("opening: give white's and black's die", buzzer=True)
+            elif name == "end":
+                self._end_turn(F.Pressed("end-turn"))
+            elif name == "resign":  # resign LEVEL [white|black]: the side resigning (default: the side on roll)
+                level, _, who = rest.partition(" ")
+                side = Side(who.strip().lower()) if who.strip() else None
+                ref.button(f"resign-{int(level or 1)}", side)
+            elif name in ("double", "take", "pass", "beaver", "raccoon", "accept", "refuse", "hint"):
+                ref.button(name)
+            elif name == "lift":
+                ref.lifted(self._place(rest))
+            elif name == "board":
+                text = rest if rest.startswith("{") else Path(rest).read_text()
+                self._feed(self.readings.board(Position.from_json(text), ref.position))
+            elif name == "score":
+                self.say(f"score: {ref.score()}")
+            else:
+                self.say(f"unknown command {name!r}; commands: {', '.join(COMMANDS)}")
+        except (ValueError, OSError) as exc:
+            self.say(f"{name}: {exc}")
+
+    def _place(self, text: str) -> Place:
+        """A place typed in: a point (white's number) or ``bar`` (the side on roll's)."""
+        if text.strip().lower() == "bar":
+            return Place.bar(self.referee.on_roll or Side.WHITE)
+        return Place.parse(text.strip())
+
+    def _drain_link(self) -> list[Any]:
+        """What the board sent since the last look, in order, with every snapshot but the newest dropped:
+        a snapshot is the whole board, so judging only the newest keeps the referee on the present."""
+        events: list[Any] = []
+        for _ in range(max(1, self.link.events.qsize())):  # what is there now, not what keeps arriving
+            try:
+                events.append(self.link.events.get_nowait())
+            except queue.Empty:
+                break
+        last = max((i for i, e in enumerate(events) if isinstance(e, Snapshot)), default=-1)
+        return [e for i, e in enumerate(events) if not isinstance(e, Snapshot) or i == last]
+
+    def pump(self, timeout: float = 0.05) -> None:
+        """Handle whatever arrived from every source (waiting up to ``timeout`` for the first)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            busy = False
+            if self.link is not None:
+                events = self._drain_link()
+                for event in events:
+                    self._link_event(event)
+                busy = bool(events)
+            if self.panel is not None:
+                event = self.panel.get_event(timeout=0)
+                if event is not None:
+                    if event.action == "end_turn":
+                        self._end_turn(F.PanelAction(event.action))
+                    else:
+                        self.referee.panel(event.action)
+                    busy = True
+            try:
+                self.command(self.commands.get_nowait())
+                busy = True
+            except queue.Empty:
+                pass
+            if self.camera is not None:
+                self._observation(self.camera.read())
+                if getattr(self.camera, "down", False):
+                    self.readings.forget_camera()
+                self._hidden_too_long()
+            if time.monotonic() >= deadline:
+                return  # even when busy: a flood of events must not keep the caller from its own deadline
+            if not busy:
+                time.sleep(0.01)
+
+    def _not_live(self) -> str | None:
+        """Why the board cannot be judged now (a source of this table that is down), or None."""
+        if self.link is not None and not self._board_present:
+            return "the board is unplugged"
+        if self.camera is not None and getattr(self.camera, "down", False):
+            return "the camera gives no frames"
+        if self.link is None and self.camera is not None and self._hidden_since is not None:
+            return "the camera cannot see the board"
+        return None
+
+    def _hidden_too_long(self) -> None:
+        since = self._hidden_since
+        if since is not None and not self._hidden_said and time.monotonic() - since >= self.hand_pause_s:
+            self._hidden_said = True
+            self.say(
+                f"something has been over the board for {self.hand_pause_s:.0f} s: the camera cannot see it; "
+                "the game waits for a clear view"
+            )
+
+    def run(self) -> int:
+        phase = self.referee.phase
+        self.say(f"{phase}: " + ("set up the board" if phase is Phase.SETUP else "go on"))
+        while not self.stopped and self.referee.phase is not Phase.OVER:
+            self.pump(0.1)
+        return 0
