@@ -1,34 +1,12 @@
-"""The doubling cube, resignations and what a finished game scores.
+"""The doubling cube and resignations.
 
-Owns :class:`CubeOptions`, :class:`CubeState` (double, take, pass, beaver,
-raccoon, automatic doubles, resignations), :class:`Resignation` and
-:class:`GameOutcome`. Imports only :mod:`board_rules.errors` and
-:mod:`board_rules.side`; no dice, no clocks: the caller says when a side is
-on turn.
-
-Every action returns a new frozen :class:`CubeState`, or a :class:`GameOutcome`
-when the action ends the game (a pass, an accepted resignation). An action
-the rules do not allow now raises :class:`~board_rules.errors.CubeError`
-saying why.
-
-Conventions, where sources differ:
-
-* A double is offered at the start of the doubler's turn, before rolling. The
-  cube does not know about dice or turns: the caller must only call
-  :meth:`CubeState.double` for the side on turn and before that side rolls.
-* Beaver: the side doubled takes and at once redoubles, keeping the cube on its
-  side. The original doubler may take the beaver, pass it (losing the doubled
-  value, before the beaver) or, if raccoons are on, raccoon it: turn the cube
-  once more; ownership stays with the beaver side, who may take or pass
-  (losing the beavered value). No further animals (aardvark and so on).
-* The cube never shows more than 64: a double, beaver or raccoon that would
-  pass 64 is refused.
-* Jacoby (money only): gammons and backgammons count as single games when the
-  cube is still centred at the end of the game, that is no double was taken;
-  automatic doubles leave the cube centred, as in gnubg. A game lost on time is
-  a penalty, not a gammon won over the board, and always scores 2 × cube.
-* A resignation cannot be offered while a double awaits an answer (pass
-  instead), and no double may be offered while a resignation awaits one.
+Owns :class:`CubeOptions` and :class:`CubeState` (double, take, pass, beaver, raccoon,
+automatic doubles, resignations); :class:`GameOutcome` and :class:`Resignation` live in
+:mod:`board_rules.outcome` and are re-exported here. Every action returns a new frozen
+:class:`CubeState`, or a :class:`GameOutcome` when it ends the game, or raises
+:class:`~board_rules.errors.CubeError` saying why not. No dice, no clocks: the caller
+says when a side is on turn. Choices where sources differ: ``docs/rules-notes.md``.
+Imports only :mod:`board_rules.errors`, :mod:`board_rules.outcome`, :mod:`board_rules.side`.
 """
 
 from __future__ import annotations
@@ -37,6 +15,7 @@ import enum
 from dataclasses import dataclass, replace
 
 from board_rules.errors import CubeError
+from board_rules.outcome import MAX_CUBE, OUTCOME_KINDS, GameOutcome, Resignation, is_cube_value, is_side
 from board_rules.side import Side
 
 __all__ = [
@@ -49,32 +28,6 @@ __all__ = [
     "Resignation",
 ]
 
-MAX_CUBE = 64
-"""The highest face of the cube."""
-
-OUTCOME_KINDS = frozenset(
-    {
-        "single",  # backgammon and tavli: the loser bore off at least one checker
-        "gammon",  # the loser bore off none
-        "backgammon",  # ... and has a checker on the bar or in the winner's home board
-        "oin",  # long nardy: a plain win
-        "simple",  # short nardy: a plain win
-        "mars",  # nardy: the loser bore off none
-        "home-mars",  # nardy: ... and still has checkers outside home
-        "koks",  # nardy: ... and still has checkers on the head (or bar)
-        "mother",  # plakoto: the loser's mother (last checker on its start) was pinned
-        "resign",  # an accepted resignation
-        "pass",  # a double, beaver or raccoon refused
-        "time",  # the loser ran out of time or did not come back
-        "draw",  # nobody wins (e.g. both plakoto mothers pinned)
-    }
-)
-"""Every ``kind`` a :class:`GameOutcome` may have."""
-
-
-def _is_side(value: object) -> bool:
-    return isinstance(value, Side)
-
 
 def _q(side: Side) -> str:
     """A side quoted for a message: ``'white'``."""
@@ -82,42 +35,9 @@ def _q(side: Side) -> str:
 
 
 def _check_side(side: object, action: str) -> Side:
-    if not _is_side(side):
+    if not is_side(side):
         raise CubeError(f"{action}: side must be Side.WHITE or Side.BLACK, not {side!r}")
     return side  # type: ignore[return-value]
-
-
-def _is_cube_value(value: object) -> bool:
-    return (
-        isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_CUBE and value & (value - 1) == 0
-    )
-
-
-class Resignation(enum.IntEnum):
-    """How much a resigning side offers to lose, before the cube.
-
-    >>> Resignation.GAMMON * 4
-    8
-    """
-
-    SINGLE = 1
-    GAMMON = 2
-    BACKGAMMON = 3
-
-    @classmethod
-    def coerce(cls, level: object) -> Resignation:
-        """``level`` as a :class:`Resignation` (1, 2 or 3); raises :class:`CubeError` otherwise."""
-        if isinstance(level, bool) or not isinstance(level, int):
-            raise CubeError(f"resignation level must be 1, 2 or 3, not {level!r}")
-        try:
-            return cls(level)
-        except ValueError:
-            raise CubeError(f"resignation level must be 1, 2 or 3, not {level!r}") from None
-
-    @property
-    def kind(self) -> str:
-        """The word for this level: ``'single'``, ``'gammon'`` or ``'backgammon'``."""
-        return self.name.lower()
 
 
 class CubeOffer(str, enum.Enum):
@@ -129,99 +49,14 @@ class CubeOffer(str, enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class GameOutcome:
-    """How one game ended and what it is worth.
-
-    ``base`` is the points before the cube (1 single, 2 gammon or mars, 3
-    backgammon or home-mars, 4 koks, 0 for a draw); ``cube`` the cube value at
-    the end (1 when there is no cube); ``cube_owner`` who owned the cube (None
-    while it is centred, also after automatic doubles). Raises
-    :class:`CubeError` for an inconsistent outcome.
-
-    >>> win = GameOutcome(Side.WHITE, 2, "gammon", cube=4, cube_owner=Side.WHITE)
-    >>> win.points, win.loser
-    (8, <Side.BLACK: 'black'>)
-    >>> GameOutcome(Side.BLACK, 2, "gammon").scored(jacoby=True)
-    1
-    >>> GameOutcome.draw().points
-    0
-    """
-
-    winner: Side | None
-    base: int
-    kind: str
-    cube: int = 1
-    cube_owner: Side | None = None
-
-    def __post_init__(self) -> None:
-        if self.winner is not None and not _is_side(self.winner):
-            raise CubeError(f"winner must be a Side or None for a draw, not {self.winner!r}")
-        if not isinstance(self.kind, str) or self.kind not in OUTCOME_KINDS:
-            raise CubeError(f"kind must be one of {sorted(OUTCOME_KINDS)}, not {self.kind!r}")
-        if isinstance(self.base, bool) or not isinstance(self.base, int):
-            raise CubeError(f"base must be an int, not {self.base!r}")
-        if not _is_cube_value(self.cube):
-            raise CubeError(f"cube must be a power of two from 1 to {MAX_CUBE}, not {self.cube!r}")
-        if self.cube_owner is not None:
-            if not _is_side(self.cube_owner):
-                raise CubeError(f"cube_owner must be a Side or None, not {self.cube_owner!r}")
-            if self.cube == 1:
-                raise CubeError(f"a cube at 1 is centred; cube_owner must be None, not {self.cube_owner!r}")
-        if self.kind == "draw" or self.winner is None:
-            if not (self.kind == "draw" and self.winner is None and self.base == 0):
-                raise CubeError(
-                    "a draw has winner None, base 0 and kind 'draw', "
-                    f"not winner={self.winner!r}, base={self.base!r}, kind={self.kind!r}"
-                )
-            return
-        if not 1 <= self.base <= 4:
-            raise CubeError(f"base of a {self.kind!r} win must be 1 to 4, not {self.base!r}")
-        fixed = {"pass": 1, "time": 2}
-        if self.kind in fixed and self.base != fixed[self.kind]:
-            raise CubeError(f"a {self.kind!r} outcome has base {fixed[self.kind]}, not {self.base!r}")
-        if self.kind == "resign" and self.base > Resignation.BACKGAMMON:
-            raise CubeError(f"a resignation has base 1, 2 or 3, not {self.base!r}")
-
-    @classmethod
-    def draw(cls) -> GameOutcome:
-        """A drawn game: no winner, no points."""
-        return cls(None, 0, "draw")
-
-    @property
-    def loser(self) -> Side | None:
-        """The side that lost, None for a draw."""
-        return None if self.winner is None else self.winner.other
-
-    @property
-    def points(self) -> int:
-        """``base × cube``: what the winner scores, before any Jacoby rule."""
-        return self.base * self.cube
-
-    @property
-    def centred(self) -> bool:
-        """True when the cube ended the game centred (never taken)."""
-        return self.cube_owner is None
-
-    def scored(self, *, jacoby: bool = False) -> int:
-        """The points the winner scores; with ``jacoby``, gammons and more count
-        as single games while the cube is centred (a loss on time excepted)."""
-        if jacoby and self.centred and self.kind != "time" and self.base > 1:
-            return self.cube
-        return self.points
-
-
-@dataclass(frozen=True, slots=True)
 class CubeOptions:
     """How the cube is used in one game.
 
-    * ``enabled``: False for variants played without a cube (portes, plakoto,
-      fevga in a tavli match); then every other option must be off.
-    * ``crawford_game``: the Crawford game of a match: the cube stays at 1.
-    * ``beavers``, ``raccoons`` (needs beavers), ``jacoby``,
-      ``automatic_doubles`` (how many tied opening rolls may double the
-      centred cube, 0 for none): money options, never with ``crawford_game``.
-
-    Raises :class:`CubeError` for a combination that does not make sense.
+    ``enabled=False`` for a game without a cube (then every other option is off);
+    ``crawford_game``: the cube stays at 1; ``beavers``, ``raccoons`` (needs beavers),
+    ``jacoby`` and ``automatic_doubles`` (how many tied opening rolls may double the
+    centred cube) are money options, never with ``crawford_game``. Raises
+    :class:`CubeError` for a combination that does not make sense.
 
     >>> CubeOptions(raccoons=True)
     Traceback (most recent call last):
@@ -274,20 +109,14 @@ class CubeOptions:
 class CubeState:
     """The cube during one game: its value, owner and any offer awaiting an answer.
 
-    ``value`` is the agreed value (1 to 64, a power of two); ``owner`` is None
-    while the cube is centred. ``offer`` and ``offered_by`` say which double,
-    beaver or raccoon awaits an answer, ``pending`` the value it proposes.
-    ``automatic_doubles_made`` counts tied opening rolls that doubled the cube;
-    ``resign_offer`` and ``resigned_by`` a resignation awaiting an answer.
-    Raises :class:`CubeError` for an inconsistent state.
+    ``value`` 1..64 (a power of two); ``owner`` None while centred; ``offer``,
+    ``offered_by`` and ``pending``: a double, beaver or raccoon awaiting an answer;
+    ``automatic_doubles_made``; ``resign_offer`` and ``resigned_by``: a resignation
+    awaiting one. Raises :class:`CubeError` for an inconsistent state.
 
     >>> cube = CubeState().double(Side.WHITE).take(Side.BLACK)
     >>> cube.value, cube.owner
     (2, <Side.BLACK: 'black'>)
-    >>> cube.double(Side.WHITE)
-    Traceback (most recent call last):
-    ...
-    board_rules.errors.CubeError: 'white' may not double: 'black' owns the cube at 2
     >>> cube.double(Side.BLACK).pass_(Side.WHITE).points
     2
     """
@@ -304,10 +133,10 @@ class CubeState:
     def __post_init__(self) -> None:
         if not isinstance(self.options, CubeOptions):
             raise CubeError(f"options must be CubeOptions, not {self.options!r}")
-        if not _is_cube_value(self.value):
+        if not is_cube_value(self.value):
             raise CubeError(f"cube value must be a power of two from 1 to {MAX_CUBE}, not {self.value!r}")
         if self.owner is not None:
-            if not _is_side(self.owner):
+            if not is_side(self.owner):
                 raise CubeError(f"owner must be a Side or None, not {self.owner!r}")
             if self.value == 1:
                 raise CubeError(f"a cube at 1 is centred; owner must be None, not {self.owner!r}")
@@ -332,7 +161,7 @@ class CubeState:
         if self.resign_offer is not None:
             if not isinstance(self.resign_offer, Resignation):
                 raise CubeError(f"resign_offer must be a Resignation, not {self.resign_offer!r}")
-            if not _is_side(self.resigned_by):
+            if not is_side(self.resigned_by):
                 raise CubeError(f"resigned_by must be a Side, not {self.resigned_by!r}")
             if self.offer is not None:
                 raise CubeError(f"a resignation and a {self.offer.value!r} cannot both await an answer")
@@ -346,7 +175,7 @@ class CubeState:
             return
         if not isinstance(self.offer, CubeOffer):
             raise CubeError(f"offer must be a CubeOffer, not {self.offer!r}")
-        if not _is_side(self.offered_by):
+        if not is_side(self.offered_by):
             raise CubeError(f"offered_by must be a Side, not {self.offered_by!r}")
         if self.value * 2 > MAX_CUBE:
             raise CubeError(f"a cube at {self.value!r} cannot be offered higher than {MAX_CUBE}")
@@ -394,7 +223,7 @@ class CubeState:
 
     def can_double(self, side: Side) -> bool:
         """True when ``side`` may double now (the caller still checks it is before rolling)."""
-        return _is_side(side) and self._double_refusal(side) is None
+        return is_side(side) and self._double_refusal(side) is None
 
     def _answer_refusal(self, side: Side) -> str | None:
         if self.offer is None:
@@ -416,7 +245,7 @@ class CubeState:
 
     def can_beaver(self, side: Side) -> bool:
         """True when ``side`` may beaver now."""
-        return _is_side(side) and self._beaver_refusal(side) is None
+        return is_side(side) and self._beaver_refusal(side) is None
 
     def _raccoon_refusal(self, side: Side) -> str | None:
         if not self.options.raccoons:
@@ -431,7 +260,7 @@ class CubeState:
 
     def can_raccoon(self, side: Side) -> bool:
         """True when ``side`` may raccoon now."""
-        return _is_side(side) and self._raccoon_refusal(side) is None
+        return is_side(side) and self._raccoon_refusal(side) is None
 
     # -- cube actions --------------------------------------------------------
 

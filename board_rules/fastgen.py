@@ -1,18 +1,11 @@
 """Fast legal plays for the hitting games: backgammon, portes, short nardy.
 
-Owns a specialised move generator for variants that hit and have no pins, no blocks
-and no restrictions on leaving a point (``variant.hits and not variant.pins``). It
-returns exactly what :func:`board_rules.movegen.search_side` returns for them: per
-distinct final board the checker moves of the first path found in the same search
-order, and the most dice played. The generic search stays the reference for every
-variant; ``tests/test_fastgen.py`` holds the two to the same answers.
-
-The board is one ``bytearray`` of 52 counts, the mover's ``me`` then ``opp`` as
-described in :mod:`board_rules.movegen` (``board[i]`` is ``me[i]``: 0 off, 1..24 the
-points, 25 the bar; ``board[26 + i]`` is ``opp[i]``: 26 the opponent's bar), so
-``bytes(board)`` is the key used there. Checker moves are applied in place and undone;
-the count of the mover's checkers outside home (bar included) is carried along
-instead of being recounted. Imports only :mod:`board_rules.variants`.
+Owns :func:`search`: for the variants :func:`handles` accepts (hits; no pins, blocks or
+limits on leaving a point) it returns exactly what the generic search behind
+:func:`board_rules.movegen.search_side` returns: per distinct final board the first
+path found, and the most dice played (``tests/test_fastgen.py`` compares the two). The
+board is one ``bytearray``, the mover's ``me`` then ``opp`` (``docs/rules-notes.md``),
+so ``bytes(board)`` is the same key. Imports only :mod:`board_rules.variants`.
 """
 
 from __future__ import annotations

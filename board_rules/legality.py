@@ -3,7 +3,7 @@
 Owns :func:`check` (a finished turn) and :class:`TurnTracker` (a turn being made:
 whether the board is on the way to some legal play, and where a lifted checker
 may land). The referee asks these; it never decides a rule itself. Imports
-:mod:`board_rules.moves`, :mod:`board_rules.movegen` and :mod:`board_rules.reach`; nothing outside
+:mod:`board_rules.moves`, :mod:`board_rules.movegen`, :mod:`board_rules.reach` and :mod:`board_rules.turn`; nothing outside
 ``board_rules``.
 
 Places are :class:`~board_rules.places.Place`: a point in white's numbering, a side's bar or tray.
@@ -19,8 +19,9 @@ from board_rules.moves import Board, apply_moves, play_of
 from board_rules.notation import Play, Roll
 from board_rules.places import PLACES, Place
 from board_rules.position import Position
-from board_rules.reach import LazyTurn, find_play
+from board_rules.reach import find_play
 from board_rules.side import Side
+from board_rules.turn import LazyTurn
 
 # Boards a search for the nearest legal play may visit before it settles for the
 # nearest among those found (only escalated gul-bara doubles come near it).
@@ -174,10 +175,10 @@ def is_legal_result(before: Position, roll: Roll, after: Position) -> bool:
 class TurnTracker:
     """Follows a turn while the player makes it, one checker move at a time.
 
-    Built once per roll. :meth:`on_the_way` says whether an observed board can still
-    become a legal play; :meth:`landing_points` lists where a checker lifted from a
-    point may be put down now (one die or several with the same checker).
-    Gul-bara's passed numbers are not followed: only the mover's own leg.
+    Built once per roll. :meth:`on_the_way` says whether a player making a legal play
+    (in any order) passes through an observed board; :meth:`landing_points` lists where
+    a checker lifted from a point may be put down now (one die or several with the same
+    checker). Gul-bara's passed numbers are not followed: only the mover's own leg.
     """
 
     def __init__(self, before: Position, roll: Roll) -> None:
@@ -187,7 +188,11 @@ class TurnTracker:
         self._turn = LazyTurn(before, roll)
 
     def on_the_way(self, observed: Position) -> bool:
-        """Whether ``observed`` is the start, an intermediate or a final board of some legal play."""
+        """Whether ``observed`` is the start, an intermediate or a final board of some legal play.
+
+        Its checker moves may be made in any order, and a checker it hits may go to the bar
+        before the hitter arrives (:mod:`board_rules.turn`).
+        """
         return self._turn.on_the_way(observed)
 
     def is_complete(self, observed: Position) -> bool:

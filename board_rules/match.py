@@ -1,40 +1,22 @@
 """Matches and money sessions: the score across games.
 
 Owns :class:`Match` (a backgammon match to N points with the Crawford rule),
-:class:`MoneySession` (games for a stake per point) and :class:`TavliMatch`
-(portes, plakoto, fevga and optionally gul-bara in turn, to 3, 5 or 7
-points), plus :func:`game_lost_on_time`. Imports only :mod:`board_rules.cube`,
-:mod:`board_rules.errors` and :mod:`board_rules.side`.
-
-Each is a frozen state: :meth:`record` takes a finished game's
-:class:`~board_rules.cube.GameOutcome` and returns the next state; a game that
-does not fit (after the match ended, a doubled cube in the Crawford game)
-raises :class:`~board_rules.errors.MatchError`.
-
-Conventions, where sources differ:
-
-* Points beyond the match length are kept as scored, not capped: a gammon at
-  6-3 in a 7-point match ends it 8-3. ``winner`` is the side that reached the
-  length.
-* A match to 1 point has no Crawford game (nobody *reaches* 1-away: both start
-  there), as in gnubg; the cube is then legal but dead.
-* A game lost on time (kind ``"time"``) scores 2 × cube everywhere: in
-  matches, tavli matches and money sessions, where Jacoby does not reduce it
-  (Bulgarian rules: a loss on time counts as a gammon).
-* In a tavli match the winner of a game starts the next one; the first game
-  opens with an opening roll (``next_starter`` is None). A draw scores nothing
-  and counts as a game of the cycle; by default the winner of the last decided
-  game starts again (so after a draw the side that started the drawn game
-  starts again, and a drawn first game is followed by a new opening roll);
-  ``opening_roll_after_draw=True`` asks for an opening roll after every draw.
+:class:`MoneySession` and :class:`TavliMatch` (portes, plakoto, fevga and optionally
+gul-bara in turn, to 3, 5 or 7 points), plus :func:`game_lost_on_time`. Each is a frozen
+state: :meth:`record` takes a finished game's :class:`~board_rules.outcome.GameOutcome`
+and returns the next state, or raises :class:`~board_rules.errors.MatchError` for a game
+that does not fit. Choices where sources differ: ``docs/rules-notes.md``. Imports only
+:mod:`board_rules.cube`, :mod:`board_rules.outcome`, :mod:`board_rules.errors` and
+:mod:`board_rules.side`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from board_rules.cube import CubeOptions, GameOutcome
+from board_rules.cube import CubeOptions
 from board_rules.errors import CubeError, MatchError
+from board_rules.outcome import GameOutcome
 from board_rules.side import Side
 
 __all__ = [
@@ -143,15 +125,11 @@ class _Scoreboard:
 
 @dataclass(frozen=True, slots=True)
 class Match(_Scoreboard):
-    """A backgammon match to ``length`` points, with the Crawford rule.
+    """A backgammon match to ``length`` points, with the Crawford rule (``crawford_rule=False``: without).
 
-    When a side first reaches ``length - 1``, the next game is the Crawford
-    game (``crawford_game``): no doubling. Games after it are post-Crawford
-    (``post_crawford``) and the cube is back. Beavers, raccoons, automatic
-    doubles and Jacoby are never used. ``crawford_rule=False`` plays without
-    the Crawford rule. Raises :class:`MatchError` for an inconsistent state;
-    when resuming a match at a 1-away score, say which of ``crawford_game``
-    and ``post_crawford`` holds.
+    The game after a side first reaches ``length - 1`` is the Crawford game (no doubling);
+    later games are post-Crawford. Money options are never used. Raises
+    :class:`MatchError` for an inconsistent state.
 
     >>> m = Match(3).record(GameOutcome(Side.WHITE, 2, "gammon"))
     >>> m.crawford_game, m.cube_options_for_next_game().doubling_allowed
@@ -159,8 +137,6 @@ class Match(_Scoreboard):
     >>> m = m.record(GameOutcome(Side.BLACK, 1, "single"))
     >>> m.post_crawford, m.cube_options_for_next_game().doubling_allowed
     (True, True)
-    >>> m.record(GameOutcome(Side.WHITE, 1, "pass", cube=2)).winner
-    <Side.WHITE: 'white'>
     """
 
     length: int

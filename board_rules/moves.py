@@ -1,33 +1,11 @@
 """Single checker moves (pseudo-legal): where one checker may go with one die, and what landing does.
 
-Owns :class:`Board` (a position seen from one side) and :class:`CheckerMoves`, the one
-place that applies a checker move under the variant's hooks (hit, pin or block; bearing
-off; the start, head and prime rules) and undoes it. The whole-turn filter (use both
-dice or the larger, gul-bara's passed numbers) lives in :mod:`board_rules.movegen` and
-:mod:`board_rules.reach`, which build on this. Imports :mod:`board_rules.position`,
-:mod:`board_rules.notation` and :mod:`board_rules.variants`; nothing outside ``board_rules``.
-
-A board is seen from the mover's side as lists of 26 small integers, indexed by the
-mover's own point numbers:
-
-* ``me[1..24]`` the mover's checkers on top of each point, ``me[25]`` its bar,
-  ``me[0]`` its checkers borne off;
-* ``opp[1..24]`` the opponent's checkers on top, ``opp[0]`` the opponent's bar;
-* ``pins[1..24]`` (plakoto) ``1`` where a mover's checker is pinned underneath,
-  ``2`` where an opponent's checker is pinned under the mover's.
-
-A board is keyed by ``bytes(me + opp + pins)``.
-
->>> from board_rules import Position
->>> start = Position.start("backgammon")
->>> board = Board.of(start)
->>> mover = CheckerMoves(start.variant, board)
->>> record = mover.try_move(24, 6)  # 24/18
->>> record[:3], board.me[18], board.me[24]
-((24, 18, False), 1, 1)
->>> mover.undo(record)
->>> board.me[18], board.me[24], mover.try_move(13, 1)  # 13/12 lands on black's 13-point (white's 12)
-(0, 2, None)
+Owns :class:`Board` (a position seen from the mover's side: ``me``, ``opp`` and, in
+plakoto, ``pins``, by the mover's own point numbers; ``docs/rules-notes.md``) and
+:class:`CheckerMoves`, the one place a checker move is made under the variant's hooks
+(hit, pin or block; bearing off; start, head and prime rules) and undone. The
+whole-turn filter lives in :mod:`board_rules.movegen`. Imports
+:mod:`board_rules.position`, :mod:`board_rules.notation` and :mod:`board_rules.variants`.
 """
 
 from __future__ import annotations
@@ -45,19 +23,11 @@ _SAME_MAP = tuple([0] + [((p + 11) % 24) + 1 for p in range(1, 25)])
 _MIRROR = (_OPPOSITE_MAP, _SAME_MAP)  # by ``variant.geometry == SAME``: one side's point <-> the other's
 _IDENTITY = tuple(range(25))
 
-# an undo record of CheckerMoves.try_move: (src, dst, hit, pinned, released)
-SRC, DST, HIT, PINNED, RELEASED = range(5)
-
 
 def own_to_white(variant: Variant, side: Side) -> tuple[int, ...]:
     """``side``'s own point -> white's point, as a tuple indexed 1..24 (its own inverse)."""
     if side is Side.WHITE:
         return _IDENTITY
-    return _MIRROR[variant.geometry == SAME]
-
-
-def mirror(variant: Variant) -> tuple[int, ...]:
-    """One side's own point -> the same point in the other side's numbering (its own inverse)."""
     return _MIRROR[variant.geometry == SAME]
 
 
@@ -160,9 +130,14 @@ class CheckerMoves:
     """One side's single checker moves on a :class:`Board`, made in place and undone.
 
     :meth:`try_move` makes a checker move if the variant allows it now and returns its
-    undo record ``(src, dst, hit, pinned, released)`` (see :data:`SRC` ...), or ``None``;
-    :meth:`undo` takes it back. ``head_limit`` is how many checkers may leave the head
-    this turn (long nardy); ``head_start`` the checkers on the head when the turn began.
+    undo record ``(src, dst, hit, pinned, released)``, or ``None``; :meth:`undo` takes it
+    back. ``head_limit``: checkers that may leave the head this turn (long nardy).
+
+    >>> start = Position.start("backgammon")
+    >>> board = Board.of(start)
+    >>> record = CheckerMoves(start.variant, board).try_move(24, 6)  # 24/18
+    >>> record[:3], board.me[18], board.me[24]
+    ((24, 18, False), 1, 1)
     """
 
     __slots__ = (

@@ -1,33 +1,19 @@
 """Targeted search: is one board reached from another by a legal play, without listing every play?
 
-Owns the search behind :func:`board_rules.legality.check` for a *legal* result.
-Listing every play of an escalated gul-bara double (up to 24 checker moves) can
-mean tens of thousands of positions; asking whether one observed board is among
-them need not. The search walks the same single checker moves as
-:mod:`board_rules.moves` (:meth:`~board_rules.moves.CheckerMoves.try_move`), pruning every board from
-which the target cannot be reached:
-
-* checkers only move forward, so for every point ``x`` the mover must still have
-  at least as many checkers on ``x`` or behind it as the target has;
-* the pips still to play must be a sum of the next dice (exactly, while no
-  further checker is borne off; at most, while one may be);
-* an opposing checker is never added to a point (only hit or pinned away).
-
-Then the found play must play as many dice as the roll allows (the maximum is
-found by a depth-first search that stops at the first full-length path; a checker
-move that pins plakoto's mother and so ends the game counts as playing them all,
-as in :mod:`board_rules.movegen`), and a single die must be the larger one when
-only one can be played. In plakoto the play is named by a route with the fewest
-pins, as movegen names it. Gul-bara's passed numbers are followed leg by leg, each
-leg pruned against its own side's target.
-Imports :mod:`board_rules.moves`; nothing outside ``board_rules``.
+Owns :func:`find_play` (behind :func:`board_rules.legality.check`), :class:`Walker` and
+:func:`sample_results`. The walk makes the single checker moves of
+:mod:`board_rules.moves`, pruning every board the target cannot be reached from
+(checkers only move forward; the pips left must be a sum of the next dice; no opposing
+checker is added to a point). The play found plays the most dice the roll allows;
+plakoto's takes the route with the fewest pins; gul-bara's passed numbers are followed
+leg by leg. Imports :mod:`board_rules.moves` and :mod:`board_rules.backward`.
 """
 
 from __future__ import annotations
 
+from board_rules.backward import backward_path
 from board_rules.moves import Board, CheckerMoves
 from board_rules.notation import Roll
-from board_rules.orders import AnyOrder
 from board_rules.position import Position
 from board_rules.side import Side
 from board_rules.variants import Variant
@@ -35,11 +21,12 @@ from board_rules.variants import Variant
 Moves = tuple[tuple[int, int, bool], ...]
 
 
-def _pips(me: list[int]) -> int:
+def pips(me: list[int]) -> int:
+    """The pips the mover needs to bear off every checker of ``me`` (bar counts 25)."""
     return sum(i * me[i] for i in range(1, 26))
 
 
-class _Walker:
+class Walker:
     """Depth-first walks over one side's checker moves for one dice sequence."""
 
     def __init__(self, variant: Variant, board: Board, head_limit: int) -> None:
@@ -101,22 +88,17 @@ class _Walker:
     ):
         """Up to ``limit`` ``(moves, end board key)`` playing exactly ``depth_wanted`` dice.
 
-        With a ``target``, only boards that can still reach it are walked; with ``exact``
-        the path must end on it, otherwise it may end anywhere still behind it (a later
-        leg of the same side may move on). A checker move that pins the mother and so
-        ends the game ends the path too, with fewer dice played; ``ending`` keeps only
-        such paths.
-
-        A single path is looked for first with equal dice played from the back
-        (sources in non-increasing order: one order of every set of commuting checker
-        moves), then, if none is found, in every order (a move may depend on an
-        earlier one: the fevga start rule, a prime rule).
+        With a ``target``, only boards that can still reach it are walked; with ``exact`` the
+        path must end on it, else anywhere behind it (a later leg may move on). A pin of the
+        mother that ends the game ends the path too; ``ending`` keeps only such paths. A single
+        path is looked for first with equal dice played from the back (one order of every set
+        of commuting checker moves), then in every order (the start rule, prime rules).
         """
         if ending:
             return self._paths(dice, depth_wanted, target, limit, exact, monotone=False, ending=True)
         if limit == 1 and target is not None and exact:
             if self.v.blocks and not self.b.me[25]:
-                moves = _backward(self.b, target, dice[:depth_wanted])
+                moves = backward_path(self.b, target, dice[:depth_wanted])
                 if moves is None:
                     return []  # not even reachable without the variant's own limits
                 if self._replays(dice, moves):
@@ -124,7 +106,9 @@ class _Walker:
                 # the variant's own limits (start rule, primes) stop that path: look again
                 # backwards with them, then forwards in every order (the monotone walk can
                 # take seconds on an escalated gul-bara double, where the order matters)
-                moves = _backward(self.b, target, dice[:depth_wanted], (self.v, self.s.head_limit, self.s.head_start))
+                moves = backward_path(
+                    self.b, target, dice[:depth_wanted], (self.v, self.s.head_limit, self.s.head_start)
+                )
                 if moves is not None and self._replays(dice, moves):
                     return [(moves, target.key())]
                 return self._paths(dice, depth_wanted, target, 1, True, monotone=False)
@@ -200,7 +184,7 @@ class _Walker:
             # the largest die still to play at each depth; when the target is a game that
             # ended by pinning the mother, the play may stop before every die is played
             # (movegen's _Search._rec), and only the next die is sure to be played
-            if _mother_pinned_here(v, b, target):
+            if mother_pinned_here(v, b, target):
                 bigger = [dice[depth] if depth < n else 0 for depth in range(n + 1)]
             else:
                 bigger = [max(dice[depth:n], default=0) for depth in range(n + 1)]
@@ -328,7 +312,7 @@ class _Walker:
         return found
 
 
-def _mother_pinned_here(v: Variant, start: Board, target: Board) -> bool:
+def mother_pinned_here(v: Variant, start: Board, target: Board) -> bool:
     """Whether ``target`` has the opponent's mother pinned, not pinned at ``start``, and
     so pinned that the game ended (plakoto's mother rule, by the pinner's start count)."""
     if start.pins is None or target.pins is None:
@@ -336,126 +320,23 @@ def _mother_pinned_here(v: Variant, start: Board, target: Board) -> bool:
     return target.pins[1] == 2 and start.pins[1] != 2 and v.mother_pin_ends_game(target.me[24])
 
 
-def _backward(start: Board, target: Board, dice, rules: tuple[Variant, int, int] | None = None) -> Moves | None:
-    """A path from ``start`` to ``target`` found backwards, for blocking games.
-
-    Walks from the target, last die first, moving checkers back (and back onto the
-    board from off); a checker may stand wherever no opposing checker does (a single
-    one holds a point), so a move back is legal when the move forward is, save the
-    variant's own limits (the start rule, primes). Without ``rules`` those are left to
-    the caller, which replays the path forwards. With ``rules`` (the variant, its head
-    limit, the checkers on the head when the turn began) every move back is also
-    checked forwards, by :meth:`~board_rules.moves.CheckerMoves.try_move` on the board the move starts from, so
-    those limits hold all along the path. The last dice are the largest in gul-bara's
-    escalation, so this direction prunes far sooner. Returns the forward moves, or ``None``.
-    """
-    opp = start.opp
-    if any(opp[i] != target.opp[i] for i in range(1, 25)) or target.me[0] < start.me[0]:
-        return None
-    n = len(dice)
-    left = [sum(dice[:i]) for i in range(n + 1)]  # pips of the first i dice
-    me = list(target.me)
-    forward = None
-    if rules is not None:
-        # a forward search on this very list: try_move sees the board before each move back
-        forward = CheckerMoves(rules[0], Board(me, list(opp), None, start.opp_off), rules[1])
-        forward.head_start = rules[2]
-    off0 = start.me[0]
-    # crossing[x]: checkers that the first dice must carry from x or behind to below x
-    crossing = [0] * 26
-    scum = cum = 0
-    for x in range(25, 0, -1):
-        scum += start.me[x]
-        cum += me[x]
-        crossing[x] = scum - cum
-    need = [sum(crossing)]
-    seen: set = set()
-    path: list[tuple[int, int, bool]] = []
-
-    def feasible(i: int) -> bool:
-        # each die crosses a point at most once; pips are exact until a checker is
-        # borne off, which may waste some
-        if me[0] - off0 > i or min(crossing[1:]) < 0 or max(crossing) > i:
-            return False
-        return need[0] == left[i] if me[0] == off0 else need[0] <= left[i]
-
-    def shift(lo: int, hi: int, by: int) -> None:
-        for x in range(lo, hi + 1):
-            crossing[x] += by
-        need[0] += by * (hi - lo + 1)
-
-    def step(i: int, src: int, dst: int) -> bool:
-        if forward is not None:
-            u = forward.try_move(src, dice[i - 1])
-            if u is None:
-                return False
-            forward.undo(u)
-            if u[1] != dst:
-                return False
-        key = (i, bytes(me))
-        if key in seen or not feasible(i - 1):
-            seen.add(key)
-            return False
-        seen.add(key)
-        path.append((src, dst, False))
-        if rec(i - 1):
-            return True
-        path.pop()
-        return False
-
-    def rec(i: int) -> bool:
-        if i == 0:
-            return me == start.me
-        d = dice[i - 1]
-        for q in range(1, 25 - d):
-            if me[q] and not opp[q + d] and crossing[q + 1] > 0:
-                me[q] -= 1
-                me[q + d] += 1
-                shift(q + 1, q + d, -1)
-                found = step(i, q + d, q)
-                shift(q + 1, q + d, 1)
-                me[q] += 1
-                me[q + d] -= 1
-                if found:
-                    return True
-        if me[0] > off0 and not any(me[7:26]):
-            # a checker borne off with d: exactly from d, or from the highest point below d
-            for p in range(min(d, 6), 0, -1):
-                if p < d and any(me[p + 1 : 7]):
-                    break
-                me[0] -= 1
-                me[p] += 1
-                shift(1, p, -1)
-                found = step(i, p, 0)
-                shift(1, p, 1)
-                me[0] += 1
-                me[p] -= 1
-                if found:
-                    return True
-        return False
-
-    if not feasible(n) or not rec(n):
-        return None
-    return tuple(reversed(path))
-
-
-def _best(variant: Variant, board: Board, seqs, head_limit: int) -> tuple[int, int]:
+def most_dice(variant: Variant, board: Board, seqs, head_limit: int) -> tuple[int, int]:
     """``(most dice playable, the die a single-die play must use or 0)`` for these sequences."""
     best = 0
     for seq in seqs:
-        best = max(best, _Walker(variant, board, head_limit).max_depth(seq))
+        best = max(best, Walker(variant, board, head_limit).max_depth(seq))
         if best == len(seq):
             break
     forced = 0
     if best == 1 and len(seqs) == 2:
         high = max(seqs[0][0], seqs[1][0])
         for seq in seqs:
-            if seq[0] == high and _Walker(variant, board, head_limit).max_depth(seq, 1) >= 1:
+            if seq[0] == high and Walker(variant, board, head_limit).max_depth(seq, 1) >= 1:
                 forced = high
     return best, forced
 
 
-def _turn_setup(before: Position, roll: Roll):
+def turn_setup(before: Position, roll: Roll):
     """``(variant, side, dice sequences, head limit, start board, passes unplayed)`` of a roll."""
     v = before.variant
     side = before.turn
@@ -476,11 +357,11 @@ def find_play(before: Position, roll: Roll, after: Position):
     Compares boards only (points, pins, bar, off). Legs are tuples of ``(src, dst, hit)``
     in each leg's mover numbering, as :func:`board_rules.movegen.legal_results` gives them.
     """
-    v, side, seqs, head, start, passes = _turn_setup(before, roll)
+    v, side, seqs, head, start, passes = turn_setup(before, roll)
     target_me = Board.of(after, side)
     if target_me.opp_off != start.opp_off and not passes:
         return None
-    best, forced = _best(v, start, seqs, head)
+    best, forced = most_dice(v, start, seqs, head)
     if passes and 0 < best < len(seqs[0]):
         return _legs(v, start, side, tuple(seqs[0]), best, after)
     chosen = None
@@ -488,7 +369,7 @@ def find_play(before: Position, roll: Roll, after: Position):
         if forced and seq[0] != forced:
             continue
         board = Board.of(before)
-        got = _Walker(v, board, head).paths(seq, best, target_me)
+        got = Walker(v, board, head).paths(seq, best, target_me)
         if got and (chosen is None or _pins_made(got[0][0]) < _pins_made(chosen)):
             chosen = got[0][0]
             if start.pins is None or _pins_made(chosen) == _least_pins(start, target_me):
@@ -509,16 +390,16 @@ def _legs(v: Variant, board: Board, side: Side, dice: tuple[int, ...], best: int
     """Legs from ``board`` (``side`` to play ``dice``, ``best`` of them playable) ending on ``after``."""
     target = Board.of(after, side)
     if best == len(dice):
-        got = _Walker(v, board, 15).paths(dice, best, target)
+        got = Walker(v, board, 15).paths(dice, best, target)
         return (got[0][0],) if got else None
     pins = board.pins is not None
-    ends = _Walker(v, board, 15).paths(dice[:best], best, target, limit=10**9, exact=False)
+    ends = Walker(v, board, 15).paths(dice[:best], best, target, limit=10**9, exact=False)
     for moves, key in ends:
         b = Board.from_key(key, pins, board.opp_off)
         rest = dice[best:]
         other = side.other
         ob = b.flipped(v)
-        other_best = _Walker(v, ob, 15).max_depth(rest)
+        other_best = Walker(v, ob, 15).max_depth(rest)
         if other_best == 0:
             if b.key() == target.key() and b.opp_off == target.opp_off:
                 return (moves,)
@@ -527,107 +408,6 @@ def _legs(v: Variant, board: Board, side: Side, dice: tuple[int, ...], best: int
         if tail is not None:
             return (moves,) + tail
     return None
-
-
-class LazyTurn:
-    """A turn being made, followed without listing every play (see :class:`board_rules.legality.TurnTracker`).
-
-    An observed board is on the way when some prefix of the dice leads to it and the
-    rest of a play with the most dice can still follow from it.
-    """
-
-    def __init__(self, before: Position, roll: Roll) -> None:
-        self.v, self.side, self.seqs, self.head, self.start, _ = _turn_setup(before, roll)
-        self.before = before
-        self.roll = roll
-        self.best, self.forced = _best(self.v, self.start, self.seqs, self.head)
-        self._any_order: AnyOrder | None = None
-
-    def any_order(self) -> AnyOrder:
-        """The boards of the legal plays made in any order (listed on first use)."""
-        if self._any_order is None:
-            self._any_order = AnyOrder(self.before, self.roll)
-        return self._any_order
-
-    def _walker(self, board: Board) -> _Walker:
-        w = _Walker(self.v, board, self.head)
-        w.s.head_start = self.start.me[24]  # the head rule counts this turn's departures
-        return w
-
-    def stages(self, observed: Position):
-        """``(sequence, dice used)`` pairs by which ``observed`` lies on the way to a legal play.
-
-        A play that ended the game by pinning the mother counts as using every die
-        (``self.best``), as :mod:`board_rules.movegen` counts it: nothing more may be played.
-        """
-        target = Board.of(observed, self.side)
-        if target.opp_off != self.start.opp_off:
-            return []
-        ended = _mother_pinned_here(self.v, self.start, target)
-        out = []
-        total = _pips(self.start.me) - _pips(target.me)
-        for seq in self.seqs:
-            if self.forced and seq[0] != self.forced:
-                continue
-            for j in range(0, self.best + 1):
-                if target.me[0] == self.start.me[0] and sum(seq[:j]) != total:
-                    continue
-                if sum(seq[:j]) < total:
-                    continue
-                if j == 0:
-                    ok = target.key() == self.start.key()
-                else:
-                    if ended and self._walker(Board.of(self.before)).paths(seq, j, target, ending=True):
-                        out.append((seq, self.best))  # the game is over: the play is complete
-                        continue
-                    ok = bool(self._walker(Board.of(self.before)).paths(seq, j, target))
-                if ok and self._can_finish(target, seq, j):
-                    out.append((seq, j))
-        return out
-
-    def _can_finish(self, board: Board, seq, j: int) -> bool:
-        need = self.best - j
-        if need <= 0:
-            return True
-        b = Board(list(board.me), list(board.opp), None if board.pins is None else list(board.pins), board.opp_off)
-        return self._walker(b).max_depth(tuple(seq[j:]), need) >= need
-
-    def on_the_way(self, observed: Position) -> bool:
-        """Whether ``observed`` is on the way: a prefix of the dice, or a legal play made in another order."""
-        return bool(self.stages(observed)) or self.any_order().on_the_way(observed)
-
-    def is_complete(self, observed: Position) -> bool:
-        return any(j == self.best for _, j in self.stages(observed))
-
-    def landing_points(self, observed: Position, src: int) -> set[int]:
-        """Own points (0 = off) where a checker lifted from own point ``src`` may land now."""
-        target = Board.of(observed, self.side)
-        if _mother_pinned_here(self.v, self.start, target):
-            return set()  # the game is over: nothing more is played
-        found = self.any_order().landing_points(observed, src)
-        for seq, j in self.stages(observed):
-            board = Board(
-                list(target.me), list(target.opp), None if target.pins is None else list(target.pins), target.opp_off
-            )
-            w = self._walker(board)
-            at = src
-            undo = []
-            for k in range(j, len(seq)):
-                if at == 0 or board.me[at] <= 0:
-                    break
-                u = w.s.try_move(at, seq[k])
-                if u is None:
-                    break
-                undo.append(u)
-                at = u[1]
-                ended = u[3] and at == 1 and w.s.mother_pin_ends()
-                if ended or self._can_finish(board, seq, k + 1):
-                    found.add(at)
-                if ended:
-                    break
-            for u in reversed(undo):
-                w.s.undo(u)
-        return found
 
 
 SAMPLE_LIMIT = 3000
@@ -639,14 +419,14 @@ def sample_results(before: Position, roll: Roll, limit: int = SAMPLE_LIMIT):
     For rolls whose plays are too many to list (escalated gul-bara doubles): each leg
     keeps the first ``limit`` ends its depth-first search meets.
     """
-    v, side, seqs, head, start, passes = _turn_setup(before, roll)
-    best, forced = _best(v, start, seqs, head)
+    v, side, seqs, head, start, passes = turn_setup(before, roll)
+    best, forced = most_dice(v, start, seqs, head)
     out = []
     pins = start.pins is not None
     for seq in seqs:
         if forced and seq[0] != forced:
             continue
-        for moves, key in _Walker(v, Board.of(before), head).paths(seq, best, None, limit=limit):
+        for moves, key in Walker(v, Board.of(before), head).paths(seq, best, None, limit=limit):
             board = Board.from_key(key, pins, start.opp_off)
             if passes and 0 < best < len(seq):
                 for legs, final, fs in _sample_cascade(v, board, side, tuple(seq[best:]), limit):
@@ -662,11 +442,11 @@ def sample_results(before: Position, roll: Roll, limit: int = SAMPLE_LIMIT):
 
 def _sample_cascade(v: Variant, board: Board, side: Side, remaining: tuple[int, ...], limit: int):
     ob = board.flipped(v)
-    best = _Walker(v, ob, 15).max_depth(remaining)
+    best = Walker(v, ob, 15).max_depth(remaining)
     if best == 0:
         yield (), board, side
         return
-    for moves, key in _Walker(v, ob, 15).paths(remaining, best, None, limit=limit):
+    for moves, key in Walker(v, ob, 15).paths(remaining, best, None, limit=limit):
         b = Board.from_key(key, ob.pins is not None, ob.opp_off)
         if best < len(remaining):
             for legs, final, fs in _sample_cascade(v, b, side.other, remaining[best:], limit):

@@ -1,15 +1,14 @@
 """The games played on a tavli table: their set-up, movement, restrictions and scoring.
 
-Owns :class:`Variant`, one subclass per game, its options and the registry
-(:func:`find_variant`, as python-chess's ``find_variant``). Rule choices that the
-sources in ``shared/seeds/`` disagree on are options with a documented default.
-Imports only :mod:`board_rules.errors` and :mod:`board_rules.side` at module level
-(and :mod:`board_rules.cube` for :class:`GameOutcome` when scoring).
+One module, as python-chess keeps its variants: each game a short subclass beside the registry.
 
-Geometry, in white's numbering (see ``docs/position-json.md``): white moves from 24
-towards 1 in every variant. *Opposite* variants: black's own point is ``25 - p``.
-*Same-direction* variants: black's own point is ``((p + 11) % 24) + 1``. Both maps
-are their own inverse. Every side's home is its own points 1..6.
+Owns :class:`Variant`, one subclass per game with its options, and the registry
+(:func:`find_variant`). Rule choices the sources disagree on are options with a
+documented default. Geometry, in white's numbering: white moves from 24 towards 1;
+black's own point is ``25 - p`` in *opposite* variants, ``((p + 11) % 24) + 1`` in
+*same-direction* ones (each map its own inverse); a side's home is its own points
+1..6. Imports only :mod:`board_rules.errors`, :mod:`board_rules.outcome` and
+:mod:`board_rules.side`.
 """
 
 from __future__ import annotations
@@ -18,10 +17,10 @@ from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from board_rules.errors import InvalidPositionError, UnknownVariantError
+from board_rules.outcome import GameOutcome
 from board_rules.side import Side
 
 if TYPE_CHECKING:  # pragma: no cover
-    from board_rules.cube import GameOutcome
     from board_rules.position import Position
 
 OPPOSITE = "opposite"
@@ -169,8 +168,6 @@ class Variant:
 
     def outcome(self, position: Position) -> GameOutcome | None:
         """The outcome if the game is over in ``position``, else ``None``."""
-        from board_rules.cube import GameOutcome
-
         for idx, side in enumerate((Side.WHITE, Side.BLACK)):
             if position.off[idx] == 15:
                 base, kind = self.score_win(position, side)
@@ -304,8 +301,6 @@ class Plakoto(Variant):
         return not (self.options.mother_exception and pinner_start_count > 0)
 
     def outcome(self, position: Position) -> GameOutcome | None:
-        from board_rules.cube import GameOutcome
-
         if self.options.mother_rule:
             white_pinned = self.mother_pinned(position, Side.WHITE)
             black_pinned = self.mother_pinned(position, Side.BLACK)

@@ -1,27 +1,12 @@
 """The teaching evaluator: the best play for a roll, and the plays ranked.
 
 Owns :func:`best_play`, :func:`rank_plays`, :func:`candidate_plays` and the project's
-own per-variant heuristic (:func:`score_position`). Backgammon and portes are ranked by
-gnubg's neural net (0-ply) when the optional ``gnubg-nn`` package (module ``gnubg_nn``)
-can be imported; every other variant, and those two without gnubg, by the heuristic,
-one ply deep over the legal plays from :func:`board_rules.movegen.legal_plays`. It
-decides no rule. Imports ``board_rules`` (and ``gnubg_nn``, lazily) only.
-
-The heuristic scores a position for the side that has just played, in pips-like units:
-
-* the race: the difference of pip counts, checkers borne off, bear-off progress;
-* contact (hitting games and plakoto): each own blot that an opposing checker can hit
-  or pin with one roll, weighted by the 36 rolls that do it and by what it would cost;
-  an opposing checker on the bar; in plakoto opposing checkers pinned (above all the
-  mother, on the opponent's start) and own pinned checkers;
-* blocks: made points (one checker holds a point in fevga, gul-bara and long nardy),
-  home-board points, the longest prime, and how many of the six points in front of
-  each opposing checker are blocked;
-* in the blocking games: stacking many checkers on one point (the head excepted).
-  Long nardy's head rule and the fevga family's start rule are the move generator's
-  (they decide which plays exist); a term for checkers left on the start was tried and
-  played worse against a random player (fevga 15/16, long nardy 14/16, gul-bara 11/12
-  instead of 16/16, 16/16, 12/12), so the pip count alone drives them off it.
+own per-variant heuristic (:func:`score_position`: race, contact, blocks and stacking,
+in pips-like units for the side that has just played; ``docs/rules-notes.md``).
+Backgammon and portes are ranked by gnubg's neural net (0-ply) when the optional
+``gnubg_nn`` module imports; everything else by the heuristic, one ply deep over
+:func:`board_rules.movegen.legal_plays`. It decides no rule. Imports ``board_rules``
+(and ``gnubg_nn``, lazily) only.
 """
 
 from __future__ import annotations

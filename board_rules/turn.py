@@ -1,13 +1,11 @@
-"""Boards a player passes through making a legal play in any order of its checker moves.
+"""A turn being made: the boards a player passes through on the way to a legal play.
 
-Owns :class:`AnyOrder`. At a real table the checker moves of a play are made in any
-order, a checker may be carried over several dice at once, and a hit checker may go
-to the bar before or after the hitter arrives. A board with no checker in a hand is
-then the start with some of the play's checker moves made (whatever the rules would
-say of that order), and any of the checkers the play hits on the bar. :class:`AnyOrder`
-lists those boards for every legal play once per roll and answers whether an observed
-board is one of them. Imports :mod:`board_rules.movegen` and :mod:`board_rules.moves`;
-nothing outside ``board_rules``.
+Owns :class:`LazyTurn`, behind :class:`board_rules.legality.TurnTracker`, and
+:class:`AnyOrder`. :class:`LazyTurn` follows the dice in order without listing every
+play; :class:`AnyOrder` lists, once per roll, the boards of each legal play made in any
+order: some of its checker moves made, and any of the checkers it hits on the bar
+(``docs/rules-notes.md``). Imports :mod:`board_rules.movegen`, :mod:`board_rules.moves`
+and :mod:`board_rules.reach`; nothing outside ``board_rules``.
 """
 
 from __future__ import annotations
@@ -16,12 +14,13 @@ from board_rules.movegen import Budget, SearchBudgetExceeded, search_side
 from board_rules.moves import Board
 from board_rules.notation import Roll
 from board_rules.position import Position
+from board_rules.reach import Walker, most_dice, mother_pinned_here, pips, turn_setup
 from board_rules.side import Side
 
 # Boards the listing of the mover's plays may visit.
 PLAYS_BUDGET = 20_000
 # Checker moves of a play beyond which its orders are not listed (2**n boards each): every roll but
-# gul-bara's escalated doubles, whose prefixes :class:`~board_rules.reach.LazyTurn` follows alone.
+# gul-bara's escalated doubles, whose prefixes :class:`LazyTurn` follows alone.
 MOST_MOVES = 4
 # Boards listed for one roll at most.
 MOST_BOARDS = 50_000
@@ -137,3 +136,105 @@ def _follow(rest: list[tuple[int, int]], at: int, found: set[int]) -> None:
             found.add(d)
             if d:
                 _follow(rest[:k] + rest[k + 1 :], d, found)
+
+
+class LazyTurn:
+    """A turn being made, followed without listing every play (see :class:`board_rules.legality.TurnTracker`).
+
+    An observed board is on the way when some prefix of the dice leads to it and the
+    rest of a play with the most dice can still follow from it, or when it is one of
+    :class:`AnyOrder`'s boards (a legal play made in another order).
+    """
+
+    def __init__(self, before: Position, roll: Roll) -> None:
+        self.v, self.side, self.seqs, self.head, self.start, _ = turn_setup(before, roll)
+        self.before = before
+        self.roll = roll
+        self.best, self.forced = most_dice(self.v, self.start, self.seqs, self.head)
+        self._any_order: AnyOrder | None = None
+
+    def any_order(self) -> AnyOrder:
+        """The boards of the legal plays made in any order (listed on first use)."""
+        if self._any_order is None:
+            self._any_order = AnyOrder(self.before, self.roll)
+        return self._any_order
+
+    def _walker(self, board: Board) -> Walker:
+        w = Walker(self.v, board, self.head)
+        w.s.head_start = self.start.me[24]  # the head rule counts this turn's departures
+        return w
+
+    def stages(self, observed: Position):
+        """``(sequence, dice used)`` pairs by which ``observed`` lies on the way to a legal play.
+
+        A play that ended the game by pinning the mother counts as using every die
+        (``self.best``), as :mod:`board_rules.movegen` counts it: nothing more may be played.
+        """
+        target = Board.of(observed, self.side)
+        if target.opp_off != self.start.opp_off:
+            return []
+        ended = mother_pinned_here(self.v, self.start, target)
+        out = []
+        total = pips(self.start.me) - pips(target.me)
+        for seq in self.seqs:
+            if self.forced and seq[0] != self.forced:
+                continue
+            for j in range(0, self.best + 1):
+                if target.me[0] == self.start.me[0] and sum(seq[:j]) != total:
+                    continue
+                if sum(seq[:j]) < total:
+                    continue
+                if j == 0:
+                    ok = target.key() == self.start.key()
+                else:
+                    if ended and self._walker(Board.of(self.before)).paths(seq, j, target, ending=True):
+                        out.append((seq, self.best))  # the game is over: the play is complete
+                        continue
+                    ok = bool(self._walker(Board.of(self.before)).paths(seq, j, target))
+                if ok and self._can_finish(target, seq, j):
+                    out.append((seq, j))
+        return out
+
+    def _can_finish(self, board: Board, seq, j: int) -> bool:
+        need = self.best - j
+        if need <= 0:
+            return True
+        b = Board(list(board.me), list(board.opp), None if board.pins is None else list(board.pins), board.opp_off)
+        return self._walker(b).max_depth(tuple(seq[j:]), need) >= need
+
+    def on_the_way(self, observed: Position) -> bool:
+        """Whether ``observed`` is on the way: a prefix of the dice, or a legal play made in another order."""
+        return bool(self.stages(observed)) or self.any_order().on_the_way(observed)
+
+    def is_complete(self, observed: Position) -> bool:
+        return any(j == self.best for _, j in self.stages(observed))
+
+    def landing_points(self, observed: Position, src: int) -> set[int]:
+        """Own points (0 = off) where a checker lifted from own point ``src`` may land now."""
+        target = Board.of(observed, self.side)
+        if mother_pinned_here(self.v, self.start, target):
+            return set()  # the game is over: nothing more is played
+        found = self.any_order().landing_points(observed, src)
+        for seq, j in self.stages(observed):
+            board = Board(
+                list(target.me), list(target.opp), None if target.pins is None else list(target.pins), target.opp_off
+            )
+            w = self._walker(board)
+            at = src
+            undo = []
+            for k in range(j, len(seq)):
+                if at == 0 or board.me[at] <= 0:
+                    break
+                u = w.s.try_move(at, seq[k])
+                if u is None:
+                    break
+                undo.append(u)
+                at = u[1]
+                ended = u[3] and at == 1 and w.s.mother_pin_ends()
+                if ended or self._can_finish(board, seq, k + 1):
+                    found.add(at)
+                if ended:
+                    break
+            for u in reversed(undo):
+                w.s.undo(u)
+        return found

@@ -1,0 +1,115 @@
+"""A play's checker moves found backwards from the board it ends on, for the blocking games.
+
+Owns :func:`backward_path`, which :class:`board_rules.reach.Walker` tries first in
+fevga, gul-bara and long nardy: walking from the target, last die first, prunes far
+sooner than walking forwards when the last dice are the largest (gul-bara's
+escalation). Imports :mod:`board_rules.moves` and :mod:`board_rules.variants`;
+nothing outside ``board_rules``.
+"""
+
+from __future__ import annotations
+
+from board_rules.moves import Board, CheckerMoves
+from board_rules.variants import Variant
+
+Moves = tuple[tuple[int, int, bool], ...]
+
+
+def backward_path(start: Board, target: Board, dice, rules: tuple[Variant, int, int] | None = None) -> Moves | None:
+    """A path from ``start`` to ``target`` found backwards, as forward moves, or ``None`` (blocking games).
+
+    Walks from the target, last die first, moving checkers back (and back from off): in
+    the blocking games a move back is legal when the move forward is, save the variant's
+    own limits (start rule, primes). Without ``rules`` the caller replays the path
+    forwards to check those; with ``rules`` (the variant, its head limit, the checkers on
+    the head when the turn began) each move back is also checked forwards by
+    :meth:`~board_rules.moves.CheckerMoves.try_move`.
+    """
+    opp = start.opp
+    if any(opp[i] != target.opp[i] for i in range(1, 25)) or target.me[0] < start.me[0]:
+        return None
+    n = len(dice)
+    left = [sum(dice[:i]) for i in range(n + 1)]  # pips of the first i dice
+    me = list(target.me)
+    forward = None
+    if rules is not None:
+        # a forward search on this very list: try_move sees the board before each move back
+        forward = CheckerMoves(rules[0], Board(me, list(opp), None, start.opp_off), rules[1])
+        forward.head_start = rules[2]
+    off0 = start.me[0]
+    # crossing[x]: checkers that the first dice must carry from x or behind to below x
+    crossing = [0] * 26
+    scum = cum = 0
+    for x in range(25, 0, -1):
+        scum += start.me[x]
+        cum += me[x]
+        crossing[x] = scum - cum
+    need = [sum(crossing)]
+    seen: set = set()
+    path: list[tuple[int, int, bool]] = []
+
+    def feasible(i: int) -> bool:
+        # each die crosses a point at most once; pips are exact until a checker is
+        # borne off, which may waste some
+        if me[0] - off0 > i or min(crossing[1:]) < 0 or max(crossing) > i:
+            return False
+        return need[0] == left[i] if me[0] == off0 else need[0] <= left[i]
+
+    def shift(lo: int, hi: int, by: int) -> None:
+        for x in range(lo, hi + 1):
+            crossing[x] += by
+        need[0] += by * (hi - lo + 1)
+
+    def step(i: int, src: int, dst: int) -> bool:
+        if forward is not None:
+            u = forward.try_move(src, dice[i - 1])
+            if u is None:
+                return False
+            forward.undo(u)
+            if u[1] != dst:
+                return False
+        key = (i, bytes(me))
+        if key in seen or not feasible(i - 1):
+            seen.add(key)
+            return False
+        seen.add(key)
+        path.append((src, dst, False))
+        if rec(i - 1):
+            return True
+        path.pop()
+        return False
+
+    def rec(i: int) -> bool:
+        if i == 0:
+            return me == start.me
+        d = dice[i - 1]
+        for q in range(1, 25 - d):
+            if me[q] and not opp[q + d] and crossing[q + 1] > 0:
+                me[q] -= 1
+                me[q + d] += 1
+                shift(q + 1, q + d, -1)
+                found = step(i, q + d, q)
+                shift(q + 1, q + d, 1)
+                me[q] += 1
+                me[q + d] -= 1
+                if found:
+                    return True
+        if me[0] > off0 and not any(me[7:26]):
+            # a checker borne off with d: exactly from d, or from the highest point below d
+            for p in range(min(d, 6), 0, -1):
+                if p < d and any(me[p + 1 : 7]):
+                    break
+                me[0] -= 1
+                me[p] += 1
+                shift(1, p, -1)
+                found = step(i, p, 0)
+                shift(1, p, 1)
+                me[0] += 1
+                me[p] -= 1
+                if found:
+                    return True
+        return False
+
+    if not feasible(n) or not rec(n):
+        return None
+    return tuple(reversed(path))
