@@ -150,3 +150,37 @@ def test_a_flow_replayed_from_its_journal_is_in_the_same_state(tmp_path):
     assert step.records == ()
     assert (flow.record.phase(), flow.position, flow.record.roll) == (Phase.PLAY, ref.position, Roll(4, 4))
     assert flow.phase is Phase.SETUP  # the table must show the board again before the turn goes on
+
+
+def test_the_cube_resignation_pass_and_game_end_calls_say_exactly_this():
+    flow = _flow()
+    flow.handle(F.SeenBoard(flow.position))
+    flow.handle(F.TypedOpening(3, 1))
+    _, after = legal_plays(flow.position, flow.record.roll)[0]
+    flow.handle(F.SeenBoard(after))
+    flow.handle(F.Pressed("end-turn"))
+    assert _says(flow.handle(F.Pressed("double"))) == ["black: double (cube at 1)"]
+    assert _says(flow.handle(F.Pressed("take"))) == ["white: take (cube at 2)"]
+    assert _says(flow.handle(F.Pressed("resign-2"))) == ["black offers to resign (gammon)"]
+    assert _says(flow.handle(F.Pressed("refuse"))) == ["white refuses the resignation"]
+    step = flow.handle(F.Pressed("resign-1"))
+    assert _says(step) == ["black offers to resign (single)"]
+    step = flow.handle(F.Pressed("accept"))
+    assert _says(step) == [
+        "white accepts the resignation",
+        "white wins 2 points (resign)",
+        "session over: white 2, black 0",
+    ]
+    assert [e.type for e in step.records] == ["resign", "game_end", "match_end"]
+    assert flow.phase is Phase.OVER
+
+
+def test_a_roll_with_no_legal_play_passes_in_words():
+    closed = make("backgammon", {19: -2, 20: -2, 21: -2, 22: -2, 23: -2, 24: -2, 12: -3}, bar=(1, 0), off=(14, 0))
+    flow, _ = GameFlow.new(MatchSpec("money", 0, "backgammon", games=1))
+    flow.record.position = closed  # a position mid-game: the record accepts what the flow records from it
+    flow.record.starter_known = True
+    flow.ready = True
+    step = flow.handle(F.SeenDice((6, 5), ("right", "right")))
+    assert _says(step) == ["white rolls 6-5", "white has no legal play with 6-5: the turn passes", "black to roll"]
+    assert [e.type for e in step.records] == ["roll", "pass"]
