@@ -1,21 +1,12 @@
 """``tavli demo``: a refereed game on the emulated table, no hardware needed.
 
-The demo is the table loop (:class:`referee.loop.TableSession`) fed by the project's
-stand-ins, each reached the way the real part is:
-
-* the **sensor board** is the board emulator on a pseudo-terminal, read and lit by the
-  host link (:class:`referee.table.EmulatedTable`);
-* the **camera** is the table renderer (:mod:`vision.render`): every throw is drawn as
-  a camera frame and read by the camera pipeline (:func:`vision.observe.read_frame`),
-  calibrated from the first frame's markers, with the colours learned on the start;
-  while a player moves, a hand covers the board;
-* the **panel** is :class:`firmware_bridge.panel.Panel` on gpiozero's mock pins: the
-  players' buttons are presses on those pins.
-
-Two stand-in players (:func:`referee.players.choose`) play a game of backgammon (or a
-short match, ``--match N``): one of them "slips" a checker once (the referee lights
-the wrong points red and has it put right) and doubles once (the other takes). The
-match journal and its exports are left in ``--out`` (``.jsonl``, ``.mat``, ``.txt``).
+The demo is the table loop (:class:`referee.loop.TableSession`) fed by stand-ins
+reached the way the real parts are: the board emulator on a pseudo-terminal (the
+sensor board), the renderer read by the camera pipeline (the camera; a hand covers
+the board while a player moves) and gpiozero's mock pins (the panel). Two stand-in
+players (:func:`referee.players.choose`) play a game of backgammon or a short match;
+one slips a checker once and one doubles once. The journal and its exports (``.jsonl``,
+``.mat``, ``.txt``) are left in ``--out``.
 """
 
 from __future__ import annotations

@@ -1,17 +1,13 @@
 """The referee's events: typed, frozen, JSON-serialisable, one vocabulary for the journal and the stream.
 
-Owns the event types and their JSON form. Two kinds:
+(Some 580 lines in one module: each event's type beside its JSON form.)
 
-* **record events** (:data:`RECORD_TYPES`) are the match itself: the journal persists
-  them and replaying them gives the match back (:class:`referee.record.MatchRecord`);
-* **table events** (:class:`Called`, :class:`LedsLit`, :class:`PositionSeen`,
-  :class:`PhaseChanged`, :class:`ScoreChanged`) say what the table shows now; they are
-  streamed to subscribers (terminal, LEDs, a live page, a broker) but not journaled.
-
-Every event has ``type`` (its JSON name) and ``to_dict()``; :class:`Stamped` adds the
-sequence number and time under which it was journaled or streamed, and
-:func:`decode` reads an event back from its JSON form, naming the field it refuses.
-Imports ``board_rules`` and :mod:`referee.spec` only.
+Record events (:data:`RECORD_EVENTS`: match and game starts, rolls, plays, cube
+actions ...) are the match: the journal persists them and replaying them gives the
+match back. Table events (:data:`TABLE_EVENTS`: calls, LED frames, positions seen,
+phase and score) say what the table shows now; they are streamed, not journaled.
+:class:`Stamped` adds a sequence number and time; :class:`Decoder` reads an event back
+from JSON, naming the field it refuses. Imports ``board_rules`` and :mod:`referee.spec`.
 """
 
 from __future__ import annotations

@@ -1,25 +1,11 @@
 """Export a match journal: gnubg's ``.mat`` match file, plain text and JSON.
 
-Owns :func:`export_mat` (the Jellyfish/gnubg match text format that gnubg, XG and
-other backgammon programs import), :func:`export_text` and :func:`export_json` (every
-variant), and :func:`export` (by format name). Each first replays the journal through
-the rules (:class:`referee.record.MatchRecord`), so a journal with an illegal play is
-refused, never exported. Each format is written from the events' JSON form. Imports
-``board_rules`` and the referee's journal, record and events.
-
-The ``.mat`` format, as gnubg writes it (``export.c``, ``ExportGameJF``) and reads it
-(``import.c``, ``ImportMat``): header lines starting ``;``, then `` N point match``
-(0 for a money session), then per game `` Game k``, the two players with their scores
-before the game, and numbered lines holding one action of the left player (white,
-gnubg's player 0) and one of the right player (black), each a roll and its play in the
-mover's own numbering (``64: 24/18 13/9``), `` Doubles => 2``, `` Takes``, `` Drops``,
-and finally ``Wins N point(s)`` in the winner's column. Only backgammon and portes
-games are written (portes as backgammon: the same board and movement); a tavli match
-exports its portes games with the tavli match score in each game's header. gnubg's
-format has no beavers or raccoons: they are written as ``Beavers => N`` /
-``Raccoons => N`` lines, which gnubg reports as unrecognised and skips. Nor has it
-automatic doubles or the Jacoby rule (gnubg's importer assumes neither): such money
-games import with gnubg scoring them from a cube at 1.
+Owns :func:`export_mat` (the Jellyfish/gnubg match text that gnubg, XG and other
+programs import; backgammon and portes games only), :func:`export_text` and
+:func:`export_json` (every variant) and :func:`export` (by format name). Each first
+replays the journal through the rules, so a journal with an illegal play is refused,
+never exported. How each game action is written in ``.mat`` is in ``docs/referee.md``.
+Imports ``board_rules`` and the referee's journal, record and events.
 """
 
 from __future__ import annotations

@@ -1,167 +1,78 @@
 """The game flow: a match at a physical table, decided without I/O.
 
-Owns :class:`GameFlow` (what is seen and pressed goes in as a typed input, a
-:class:`Step` comes out: the record events to journal, the table events to show,
-and the :class:`Calls`), the input types and :class:`Calls`. It reads no device and
-writes no file: the loop (:mod:`referee.loop`) feeds it and hands its events to the
-sinks (journal, LEDs, buzzer, terminal, a page). The match itself is a
-:class:`~referee.record.MatchRecord`; each record event is tried on a copy first, so
-the rules refuse it before anything changes. A flow rebuilt from a journal's events
-(:meth:`GameFlow.replay`) is in exactly the state the journal says; what the table
-shows now (the last board seen, whether the set-up is right) is not journaled, so
-after a resume the flow waits for the board to be seen again.
+(Some 600 lines in one module: one state machine, whose decisions all read one state.)
 
-Every call names points in one numbering and says whose ("white's 13, 7"):
-the mover's while a turn is played, white's during the set-up.
-Imports ``board_rules`` and the referee's events, record and spec.
+Owns :class:`GameFlow` and :class:`Step`: a typed input (:mod:`referee.inputs`) goes
+in, a step comes out with the record events to journal, the table events to show
+and the :class:`~referee.calls.Calls`. The match is a :class:`~referee.record.MatchRecord`;
+each record event is tried on a copy first. A flow replayed from a journal
+(:meth:`GameFlow.replay`) is in the state the journal says and waits for the board
+to be seen again. Calls name points in one numbering and say whose. Imports
+``board_rules`` and the referee's pure modules.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from board_rules import Position, Roll, Side
 from board_rules.legality import TurnTracker, board_diff, check
 from board_rules.match import MoneySession, TavliMatch
 from board_rules.movegen import SearchBudgetExceeded, legal_plays
 from board_rules.places import Place
-from board_rules.variants import Variant
 from referee import events as E
+from referee.calls import (
+    AMBER,
+    BLUE,
+    BUTTONS,
+    GREEN,
+    LEVELS,
+    RED,
+    RIGHT_HAND_HALF,
+    Calls,
+    more,
+    one_checker_off,
+    places_text,
+)
 from referee.errors import JournalError, JournalReplayError
+from referee.inputs import (
+    Conflict,
+    Input,
+    Lifted,
+    Notice,
+    PanelAction,
+    Pressed,
+    SeenBoard,
+    SeenCube,
+    SeenDice,
+    SeenOpeningDice,
+    TypedOpening,
+)
 from referee.record import MatchRecord, Phase
 from referee.spec import MatchSpec
 
-RED, GREEN, BLUE, AMBER = "red", "green", "blue", "amber"
-BUTTONS = (
-    "end-turn",
-    "double",
-    "take",
-    "pass",
-    "beaver",
-    "raccoon",
-    "resign-1",
-    "resign-2",
-    "resign-3",
-    "accept",
-    "refuse",
-    "hint",
-)
-# the half of the board where each side's dice must come to rest: the thrower's right-hand board
-RIGHT_HAND_HALF = {Side.WHITE: "right", Side.BLACK: "left"}
-LEVELS = ("", "single", "gammon", "backgammon")
-
-
-@dataclass(frozen=True, slots=True)
-class Calls:
-    """What the referee wants shown now: ``leds`` maps places to a colour (red: wrong, green:
-    may land / best play's target, blue: best play's source, amber: the sources disagree);
-    ``buzzer`` sounds; ``says`` are the referee's words."""
-
-    leds: Mapping[Place, str] = field(default_factory=dict)
-    buzzer: bool = False
-    says: tuple[str, ...] = ()
-
-
-# =============================================================================== inputs
-
-
-@dataclass(frozen=True, slots=True)
-class SeenBoard:
-    """A board seen on the table (by the sensor board, the camera or both, fused); ``disagree``:
-    the places where the board and the camera disagree (lit amber; the board's count was kept)."""
-
-    position: Position
-    disagree: tuple[Place, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class SeenDice:
-    """Dice at rest (``values``), or picked up (``values`` None: that ends the turn). ``halves``: where
-    each die lies (``"left"``/``"right"`` as white sees it, None off the field); empty when typed in."""
-
-    values: tuple[int, int] | None
-    halves: tuple[str | None, ...] = ()
-    cocked: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class SeenOpeningDice:
-    """The opening roll as the camera sees it: one die in each player's right-hand board."""
-
-    values: tuple[int, int]
-    halves: tuple[str | None, str | None]
-    cocked: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class TypedOpening:
-    """The opening roll typed in: white's die and black's."""
-
-    white: int
-    black: int
-
-
-@dataclass(frozen=True, slots=True)
-class Pressed:
-    """A button (:data:`BUTTONS`); ``side`` is who pressed it where that is known."""
-
-    button: str
-    side: Side | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class PanelAction:
-    """An action of the Raspberry Pi panel (:data:`firmware_bridge.panel.ACTIONS`)."""
-
-    action: str
-    side: Side | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Lifted:
-    """A checker lifted from ``place``."""
-
-    place: Place
-
-
-@dataclass(frozen=True, slots=True)
-class SeenCube:
-    """The cube where the camera sees it (``centre``, ``white``, ``black``) and the value on top."""
-
-    where: str | None
-    value: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Conflict:
-    """Checkers of both colours on ``places`` where no pin can explain them."""
-
-    places: tuple[Place, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Notice:
-    """Something the table itself has to say (a heap the board cannot count, a bad command), with LEDs to light."""
-
-    says: tuple[str, ...]
-    buzzer: bool = False
-    leds: Mapping[Place, str] = field(default_factory=dict)
-
-
-Input = (
-    SeenBoard
-    | SeenDice
-    | SeenOpeningDice
-    | TypedOpening
-    | Pressed
-    | PanelAction
-    | Lifted
-    | SeenCube
-    | Conflict
-    | Notice
-)
+__all__ = [
+    "AMBER",
+    "BLUE",
+    "GREEN",
+    "RED",
+    "Calls",
+    "Conflict",
+    "GameFlow",
+    "Input",
+    "Lifted",
+    "Notice",
+    "PanelAction",
+    "Pressed",
+    "SeenBoard",
+    "SeenCube",
+    "SeenDice",
+    "SeenOpeningDice",
+    "Step",
+    "TypedOpening",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,15 +85,6 @@ class Step:
     @property
     def records(self) -> tuple[E.Event, ...]:
         return tuple(e for e in self.events if e.journaled)
-
-
-def places_text(places: Iterable[Place], side: Side, variant: Variant | None = None) -> str:
-    """``"white's 7, 13, bar"``: places in ``side``'s numbering (``variant``'s), lowest first, saying whose it is."""
-
-    def key(p: Place) -> tuple:
-        return (0, p.number_for(side, variant)) if p.is_point else (1, p.sort_key())
-
-    return f"{side.value}'s " + ", ".join(p.label(side, variant) for p in sorted(places, key=key))
 
 
 # =============================================================================== the flow
@@ -547,7 +449,7 @@ class GameFlow:
             near = f"; the nearest legal play is {expected}" if expected else ""
             return self._refuse(
                 f"{side.value} {roll}: not a legal play: {places_text(verdict.wrong, side, self.record.variant)} wrong{near}"
-                + _one_checker_off(position, roll, seen, verdict)
+                + one_checker_off(position, roll, seen, verdict)
             )
         text = str(verdict.play) if verdict.play is not None else ""
         after = position.play(text, roll) if text else position
@@ -586,7 +488,7 @@ class GameFlow:
         # amber where only the opponent's change (a hit checker going to the bar)
         side = position.turn
         self._leds = {
-            w: BLUE if _more(position, after, side, w) else GREEN if _more(after, position, side, w) else AMBER
+            w: BLUE if more(position, after, side, w) else GREEN if more(after, position, side, w) else AMBER
             for w in board_diff(position, after)
         }
         hit = " (amber: the hit checker goes to the bar)" if AMBER in self._leds.values() else ""
@@ -621,8 +523,8 @@ class GameFlow:
         sides = (start.turn, start.turn.other)
         leds = {}
         for w in places:
-            gained = any(_more(board, start, s, w) for s in sides)
-            lost = any(_more(start, board, s, w) for s in sides)
+            gained = any(more(board, start, s, w) for s in sides)
+            lost = any(more(start, board, s, w) for s in sides)
             leds[w] = AMBER if gained and lost else (BLUE if gained else GREEN)
         self._leds = leds
         hit = ", and where amber put the hit checker back in place of the hitter" if AMBER in leds.values() else ""
@@ -703,38 +605,3 @@ class GameFlow:
             return self._calls([said] if first else [])
         self._cube_wrong = None
         return self._calls()
-
-
-def _one_checker_off(position: Position, roll: Roll, seen: Position, verdict) -> str:
-    """``"; one checker off it: ..."`` when ``seen`` is the nearest legal result but for one checker
-    in the wrong place; else ``""``. In the mover's numbering, like the rest of the call."""
-    if verdict.play is None:
-        return ""
-    nearest = position.play(str(verdict.play), roll)
-    mover = position.turn
-    diff = sum(abs(_held(seen, s, w) - _held(nearest, s, w)) for s in (Side.WHITE, Side.BLACK) for w in verdict.wrong)
-    if diff != 2:
-        return ""
-    for side in (mover, mover.other):
-        extra = [w for w in verdict.wrong if _held(seen, side, w) > _held(nearest, side, w)]
-        short = [w for w in verdict.wrong if _held(seen, side, w) < _held(nearest, side, w)]
-        if len(extra) == len(short) == 1:
-            (a,), (b,) = extra, short
-            if _held(seen, side, a) - _held(nearest, side, a) == 1:
-                v = position.variant
-                return f"; one checker off it: {side.value}'s checker on {a.label(mover, v)} belongs on {b.label(mover, v)}"
-    return ""
-
-
-def _held(position: Position, side: Side, where: Place) -> int:
-    """How many of ``side``'s checkers ``where`` holds (another side's bar or tray holds none of them)."""
-    i = 0 if side is Side.WHITE else 1
-    if where.is_point:
-        return position.count(side, where.number)
-    if where.side is not side:
-        return 0
-    return (position.bar if where.kind.value == "bar" else position.off)[i]
-
-
-def _more(now: Position, before: Position, side: Side, where: Place) -> bool:
-    return _held(now, side, where) > _held(before, side, where)

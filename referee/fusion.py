@@ -1,22 +1,11 @@
 """Fusion: one board from the sensor board and the camera, and where they disagree.
 
 Owns :class:`BoardSeen` (the sensor board's counts, some only lower bounds) and
-:func:`fuse`. Each source sees some places better. The sensor board's five slots a
-point count exactly what is laid in the fill order and tell a pinned pair by its
-field, but a pile a player heaps on one slot (or a stack beyond the slots) reads only
-as "at least". The camera counts stacks and heaps but cannot see a pinned checker, and
-says how sure it is of each point. So each place comes from the source that can see
-it:
-
-* a pinned point is the board's (the camera sees only the stack on top); with the camera
-  alone, pins follow from the game so far (a lone checker covered by the other colour);
-* a place the board counts only as "at least" is the camera's count when that is as
-  many or more of the same colour; without a camera, the count of 15 finishes it when
-  it is that colour's only such place;
-* a place the camera is unsure of (confidence below ``min_confidence``) is the board's;
-* anywhere else, where both see it and disagree, the disagreement is *not guessed*:
-  it is reported (the referee lights it amber) and the board's reading is kept.
-
+:func:`fuse`. Each place comes from the source that can see it: a pinned point from
+the board (the camera sees only the top), a heap the board counts only as "at least"
+from the camera, a point the camera is unsure of from the board; where both see a
+place and disagree, the disagreement is reported (lit amber), not guessed, and the
+board's reading is kept. The rules in full are in ``docs/referee.md``.
 Imports ``board_rules`` only.
 """
 

@@ -1,6 +1,6 @@
-"""What the table's raw readings mean to the game flow: pure, no devices.
+"""What goes into the game flow: its input types, and what the table's raw readings mean. Pure, no devices.
 
-Owns :class:`Readings`: it keeps the last board the sensor board read and the last
+Owns the inputs (:class:`SeenBoard`, :class:`SeenDice`, :class:`Pressed` ...) and :class:`Readings`: it keeps the last board the sensor board read and the last
 checkers the camera saw, fuses them (:func:`referee.fusion.fuse`), tells fresh dice
 from dice that lay before, and turns each reading into the flow's inputs
 (:mod:`referee.flow`). A reading that is not a position yet (a checker in a hand, a
@@ -10,15 +10,117 @@ Imports ``board_rules`` and the referee's fusion and flow.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from board_rules import Position
+from board_rules import Position, Side
 from board_rules.places import Place
-from referee import flow as F
-from referee.flow import AMBER
+from referee.calls import AMBER, places_text
 from referee.fusion import BoardSeen, fuse
 from referee.record import Phase
+
+# =============================================================================== what goes in
+
+
+@dataclass(frozen=True, slots=True)
+class SeenBoard:
+    """A board seen on the table (by the sensor board, the camera or both, fused); ``disagree``:
+    the places where the board and the camera disagree (lit amber; the board's count was kept)."""
+
+    position: Position
+    disagree: tuple[Place, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SeenDice:
+    """Dice at rest (``values``), or picked up (``values`` None: that ends the turn). ``halves``: where
+    each die lies (``"left"``/``"right"`` as white sees it, None off the field); empty when typed in."""
+
+    values: tuple[int, int] | None
+    halves: tuple[str | None, ...] = ()
+    cocked: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SeenOpeningDice:
+    """The opening roll as the camera sees it: one die in each player's right-hand board."""
+
+    values: tuple[int, int]
+    halves: tuple[str | None, str | None]
+    cocked: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TypedOpening:
+    """The opening roll typed in: white's die and black's."""
+
+    white: int
+    black: int
+
+
+@dataclass(frozen=True, slots=True)
+class Pressed:
+    """A button (:data:`BUTTONS`); ``side`` is who pressed it where that is known."""
+
+    button: str
+    side: Side | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PanelAction:
+    """An action of the Raspberry Pi panel (:data:`firmware_bridge.panel.ACTIONS`)."""
+
+    action: str
+    side: Side | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Lifted:
+    """A checker lifted from ``place``."""
+
+    place: Place
+
+
+@dataclass(frozen=True, slots=True)
+class SeenCube:
+    """The cube where the camera sees it (``centre``, ``white``, ``black``) and the value on top."""
+
+    where: str | None
+    value: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """Checkers of both colours on ``places`` where no pin can explain them."""
+
+    places: tuple[Place, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the table itself has to say (a heap the board cannot count, a bad command), with LEDs to light."""
+
+    says: tuple[str, ...]
+    buzzer: bool = False
+    leds: Mapping[Place, str] = field(default_factory=dict)
+
+
+Input = (
+    SeenBoard
+    | SeenDice
+    | SeenOpeningDice
+    | TypedOpening
+    | Pressed
+    | PanelAction
+    | Lifted
+    | SeenCube
+    | Conflict
+    | Notice
+)
+
+
+# =============================================================================== raw readings
 
 
 class Readings:
@@ -35,7 +137,7 @@ class Readings:
         """The camera's view is gone (a hand over the board, the camera down): what it saw is no longer the board."""
         self.camera_seen = self.camera_confidence = None
 
-    def board(self, seen: Position | BoardSeen | None, like: Position | None) -> list[F.Input]:
+    def board(self, seen: Position | BoardSeen | None, like: Position | None) -> list[Input]:
         """A new board reading (None: only the camera's changed); ``like`` is the position in play."""
         if seen is not None:
             self.board_seen = seen
@@ -49,31 +151,31 @@ class Readings:
             board = self.board_seen
             heaps = [p for p in (board.uncountable() if isinstance(board, BoardSeen) else ())]
             if heaps and self.camera_seen is None:  # two heaps of a colour: the count of 15 cannot finish both
-                where = F.places_text(dict.fromkeys(heaps), like.turn, like.variant)
-                notice = F.Notice(
+                where = places_text(dict.fromkeys(heaps), like.turn, like.variant)
+                notice = Notice(
                     (f"the board cannot count the heaped checkers on {where}: lay them along the point",),
                     leds={h: AMBER for h in heaps},
                 )
                 return self._once(notice)
             if str(getattr(exc, "field", "")).startswith("checkers.") and getattr(exc, "value", 15) < 15:
                 return []  # a checker in a hand: the board is on its way somewhere
-            return self._once(F.Notice((f"board reading not usable yet ({exc})",)))
+            return self._once(Notice((f"board reading not usable yet ({exc})",)))
         self._unusable_said = None
-        return [F.SeenBoard(fused.position, tuple(fused.disagree))]
+        return [SeenBoard(fused.position, tuple(fused.disagree))]
 
-    def _once(self, notice: F.Notice) -> list[F.Input]:
+    def _once(self, notice: Notice) -> list[Input]:
         """``notice`` about an unusable reading, but not again while the reading stays so (snapshots repeat)."""
         if notice.says == self._unusable_said:
             return []
         self._unusable_said = notice.says
         return [notice]
 
-    def observation(self, obs: Any, phase: Phase, like: Position | None) -> list[F.Input]:
+    def observation(self, obs: Any, phase: Phase, like: Position | None) -> list[Input]:
         """A stable camera observation (see :class:`vision.observe.Observation`): its checkers, dice and cube."""
         c = obs.checkers
         self.camera_seen = (c.points, c.bar, c.off)
         self.camera_confidence = c.confidence
-        out: list[F.Input] = []
+        out: list[Input] = []
         dice = list(obs.dice)
         if phase is Phase.PLAY or not dice:
             self._turn_dice = dice_lying(dice) or None  # the dice of the turn being played, as they lie
@@ -91,19 +193,19 @@ class Readings:
             if len(fresh) == 2:
                 self._turn_dice = dice_lying(dice)
                 values = tuple(d.value or 0 for d in fresh)
-                out.append(F.SeenDice(values, tuple(d.half for d in fresh), any(d.cocked for d in fresh)))
+                out.append(SeenDice(values, tuple(d.half for d in fresh), any(d.cocked for d in fresh)))
             elif len(fresh) == len(dice):  # thrown and at rest: one is off the playing field, or a third lies there
                 self._turn_dice = dice_lying(dice)
                 say = f"{len(dice)} dice at rest on the playing field: a die off it is thrown again; throw both dice again"
-                out.append(F.Notice((say,), buzzer=True))
+                out.append(Notice((say,), buzzer=True))
         elif phase is Phase.OPENING_ROLL and len(fresh) == 2:  # one die alone: the other player has yet to throw
             self._turn_dice = dice_lying(dice)
             values = (fresh[0].value or 0, fresh[1].value or 0)
-            out.append(F.SeenOpeningDice(values, (fresh[0].half, fresh[1].half), any(d.cocked for d in fresh)))
+            out.append(SeenOpeningDice(values, (fresh[0].half, fresh[1].half), any(d.cocked for d in fresh)))
         elif phase is Phase.PLAY and not obs.dice:
-            out.append(F.SeenDice(None))  # the dice were picked up: the turn ends
+            out.append(SeenDice(None))  # the dice were picked up: the turn ends
         if obs.cube is not None:
-            out.append(F.SeenCube(obs.cube.where, obs.cube.value))
+            out.append(SeenCube(obs.cube.where, obs.cube.value))
         return out
 
 

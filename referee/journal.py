@@ -1,15 +1,11 @@
 """The match journal: an append-only file of record events, one JSON line each.
 
-Owns :class:`Journal` (the writer: each event is written as one line, flushed and
-``os.fsync``-ed before :meth:`Journal.append` returns), :func:`read_journal` (the
-reader: a torn last line from a power loss mid-write is dropped and reported, a
-corrupt line before it is an error naming its line number) and :func:`resume` (the
-journal replayed to the state to continue from). It persists events and knows no
-rules: what an event means is :mod:`referee.events`, whether the rules allow it is
-:class:`referee.record.MatchRecord`. The clock is injected.
-
-Each line is an event's JSON object (see :mod:`referee.events`) with ``seq`` (1, 2,
-3 ... in file order) and ``time`` (ISO 8601, UTC).
+Owns :class:`Journal` (each event written as one line, flushed and ``os.fsync``-ed
+before :meth:`Journal.append` returns), :func:`read_journal` (a torn last line from a
+power loss is dropped and reported; a corrupt line before it is an error naming its
+line) and :func:`resume`. It persists events and knows no rules: the events are
+:mod:`referee.events`, whether the rules allow them is :class:`referee.record.MatchRecord`.
+Each line holds ``seq`` (1, 2, 3 ...), ``time`` (ISO 8601, UTC) and the event's fields.
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
 """The one table loop: sources in, the game flow in the middle, sinks out.
 
-Owns :class:`TableSession`. Sources are injected and optional: the sensor board's
-link (snapshots, lifts, connection news), a camera (an object whose ``read()`` gives
-an observation or None), the Raspberry Pi panel and keyboard lines. Each reading is
-interpreted (:class:`referee.inputs.Readings`) into the flow's inputs, handed to the
-referee, and what the referee decides is published on its event stream, to which
-this loop subscribes the LEDs, the buzzer and the terminal. ``tavli play`` runs it
-on real devices, ``tavli demo`` on stand-ins; both are this loop.
-
-Faults pause, never lose: an unplugged board is said and the game waits for it (the
-link reconnects by itself); a camera that stops is said and reopened; a hand over
-the board is not read, and one that stays longer than ``hand_pause_s`` is said.
-
-Keyboard commands (one per line): ``roll D1 D2``, ``opening W B``, ``end``,
-``double``, ``take``, ``pass``, ``beaver``, ``raccoon``, ``resign 1|2|3 [white|black]``,
-``accept``, ``refuse``, ``hint``, ``lift P`` (a point, ``bar``), ``board POSITION_JSON``
-(a board typed in, for a table without sensors or camera), ``score``, ``quit``.
+Owns :class:`TableSession`. Sources are injected and optional: the sensor board's link,
+a camera (``read()`` gives an observation or None), the Raspberry Pi panel and keyboard
+lines. Readings become the flow's inputs (:class:`referee.inputs.Readings`); what the
+referee decides is published on its event stream, to which the loop subscribes the
+LEDs, the buzzer and the terminal. ``tavli play`` and ``tavli demo`` both run it.
+Faults pause, never lose: an unplugged board, a stopped camera or a hand over the board
+is said, and the turn waits. Keyboard commands: see :data:`COMMANDS` and ``tavli play --help``.
 """
 
 from __future__ import annotations

@@ -11,39 +11,19 @@ from __future__ import annotations
 
 import queue
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable
 
-from board_rules import Place, Position, Side
+from board_rules import Place, Position
 from board_rules.errors import TavliError
 from firmware_bridge import leds
 from firmware_bridge.emulator import BoardEmulator
-from firmware_bridge.leds import COLOURS
+from firmware_bridge.leds import COLOURS  # the referee's colour names, for its callers
 from firmware_bridge.link import BoardLink
-from firmware_bridge.protocol import LedFrame, Snapshot
+from firmware_bridge.protocol import Snapshot
 from firmware_bridge.sensing import counts_from_slots
 from referee.fusion import BoardSeen
 
-__all__ = ["COLOURS", "EmulatedTable", "TableError", "led_frame", "observed_position", "read_board"]
-
-# the referee's keys before board_rules.Place: "off" was white's tray (black's was never lit)
-_OLD_KEYS = {"bar": Place.bar(Side.WHITE), "off": Place.off(Side.WHITE)}
-
-
-def _place(where) -> Place:
-    """A :class:`~board_rules.Place`, or an old key (1..24, ``"bar"``, ``"off"``), as a place."""
-    if isinstance(where, str) and where in _OLD_KEYS:
-        return _OLD_KEYS[where]
-    return Place.parse(where)
-
-
-def led_frame(colours: Mapping) -> LedFrame:
-    """The board's LED frame for the referee's calls (:func:`firmware_bridge.leds.led_frame`).
-
-    Keys are :class:`~board_rules.Place` values, or, until every caller passes places,
-    the old keys 1..24, ``"bar"`` and ``"off"`` (white's tray). Raises ``ValueError``
-    for an unknown colour or place.
-    """
-    return leds.led_frame({_place(where): colour for where, colour in colours.items()})
+__all__ = ["COLOURS", "EmulatedTable", "TableError", "observed_position", "read_board"]
 
 
 class TableError(TavliError, RuntimeError):
@@ -128,9 +108,9 @@ class EmulatedTable:
             return last
         raise TableError(f"the board sent no snapshot within {self.timeout_s} s of a change")
 
-    def light(self, places) -> bool:
-        """Light ``places`` (:class:`~board_rules.Place` values, or old keys) red and the rest dark."""
-        return self.link.send_leds(led_frame(dict.fromkeys(places, "red")))
+    def light(self, places: Iterable[Place]) -> bool:
+        """Light ``places`` red and the rest dark; True once the board acknowledges the frame."""
+        return self.link.send_leds(leds.led_frame(dict.fromkeys(places, "red")))
 
     def lit_points(self) -> list[Place]:
         """The places the board shows lit now, from the emulator's LED frame (both bars if the bar's LED is)."""
