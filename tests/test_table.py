@@ -6,8 +6,7 @@ import random
 
 from board_rules import Place, Position, Roll, Side
 from board_rules.legality import check
-from firmware_bridge.leds import lit_places
-from referee.table import EmulatedTable, led_frame
+from referee.table import EmulatedTable
 from tests.helpers import make
 from tests.positions import random_backgammon, random_plakoto, random_same_direction
 
@@ -49,10 +48,3 @@ def test_the_table_lights_black_tray_and_both_bars_share_one_led():
         assert table.lit_points() == [Place.point(19), Place.off(Side.BLACK)]
         assert table.light([Place.bar(Side.BLACK)])
         assert table.lit_points() == [Place.bar(Side.WHITE), Place.bar(Side.BLACK)]
-
-
-def test_led_frame_takes_places_and_until_callers_move_the_old_keys():
-    frame = led_frame({Place.point(13): "red", Place.off(Side.BLACK): "green"})
-    assert lit_places(frame) == [Place.point(13), Place.off(Side.BLACK)]
-    old = led_frame({13: "red", "bar": "amber", "off": "green"})  # "off" was white's tray
-    assert lit_places(old) == [Place.point(13), Place.bar(Side.WHITE), Place.bar(Side.BLACK), Place.off(Side.WHITE)]
