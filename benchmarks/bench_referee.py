@@ -32,7 +32,7 @@ from bench_board import pct, pty_round_trip  # noqa: E402
 from board_rules import Position, Roll  # noqa: E402
 from firmware_bridge.emulator import BoardEmulator  # noqa: E402
 from firmware_bridge.link import BoardLink  # noqa: E402
-from referee.play import TableSession  # noqa: E402
+from referee.loop import TableSession  # noqa: E402
 from referee.session import Referee  # noqa: E402
 from referee.spec import MatchSpec  # noqa: E402
 

@@ -19,7 +19,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from gpiozero.pins.mock import MockFactory
-from rich.console import Console
+from rich.console import Console, Group
+from rich.live import Live
+from rich.text import Text
 
 from board_rules import Position, Side
 from board_rules.legality import board_diff
@@ -186,13 +188,32 @@ class _Demo:
         )
         self.session.hand_pause_s = float("inf")  # the players' hands cover the board for a whole play
         self.leds: dict = {}
+        self.dice: tuple[int, ...] | None = None
+        self.live = Live(console=console, refresh_per_second=8, transient=True)
         self.ref.stream.subscribe(self._seen)
         self.agreed = self.compared = 0
 
-    # -- what the players see
+    # -- what the players see: the live table, redrawn from the referee's events
     def _seen(self, item: E.Stamped) -> None:
-        if isinstance(item.event, E.LedsLit):
-            self.leds = dict(item.event.leds)
+        event = item.event
+        if isinstance(event, E.LedsLit):
+            self.leds = dict(event.leds)
+        elif isinstance(event, E.Rolled | E.OpeningRolled):
+            self.dice = (event.dice.d1, event.dice.d2) if isinstance(event, E.Rolled) else (event.white, event.black)
+        self.live.update(self.view(), refresh=True)
+
+    def view(self) -> Group:
+        """The board as last seen, the dice, the cube, the LEDs lit and the phase."""
+        ref = self.ref
+        shown = ref.seen or ref.position
+        lines = [text_board(shown, title="  the table")] if shown is not None else []
+        cube = ref.record.cube
+        owner = "centre" if cube is None or cube.owner is None else cube.owner.value
+        leds = ", ".join(f"{w} {c}" for w, c in self.leds.items()) or "all dark"
+        dice = "-".join(map(str, self.dice)) if self.dice else "none"
+        value = cube.value if cube else 1
+        lines.append(Text(f"  dice: {dice}   cube: {value} ({owner})   LEDs: {leds}   phase: {ref.phase}"))
+        return Group(*lines)
 
     def _say(self, text: str) -> None:
         if not text.startswith("referee: "):
@@ -264,6 +285,7 @@ def run_demo(
         f"  sensor board on {table.board.emulator.path}; camera: {'rendered frames' if camera else 'off (dice typed in)'}; "
         "panel: gpiozero mock pins"
     )
+    demo.live.start()
     slip_turn = rng.randint(3, 8)
     double_turn = rng.randint(2, 6)
     cocked_turn = rng.randint(1, 5)
@@ -320,6 +342,7 @@ def run_demo(
                 play, after = choose(ref.position, roll, rng)
                 if camera:
                     table.camera.hand_over_board()
+                    demo.wait(lambda: not table.camera.pending)
                 if not slipped and turns >= slip_turn:
                     wrong = slip(after, side, rng)
                     if wrong is not None:
@@ -339,6 +362,7 @@ def run_demo(
         else:  # pragma: no cover
             raise RuntimeError(f"the demo did not finish in {MAX_STEPS} steps")
     finally:
+        demo.live.stop()
         ref.close()
         table.close()
     if demo.compared:

@@ -191,18 +191,18 @@ class GameFlow:
         return self._step(calls)
 
     def _step(self, calls: Calls) -> Step:
-        out, self._out = self._out, []
-        if calls.says or calls.buzzer:
-            out.append(E.Called(calls.says, calls.buzzer))
+        out, self._out = self._out, []  # the record events, and the board seen, come first
         phase, score = self.phase, self.score()
         leds = tuple(sorted(calls.leds.items(), key=lambda kv: kv[0].sort_key()))
         last = self._shown or (None, None, None)
+        if leds != last[2]:  # the lights before the words that explain them
+            out.append(E.LedsLit(leds))
+        if calls.says or calls.buzzer:
+            out.append(E.Called(calls.says, calls.buzzer))
         if phase != last[0]:
             out.append(E.PhaseChanged(phase.value, self.on_roll))
         if score != last[1]:
             out.append(E.ScoreChanged(score))
-        if leds != last[2]:
-            out.append(E.LedsLit(leds))
         self._shown = (phase, score, leds)
         return Step(tuple(out), calls)
 

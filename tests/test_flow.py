@@ -39,10 +39,10 @@ def test_the_flow_is_pure_and_its_steps_carry_the_record_and_table_events():
     assert [type(e) for e in step.events] == [
         E.MatchStarted,
         E.GameStarted,
+        E.LedsLit,
         E.Called,
         E.PhaseChanged,
         E.ScoreChanged,
-        E.LedsLit,
     ]
     assert [e.type for e in step.records] == ["match_start", "game_start"]
     assert step.calls.says == ("game 1: backgammon; set up the board",)

@@ -10,7 +10,8 @@ from board_rules.legality import board_diff
 from firmware_bridge.emulator import BoardEmulator
 from firmware_bridge.link import BoardLink
 from referee.fusion import MIN_CONFIDENCE, BoardSeen, fuse
-from referee.play import TableSession, match_spec
+from referee.loop import TableSession
+from referee.play import match_spec
 from referee.session import AMBER, Referee
 from referee.spec import MatchSpec
 from tests.helpers import journal_events, make

@@ -13,7 +13,7 @@ from firmware_bridge.link import BoardLink
 from referee.events import game_start, match_start, roll
 from referee.export import export
 from referee.journal import Journal, resume
-from referee.play import TableSession
+from referee.loop import TableSession
 from referee.players import choose
 from referee.session import RED, Referee
 from referee.spec import MatchSpec
