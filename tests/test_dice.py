@@ -55,9 +55,9 @@ def test_rendered_dice_of_every_colour_are_read_and_nothing_else_is(seed, style,
 
 def _die_px(image):
     from vision.calibrate import calibrate
-    from vision.observe import _die_px
+    from vision.observe import die_px
 
-    return _die_px(calibrate(image), 16.0)
+    return die_px(calibrate(image), 16.0)
 
 
 @pytest.mark.parametrize(
@@ -284,7 +284,7 @@ def test_on_a_calibrated_board_a_leaning_die_whose_side_shows_only_near_its_top_
 
 @pytest.mark.parametrize("seed,density", [(1, 0.0), (2, 0.02), (3, 0.3), (4, 0.7)])
 def test_components_give_opencvs_labels_and_stats_of_every_blob(seed, density):
-    from vision.dice import _components
+    from vision.dice_find import _components
 
     rng = np.random.default_rng(seed)
     binary = (rng.random((97, 131)) < density).astype(np.uint8)
@@ -298,7 +298,7 @@ def test_components_give_opencvs_labels_and_stats_of_every_blob(seed, density):
 
 
 def test_a_percentile_of_sorted_grey_levels_is_numpys_to_the_bit():
-    from vision.dice import _percentile_sorted
+    from vision.stats import percentile_sorted
 
     rng = np.random.default_rng(12)
     for n in range(1, 30):
@@ -306,7 +306,7 @@ def test_a_percentile_of_sorted_grey_levels_is_numpys_to_the_bit():
             v = rng.integers(0, 256, n).astype(np.float32)
             s = np.sort(v)
             for q in (10, 50, 90):
-                got, want = _percentile_sorted(s, q), np.percentile(v, q)
+                got, want = percentile_sorted(s, q), np.percentile(v, q)
                 assert got == want and got.dtype == want.dtype
 
 

@@ -465,29 +465,40 @@ def _reading_window(lay: Layout, ppm: float, blur_mm: float) -> tuple[slice, sli
     return slice(max(0, rows.start), min(height, rows.stop)), slice(max(0, cols.start), min(width, cols.stop))
 
 
-def read_checkers(
-    geometry: Geometry,
-    image: np.ndarray | View,
-    palette: Palette | None = None,
-    config: VisionConfig | None = None,
-    not_on_bar: tuple[float, float, float] | None = None,
-    ignore: Sequence[tuple[float, float, float]] = (),
-    rings: Sequence[tuple[tuple[float, float], float]] | None = None,
-) -> CheckerReading:
-    """Count the checkers on every point, the bar and the trays of a camera frame (or its :class:`View`),
-    at the places of the geometry's layout (a view's own layout).
+@dataclass(frozen=True, slots=True)
+class FieldReading:
+    """The checkers on the points and in the trays of one frame (as in :class:`CheckerReading`) and
+    the palette their colours were told by. The bar is read apart, where the cube may lie (:meth:`with_bar`)."""
 
-    ``not_on_bar`` is a disc (x, y, radius in board mm) where no bar checker is looked for (the cube);
-    ``ignore`` are discs where something else lies (dice): rims are not looked for there. On a real
-    board (a profile other than the renderer's) with a palette that learned the board's edges, rims
-    are not looked for where its frame showed the board's own drawing either. ``rings`` are the bar's
-    rings where the caller found them already (:func:`bar_rings` of the view with ``config.bar_min_ring``,
-    ``not_on_bar`` and the palette's board edges); they are looked for otherwise.
+    points: tuple[int, ...]
+    confidence: tuple[float, ...]
+    off: tuple[int, int]
+    off_confidence: tuple[float, float]
+    palette: Palette
 
-    Raises ValueError for an image that is not a BGR uint8 array.
+    def totals(self) -> tuple[int, int]:
+        """Checkers of each side (white, black) on the points and in the trays."""
+        w = sum(v for v in self.points if v > 0) + self.off[0]
+        b = -sum(v for v in self.points if v < 0) + self.off[1]
+        return w, b
+
+    def with_bar(self, bar: tuple[int, int], bar_confidence: tuple[float, float]) -> CheckerReading:
+        """The whole reading: these points and trays, the bar's checkers, and the conservation issues."""
+        return _with_issues(
+            CheckerReading(self.points, bar, self.off, self.confidence, bar_confidence, self.off_confidence)
+        )
+
+
+def read_field(
+    v: View, palette: Palette | None, config: VisionConfig, ignore: Sequence[tuple[float, float, float]] = ()
+) -> FieldReading:
+    """Count the checkers on every point and in both trays of a view, at the places of its layout.
+
+    ``ignore`` are discs (x, y, radius in board mm) where something else lies (dice): rims are not
+    looked for there. On a real board (a profile other than the renderer's) with a palette that
+    learned the board's edges, rims are not looked for where its frame showed the board's own
+    drawing either. Without a palette, the checkers' colours are split by lightness.
     """
-    cfg = config or default_config()
-    v = image if isinstance(image, View) else view(geometry, image, cfg)
     lay, lab, ppm = v.layout, v.lab, v.ppm
     board_edges = palette.board_edges if palette is not None else ()
     quiet = _quiet(lay, board_edges) if board_edges and not _as_rendered(lay) else None
@@ -520,7 +531,8 @@ def read_checkers(
             k = int(on.sum())
             if (
                 k >= _FAINT_MIN_CLEAR * rim_one_clear[i] > 0
-                and (strength[index[i][on]] > cfg.faint_rim_frac * v.threshold).sum() >= cfg.faint_rim_min_share * k
+                and (strength[index[i][on]] > config.faint_rim_frac * v.threshold).sum()
+                >= config.faint_rim_min_share * k
             ):
                 n, under = 1, False
         heights.append(n)
@@ -545,11 +557,35 @@ def read_checkers(
         side = _side_of(tops[k], pal)
         k += 1
         points.append(n if side == 0 else -n)
+    off, off_conf = _read_off(v, pal, config.tray_max_gap_per_step)
+    return FieldReading(tuple(points), tuple(confs), off, off_conf, pal)
+
+
+def read_checkers(
+    geometry: Geometry,
+    image: np.ndarray | View,
+    palette: Palette | None = None,
+    config: VisionConfig | None = None,
+    not_on_bar: tuple[float, float, float] | None = None,
+    ignore: Sequence[tuple[float, float, float]] = (),
+    rings: Sequence[tuple[tuple[float, float], float]] | None = None,
+) -> CheckerReading:
+    """Count the checkers on every point, the bar and the trays of a camera frame (or its :class:`View`),
+    at the places of the geometry's layout (a view's own layout): :func:`read_field`, then the bar.
+
+    ``not_on_bar`` is a disc (x, y, radius in board mm) where no bar checker is looked for (the cube);
+    ``ignore`` as in :func:`read_field`. ``rings`` are the bar's rings where the caller found them
+    already (:func:`bar_rings` of the view with ``config.bar_min_ring``, ``not_on_bar`` and the
+    palette's board edges); they are looked for otherwise.
+
+    Raises ValueError for an image that is not a BGR uint8 array.
+    """
+    cfg = config or default_config()
+    v = image if isinstance(image, View) else view(geometry, image, cfg)
+    field = read_field(v, palette, cfg, ignore)
     if rings is None:
-        rings = bar_rings(v, cfg.bar_min_ring, not_on_bar, board_edges)
-    bar, bar_conf = _read_bar(v, pal, cfg.bar_min_ring, rings)
-    off, off_conf = _read_off(v, pal, cfg.tray_max_gap_per_step)
-    return _with_issues(CheckerReading(tuple(points), bar, off, tuple(confs), bar_conf, off_conf))
+        rings = bar_rings(v, cfg.bar_min_ring, not_on_bar, palette.board_edges if palette is not None else ())
+    return field.with_bar(*count_bar(v, field.palette, cfg.bar_min_ring, rings))
 
 
 # a faint rim is trusted only where next to all of it is in view: no die on it (one half under a
@@ -601,21 +637,48 @@ def bar_rings(
     board's own edges (the bar's sides and ends); on a real board with a palette's ``board_edges``,
     also clear of whatever its frame showed there. A centre with fewer than a third of its rim clear scores 0.
     """
+    return rings_on(scan_bar(v, board_edges), min_ring, exclude)
+
+
+@dataclass(frozen=True, slots=True)
+class BarScan:
+    """How much of a checker's rim shows (0..1) at each centre along the bar's centre line (``x``,
+    the centres' ``ys`` 1 mm apart; read-only), and the layout's checker step: :func:`scan_bar`."""
+
+    x: float
+    ys: np.ndarray
+    centres: np.ndarray
+    scores: np.ndarray
+    step: float
+
+
+def scan_bar(v: View, board_edges: tuple[tuple[float, float], ...] = ()) -> BarScan:
+    """The bar of a view scanned for checkers' rims once; :func:`rings_on` finds the rings wherever the cube is."""
     lay = v.layout
-    step = lay.profile.checker_step_mm
     x, ys, centres, pts, valid = _bar_samples(lay, board_edges)
     shown = v.edges_at(pts).reshape(len(centres), _ANGLES) & valid
     n_valid = valid.sum(axis=1)
     s = np.where(n_valid >= _ANGLES // 3, shown.sum(axis=1) / np.maximum(n_valid, 1), 0.0)
+    s.setflags(write=False)
+    return BarScan(x, ys, centres, s, lay.profile.checker_step_mm)
+
+
+def rings_on(
+    scan: BarScan, min_ring: float, exclude: tuple[float, float, float] | None = None
+) -> list[tuple[tuple[float, float], float]]:
+    """The checkers of a :func:`scan_bar`: ``(centre_mm, rim fraction)`` of each ring of at least
+    ``min_ring``, a step apart, none centred in the disc ``exclude`` (x, y, radius mm: the cube)."""
+    s, ys, centres = scan.scores, scan.ys, scan.centres
     if exclude is not None:
+        s = s.copy()
         s[np.hypot(centres[:, 0] - exclude[0], centres[:, 1] - exclude[1]) < exclude[2]] = 0.0
     found: list[int] = []
     for i in np.argsort(-s):
         if s[i] < min_ring:
             break
-        if all(abs(ys[i] - ys[j]) >= step * 0.45 for j in found):
+        if all(abs(ys[i] - ys[j]) >= scan.step * 0.45 for j in found):
             found.append(int(i))
-    return [((float(x), float(ys[i])), float(s[i])) for i in sorted(found)]
+    return [((float(scan.x), float(ys[i])), float(s[i])) for i in sorted(found)]
 
 
 @lru_cache(maxsize=8)
@@ -640,7 +703,7 @@ def _bar_samples(
     return x, ys, centres, pts, valid.reshape(len(centres), _ANGLES)
 
 
-def _read_bar(v: View, pal: Palette, min_ring: float, rings) -> tuple[tuple[int, int], tuple[float, float]]:
+def count_bar(v: View, pal: Palette, min_ring: float, rings) -> tuple[tuple[int, int], tuple[float, float]]:
     """Checkers on the bar from its rings (:func:`bar_rings`): how many of each side, and the margin of the weakest ring of each."""
     counts = [0, 0]
     margins = [1.0, 1.0]

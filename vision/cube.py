@@ -14,15 +14,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import cv2
 import numpy as np
 
 from vision.board import BAR_X0, BAR_X1, CUBE_SIZE_MM, FIELD_Y0, FIELD_Y1
-
-if TYPE_CHECKING:
-    from vision.profile import Layout
+from vision.checkers import FieldReading, View, count_bar, rings_on, scan_bar
+from vision.config import VisionConfig
+from vision.profile import Layout
 
 FACES = (2, 4, 8, 16, 32, 64)
 _TEMPLATE_PX = 48  # side of the face image the number is matched in
@@ -350,3 +350,100 @@ def face_image(
     n = _TEMPLATE_PX
     dst = np.array([(0, 0), (n - 1, 0), (n - 1, n - 1)], np.float32)
     return cv2.warpAffine(rectified_bgr, cv2.getAffineTransform(src, dst), (n, n), flags=cv2.INTER_LINEAR)
+
+
+# ----------------------------------------------------------------- the cube on the bar, with the checkers beside it
+
+Square = tuple[tuple[float, float], float, float]  # centre (board mm), angle, score: what find_cube gives
+
+
+@dataclass(frozen=True, slots=True)
+class BarReading:
+    """The bar of one frame: the ``cube`` (None where none is reported), the ``square`` taken for it
+    (one too faint to report as the cube too: no checker nor hand lies there; None for none), the
+    ``rings`` of the checkers beside it, and how many of each side (white, black) they are, with the
+    margin of each side's weakest ring (``confidence``)."""
+
+    cube: CubeReading | None
+    square: Square | None
+    rings: list[tuple[tuple[float, float], float]]
+    checkers: tuple[int, int]
+    confidence: tuple[float, float]
+
+
+def read_bar(
+    v: View, field: FieldReading, config: VisionConfig, board_edges: tuple[tuple[float, float], ...] = ()
+) -> BarReading:
+    """The cube on the bar of a view and the checkers beside it, read together: each can pass for the other.
+
+    The cube is the best square of its profile's size along the bar (:func:`find_cube`) that scores
+    ``cube.min_outline``, or a fainter one (``cube.min_face_outline``) whose face shows a number
+    clearly; a square of ``cube.min_shape`` is not reported but keeps checkers off its place. Where
+    no square is taken and the checkers would then be 16 of a side (``field``'s and the bar's), with
+    one on the bar, the cube is the square of ``cube.min_conserve`` there, else a square about a
+    checker read on the bar whose face shows a number clearly; each only where it leaves 15.
+    """
+    cfg, prof = config, v.layout.profile
+    area = area_of(v.layout)
+    best = find_cube(v.edges_at, min_score=-math.inf, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold, area=area)
+    shape = _scoring(best, min(cfg.cube_min_shape, cfg.cube_min_face_outline))
+    face = None  # (number, confidence) once read
+    if shape is not None and shape[2] < cfg.cube_min_outline:
+        # a fainter square is the cube still where its face shows a number clearly
+        face = _face_of(v, shape)
+        if not (
+            shape[2] >= cfg.cube_min_face_outline and face[0] is not None and face[1] >= cfg.cube_min_face_confidence
+        ):
+            face = None
+            if shape[2] < cfg.cube_min_shape:
+                shape = None
+            # else a shape too faint to report as the cube: its place is still no checker, nor a hand (see covers)
+    found = shape if shape is not None and (shape[2] >= cfg.cube_min_outline or face is not None) else None
+    scan = scan_bar(v, board_edges)
+    others = field.totals()
+
+    def beside(square: Square | None):
+        """The bar's rings, counts and margins with ``square`` taken for the cube, and the totals of each side."""
+        away = None if square is None else (square[0][0], square[0][1], prof.cube_size_mm * 0.8)
+        rings = rings_on(scan, cfg.bar_min_ring, away)
+        counts, margins = count_bar(v, field.palette, cfg.bar_min_ring, rings)
+        return (rings, counts, margins), tuple(t + b for t, b in zip(others, counts))
+
+    (rings, counts, margins), totals = beside(shape)
+    if shape is None and any(t == 16 and b for t, b in zip(totals, counts)):
+        # a 16th checker on the bar: a cube too faint to be seen as one is the likelier reading
+        faint = _scoring(best, cfg.cube_min_conserve)
+        kept, totals = beside(faint) if faint is not None else (None, None)
+        if kept is not None and max(totals) <= 15:
+            shape, (rings, counts, margins) = faint, kept
+        else:
+            # or the checker read on the bar is the cube, its outline lost in the surround's edges: its face tells
+            for at, _ in rings:
+                square = find_cube_near(v.edges_at, at, prof.cube_size_mm * 0.4, prof.cube_size_mm)
+                number = _face_of(v, square) if square[2] >= cfg.cube_min_face_outline else (None, 0.0)
+                if number[0] is None or number[1] < cfg.cube_min_face_confidence:
+                    continue
+                kept, totals = beside(square)
+                if max(totals) <= 15:
+                    shape = found = square
+                    face, (rings, counts, margins) = number, kept
+                    break
+    cube = None
+    if found is not None:
+        centre, _, score = found
+        number, face_conf = face or _face_of(v, found)
+        cube = CubeReading(place_of(centre, area), centre, number, float(min(1.0, score)), face_conf)
+    return BarReading(cube, shape, rings, counts, margins)
+
+
+def _scoring(square: Square | None, min_score: float) -> Square | None:
+    """``square`` where it scores ``min_score``, as :func:`find_cube` keeps one; else None."""
+    return None if square is None or square[2] < min_score else square
+
+
+def _face_of(v: View, square: Square) -> tuple[int | None, float]:
+    """The number on the face of a square found on the view ``v``: (number or None, confidence)."""
+    centre, angle, _ = square
+    size = v.layout.profile.cube_size_mm
+    near = v.bgr_near(centre, size * 0.75)  # the face's corners lie within half a side times sqrt 2
+    return read_face(face_image(near, v.ppm, centre, angle, size))

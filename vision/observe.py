@@ -16,21 +16,29 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import cv2
 import numpy as np
 
 from board_rules.errors import TavliError
-from vision import checkers as _checkers
-from vision import cube as _cube
-from vision import gate as _gate
 from vision.calibrate import Geometry, check
+from vision.checkers import CheckerReading, Palette, View, read_field, view
 from vision.config import VisionConfig, default_config
+from vision.cube import BarReading, CubeReading, read_bar
+from vision.dice import DiceField, dice_field, read_dice_in
+from vision.gate import (
+    STATUSES,
+    Gate,
+    Occlusion,
+    changed_px,
+    checker_covers,
+    learned_samples,
+    occlusion,
+    small_grey,
+    static_samples,
+)
 from vision.rectify import prepare
-
-if TYPE_CHECKING:
-    from vision.dice import DiceField
 
 FORMAT = "tavli-observation/1"
 
@@ -78,17 +86,17 @@ class Observation:
     """
 
     status: str
-    checkers: _checkers.CheckerReading | None
+    checkers: CheckerReading | None
     dice: tuple[DieObservation, ...]
-    cube: _cube.CubeReading | None
-    occlusion: _gate.Occlusion | None
+    cube: CubeReading | None
+    occlusion: Occlusion | None
     frames_held: int = 0
     drift_px: float | None = None
     messages: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
-        if self.status not in _gate.STATUSES:
-            raise ValueError(f"status: {self.status!r}: expected one of {_gate.STATUSES}")
+        if self.status not in STATUSES:
+            raise ValueError(f"status: {self.status!r}: expected one of {STATUSES}")
 
     @property
     def trusted(self) -> bool:
@@ -144,7 +152,7 @@ def _field_mask(geometry: Geometry, shape: tuple[int, int]) -> np.ndarray:
     return mask
 
 
-def _die_px(geometry: Geometry, die_mm: float) -> float:
+def die_px(geometry: Geometry, die_mm: float) -> float:
     """A die's side in image px on this camera: the field's area in px over its area in mm, squared off."""
     lay = geometry.layout
     mm = np.float32(lay.field_corners_mm)
@@ -155,10 +163,8 @@ def _die_px(geometry: Geometry, die_mm: float) -> float:
 @lru_cache(maxsize=8)
 def _dice_field(config: VisionConfig, geometry: Geometry, shape: tuple[int, int]) -> DiceField | None:
     """Where a camera's frames of ``shape`` (height, width) are read for dice: the field, at a die's size on it (a fixed camera: once)."""
-    from vision.dice import dice_field
-
     return dice_field(
-        config, shape, _field_mask(geometry, shape), die_px=_die_px(geometry, geometry.layout.profile.die_size_mm)
+        config, shape, _field_mask(geometry, shape), die_px=die_px(geometry, geometry.layout.profile.die_size_mm)
     )
 
 
@@ -168,8 +174,6 @@ def read_dice_on_board(config: VisionConfig, geometry: Geometry, image: np.ndarr
 
     Raises :class:`vision.dice.DiceImageError` for an image that is not BGR or not the geometry's size.
     """
-    from vision.dice import read_dice_in
-
     lay = geometry.layout
     die_mm = lay.profile.die_size_mm
     out = []
@@ -196,99 +200,57 @@ def read_dice_on_board(config: VisionConfig, geometry: Geometry, image: np.ndarr
     return out
 
 
-def _read_cube_face(v: _checkers.View, shape: tuple[tuple[float, float], float, float]) -> tuple[int | None, float]:
-    """The number on the face of a square found by :func:`vision.cube.find_cube` in the view ``v``: (number or None, confidence)."""
-    centre, angle, _ = shape
-    size = v.layout.profile.cube_size_mm
-    near = v.bgr_near(centre, size * 0.75)  # the face's corners lie within half a side times sqrt 2
-    return _cube.read_face(_cube.face_image(near, v.ppm, centre, angle, size))
-
-
 def read_frame(
     geometry: Geometry,
     image: np.ndarray,
-    palette: _checkers.Palette | None = None,
+    palette: Palette | None = None,
     config: VisionConfig | None = None,
 ) -> Observation:
-    """Read one camera frame on the geometry's board layout. Its status is ``board-not-found``,
-    ``occluded`` or, for a readable frame, ``settling`` (one frame alone is never ``stable``: see
-    :class:`Pipeline`). A reading with more than 15 checkers of a side is ``occluded`` too: no
-    position has 16, so a hand or a sleeve was read as checkers; but where the 16th is on the
-    bar and a square fainter than ``cube.min_shape`` (at least ``cube.min_conserve``) lies
-    there, that square is taken for the cube and the reading of 15 kept. The cube is looked
-    for on the bar of the geometry's board profile, at its profile's size.
+    """Read one camera frame on the geometry's board layout, its stages in order, each once: the view
+    from above (:func:`vision.checkers.view`), the dice (:func:`read_dice_on_board`), the checkers on
+    the points and in the trays (:func:`vision.checkers.read_field`, clear of the dice), the cube and
+    the checkers beside it on the bar (:func:`vision.cube.read_bar`), and the occlusion test.
 
-    Raises ValueError for an image that is not a BGR uint8 array.
+    Its status is ``board-not-found``, ``occluded`` (also for more than 15 checkers of a side: no
+    position has 16, so a hand was read as checkers) or, for a readable frame, ``settling`` (one
+    frame alone is never ``stable``: see :class:`Pipeline`). Raises ValueError for an image that is
+    not a BGR uint8 array.
     """
     cfg = config or default_config()
-    v = _checkers.view(geometry, image, cfg)
-    lay, prof = v.layout, v.layout.profile
-    area = _cube.area_of(lay)
-    faintest = min(cfg.cube_min_shape, cfg.cube_min_face_outline)
-    shape = _cube.find_cube(
-        v.edges_at, min_score=faintest, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold, area=area
-    )
-    face = None  # (number, confidence) once read
-    if shape is not None and shape[2] < cfg.cube_min_outline:
-        # a fainter square is the cube still where its face shows a number clearly
-        face = _read_cube_face(v, shape)
-        if not (
-            shape[2] >= cfg.cube_min_face_outline and face[0] is not None and face[1] >= cfg.cube_min_face_confidence
-        ):
-            face = None
-            if shape[2] < cfg.cube_min_shape:
-                shape = None
-            # else a shape too faint to report as the cube: its place is still no checker, nor a hand (see covers)
-    not_on_bar = None if shape is None else (shape[0][0], shape[0][1], prof.cube_size_mm * 0.8)
-    found = shape if shape is not None and (shape[2] >= cfg.cube_min_outline or face is not None) else None
+    v = view(geometry, image, cfg)
+    prof = v.layout.profile
     dice = read_dice_on_board(cfg, geometry, image)
     on_board = [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * (1.1 if d.cocked else 0.9)) for d in dice]
+    field = read_field(v, palette, cfg, on_board)
     board_edges = palette.board_edges if palette is not None else ()
-    rings = _checkers.bar_rings(v, cfg.bar_min_ring, not_on_bar, board_edges)
-    reading = _checkers.read_checkers(geometry, v, palette, cfg, not_on_bar, on_board, rings)
-    if shape is None and any(t == 16 and b for t, b in zip(reading.totals(), reading.bar)):
-        # a 16th checker on the bar: a cube too faint to be seen as one is the likelier reading
+    bar = read_bar(v, field, cfg, board_edges)
+    reading = field.with_bar(bar.checkers, bar.confidence)
+    return _gated(geometry, image, cfg, v, reading, dice, bar, board_edges)
 
-        def without(square):
-            """The bar's rings and the reading with ``square`` taken for the cube, or None where that still makes 16 of a side."""
-            away = (square[0][0], square[0][1], prof.cube_size_mm * 0.8)
-            rings2 = _checkers.bar_rings(v, cfg.bar_min_ring, away, board_edges)
-            reading2 = _checkers.read_checkers(geometry, v, palette, cfg, away, on_board, rings2)
-            return (rings2, reading2) if max(reading2.totals()) <= 15 else None
 
-        faint = _cube.find_cube(
-            v.edges_at, min_score=cfg.cube_min_conserve, edge_map=v.edges, ppm=v.ppm, threshold=v.threshold, area=area
-        )
-        kept = without(faint) if faint is not None else None
-        if kept is not None:
-            shape, (rings, reading) = faint, kept
-        else:
-            # or the checker read on the bar is the cube, its outline lost in the surround's edges: its face tells
-            for at, _ in rings:
-                square = _cube.find_cube_near(v.edges_at, at, prof.cube_size_mm * 0.4, prof.cube_size_mm)
-                number = _read_cube_face(v, square) if square[2] >= cfg.cube_min_face_outline else (None, 0.0)
-                if number[0] is None or number[1] < cfg.cube_min_face_confidence:
-                    continue
-                kept = without(square)
-                if kept is not None:
-                    shape = found = square
-                    face, (rings, reading) = number, kept
-                    break
-    cube = None
-    covers = _gate.checker_covers(
-        reading.points, lambda p, k: lay.checker_slot(p, k)[:2], [c for c, _ in rings], prof.checker_diameter_mm
+def _gated(
+    geometry: Geometry,
+    image: np.ndarray,
+    cfg: VisionConfig,
+    v: View,
+    reading: CheckerReading,
+    dice: list[DieObservation],
+    bar: BarReading,
+    board_edges: tuple[tuple[float, float], ...],
+) -> Observation:
+    """The gate: a frame's observation once the board's own edges are looked for wherever nothing read lies."""
+    lay = v.layout
+    prof = lay.profile
+    covers = checker_covers(
+        reading.points, lambda p, k: lay.checker_slot(p, k)[:2], [c for c, _ in bar.rings], prof.checker_diameter_mm
     )
     covers += [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * 0.9) for d in dice]
-    if found is not None:
-        centre, _, score = found
-        number, face_conf = face or _read_cube_face(v, found)
-        cube = _cube.CubeReading(_cube.place_of(centre, area), centre, number, float(min(1.0, score)), face_conf)
-    if shape is not None:
-        covers.append((shape[0][0], shape[0][1], prof.cube_size_mm * 0.75))
-    samples = _gate.learned_samples(board_edges, lay) if board_edges else ()
+    if bar.square is not None:
+        covers.append((bar.square[0][0], bar.square[0][1], prof.cube_size_mm * 0.75))
+    samples = learned_samples(board_edges, lay) if board_edges else ()
     if not len(samples) or not len(samples[0]):
-        samples = _gate.static_samples(lay)
-    occ = _gate.occlusion(v.edges_at, covers, max_missing=cfg.max_missing_edges, samples=samples)
+        samples = static_samples(lay)
+    occ = occlusion(v.edges_at, covers, max_missing=cfg.max_missing_edges, samples=samples)
     if occ.seen_fraction < cfg.min_seen_edges:
         drift = check(geometry, image, cfg) if geometry.source == "markers" else None
         msg = (
@@ -311,7 +273,7 @@ def read_frame(
             occ,
             messages=(f"more than 15 {' and '.join(over)} checkers seen: something over the board?",),
         )
-    return Observation("settling", reading, tuple(dice), cube, occ, frames_held=1)
+    return Observation("settling", reading, tuple(dice), bar.cube, occ, frames_held=1)
 
 
 class FrameSizeError(TavliError, ValueError):
@@ -342,13 +304,11 @@ class Pipeline:
     its status from the stability gate (``stable`` once the same reading held ``stable_frames``
     frames without motion)."""
 
-    def __init__(
-        self, geometry: Geometry, palette: _checkers.Palette | None = None, config: VisionConfig | None = None
-    ) -> None:
+    def __init__(self, geometry: Geometry, palette: Palette | None = None, config: VisionConfig | None = None) -> None:
         self.geometry = geometry
         self.palette = palette
         self.config = config or default_config()
-        self.gate = _gate.Gate(self.config.stable_frames)
+        self.gate = Gate(self.config.stable_frames)
         prepare(geometry, self.config.read_px_per_mm)  # a fixed camera: its rectifying maps, before its first frame
         self._previous: np.ndarray | None = None  # quarter-size grey of the frame before
         self._read: tuple[np.ndarray, Observation] | None = None  # ... of the frame last read, and its reading
@@ -365,13 +325,13 @@ class Pipeline:
             self.gate.update(None, board_found=False)
             self._previous = self._read = None
             return Observation("board-not-found", None, (), None, None, messages=(str(exc),))
-        small = _gate.small_grey(image)
+        small = small_grey(image)
         obs = self._reuse(small)
         if obs is None:
             obs = read_frame(self.geometry, image, self.palette, cfg)
             self._read, self._since_read = (small, obs), 0
             self.frames_read += 1
-        moved = _gate.changed_px(self._previous, small, cfg.motion_grey_levels)
+        moved = changed_px(self._previous, small, cfg.motion_grey_levels)
         moving = moved is not None and moved / small.size > cfg.max_motion_fraction
         self._previous = small
         status, held = self.gate.update(
@@ -389,5 +349,5 @@ class Pipeline:
         self._since_read += 1
         if self._since_read >= self.config.reread_every_frames:
             return None
-        n = _gate.changed_px(self._read[0], small, self.config.motion_grey_levels)
+        n = changed_px(self._read[0], small, self.config.motion_grey_levels)
         return None if n is None or n >= self.config.reread_changed_px else self._read[1]
