@@ -11,13 +11,14 @@ from board_rules import Position, Roll
 from referee.cli import main
 from tests.positions import random_backgammon, random_same_direction
 from vision.calibrate import calibrate
-from vision.checkers import Palette, PaletteError, learn_palette, read_checkers, view
+from vision.checkers import Palette, PaletteError, learn_palette, read_checkers
 from vision.config import ConfigError, VisionConfig, default_config
 from vision.cube import find_cube
 from vision.gate import Gate
 from vision.observe import Pipeline, read_frame
 from vision.rectify import rectify, warp
 from vision.render import DieSpec, camera_pose, frames_of_game, render
+from vision.view import view
 
 START = Position.start("backgammon")
 
@@ -161,9 +162,9 @@ def test_a_fixed_camera_is_rectified_through_kept_maps_to_the_same_view():
 
 @pytest.mark.parametrize("sensor_noise", [0.0, 6.0])
 def test_the_view_is_worked_out_on_the_field_and_trays_alone_and_is_the_whole_views_there(sensor_noise):
-    from vision.checkers import _edge_map, noise_grey
     from vision.config import default_config
     from vision.rectify import board_rect_to_rectified, prepare
+    from vision.view import _edge_map, noise_grey
 
     frame = render(START, seed=76, size=(1280, 720))
     noise = np.random.default_rng(76).normal(0, sensor_noise, frame.image.shape)
@@ -317,7 +318,7 @@ def test_a_noisy_720p_camera_reads_the_position_and_the_dice_and_becomes_stable(
 
 
 def test_the_cameras_noise_is_estimated_through_edges_and_bad_blur_settings_are_refused():
-    from vision.checkers import noise_grey
+    from vision.view import noise_grey
 
     rng = np.random.default_rng(3)
     flat = np.full((720, 1280, 3), 120, np.int16)

@@ -1,25 +1,11 @@
 """Checkers: how many of which colour stand on each point, on the bar and in the trays.
 
-Owns reading checkers from a calibrated camera frame. The frame is rectified to
-a top-down view; a checker's top is a circle of known diameter whose rim shows
-as a ring (a ridge or a step in brightness). Every place (points, slots, bar,
-trays, the field and the board's own drawing) and the checker's size come from
-the geometry's board layout (:attr:`vision.calibrate.Geometry.layout`; the
-renderer's board by default), and the stack models are built once per layout.
-Players stack checkers in a known way (:meth:`vision.profile.Layout.checker_slot`:
-a row along the point from its base, then shorter layers between them), so
-each stack height ``n`` predicts how much of each slot's ring is visible; the
-reading is the ``n`` whose prediction fits the observed rings best, and the
-colour is that of the visible tops. The margin between the best and the second-best ``n`` is the confidence.
-Bar checkers are rings found along the bar's centre line; borne-off checkers
-stand on edge in the trays and are counted by the length of their row.
-
-Colours come from a :class:`Palette`: learned on a frame of a known position
-(the starting position, :func:`learn_palette`) or, without one, split by
-lightness (white's checkers are the lighter ones). The camera cannot see a
-checker pinned under a stack (plakoto): a point reports its visible stack, and
-conservation (15 a side) is reported, not forced. May import ``board_rules``
-types; must not import ``firmware_bridge`` or ``referee``.
+Owns reading checkers from a :class:`~vision.view.View` at its layout's places: a point reads the
+stack height whose predicted rims (:mod:`vision.rims`) fit what shows best, its colour that of the
+visible top; bar checkers are rings along the bar's centre line; borne-off checkers are counted by
+the length of their row in a tray. Colours come from a :class:`Palette` (:func:`learn_palette`) or
+are split by lightness. A pinned checker is not seen: conservation is reported, not forced. May
+import ``board_rules`` types; must not import ``firmware_bridge`` or ``referee``.
 """
 
 from __future__ import annotations
@@ -31,20 +17,30 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 
 from board_rules import Position
 from board_rules.errors import TavliError
-from vision import profile
 from vision.calibrate import Geometry
 from vision.config import VisionConfig, default_config
-from vision.profile import DEFAULT_PROFILE, Layout
-from vision.rectify import board_rect_to_rectified, rectified_size, rectify
+from vision.profile import Layout
+from vision.rims import (
+    ANGLES,
+    MAX_STACK,
+    PIN_SHIFT_MM,
+    all_samples,
+    as_rendered,
+    bar_samples,
+    first_rims,
+    hypothesis,
+    mask_at,
+    quiet_mask,
+    samples_by_x,
+    stacked_samples,
+)
 from vision.stats import median_rows
+from vision.view import View, disc_colour, disc_px, sample_px, view
 
-MAX_STACK = 15
-_ANGLES = 48
 _OFF_STEP_MM = 13.5  # a borne-off checker on edge: its thickness plus a gap
 _OFF_FIRST_MM = 6.0  # from the tray's end to the first one's centre
 
@@ -127,344 +123,6 @@ class CheckerReading:
         return w, b
 
 
-# ----------------------------------------------------------------- ring model
-
-
-def _static_labels(lay: Layout, w: int, h: int) -> np.ndarray:
-    """A label per px of an ``h`` x ``w`` map of the board at ``_LABEL_PPM`` (px centres) for the
-    layout's own drawing: 1..24 inside a point's triangle, 30 field, 31 bar, 32 tray, 0 frame."""
-    g, (_, fy0, _, fy1) = lay.geometry, lay.field
-    ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
-    x, y = (xs + 0.5) / _LABEL_PPM, (ys + 0.5) / _LABEL_PPM
-    lab = np.zeros(x.shape, np.int32)
-    inside_field = (y >= fy0) & (y < fy1)
-    lab[
-        inside_field
-        & (((x >= g.left_half[0]) & (x < g.left_half[2])) | ((x >= g.right_half[0]) & (x < g.right_half[2])))
-    ] = 30
-    lab[inside_field & (x >= g.bar[0]) & (x < g.bar[2])] = 31
-    lab[inside_field & (x >= g.tray_white[0]) & (x < g.tray_white[2])] = 32
-    for p in g.points:
-        ax, ay, bx, by, cx, cy = p.x0 + 1, p.base_y, p.x1 - 1, p.base_y, p.centre_x, p.tip_y
-        # only the px of the triangle's bounding box (and two around it) can be in it
-        i0, i1 = (int(np.clip(v * _LABEL_PPM + d, 0, w)) for v, d in ((min(ax, bx, cx), -2), (max(ax, bx, cx), 2)))
-        j0, j1 = (int(np.clip(v * _LABEL_PPM + d, 0, h)) for v, d in ((min(ay, by, cy), -2), (max(ay, by, cy), 2)))
-        px, py = x[j0:j1, i0:i1], y[j0:j1, i0:i1]
-        d1 = (px - bx) * (ay - by) - (ax - bx) * (py - by)
-        d2 = (px - cx) * (by - cy) - (bx - cx) * (py - cy)
-        d3 = (px - ax) * (cy - ay) - (cx - ax) * (py - ay)
-        neg = (d1 < 0) | (d2 < 0) | (d3 < 0)
-        pos = (d1 > 0) | (d2 > 0) | (d3 > 0)
-        lab[j0:j1, i0:i1][~(neg & pos)] = p.number
-    return lab
-
-
-_RIM_INSET_MM = 0.6  # the rim's dark or light ring, just inside the checker's edge
-_RIM_TOLERANCE_MM = 1.0
-_STATIC_CLEARANCE_MM = 2.0
-_ANG = np.linspace(0, 2 * np.pi, _ANGLES, endpoint=False)
-_UNIT = np.c_[np.cos(_ANG), np.sin(_ANG)]
-_LABEL_PPM = 4.0
-
-
-def _rim_mm(lay: Layout) -> float:
-    return lay.profile.checker_diameter_mm / 2 - _RIM_INSET_MM
-
-
-@lru_cache(maxsize=8)
-def _clearance(lay: Layout) -> np.ndarray:
-    """Distance (board mm) from each board location (at ``_LABEL_PPM``) to the nearest edge of the layout's own drawing."""
-    w, h = int(lay.geometry.width * _LABEL_PPM), int(lay.geometry.height * _LABEL_PPM)
-    labels = _static_labels(lay, w, h)
-    edge = np.zeros((h, w), bool)
-    edge[:, 1:] |= labels[:, 1:] != labels[:, :-1]
-    edge[1:, :] |= labels[1:, :] != labels[:-1, :]
-    return cv2.distanceTransform((~edge).astype(np.uint8), cv2.DIST_L2, 5) / _LABEL_PPM
-
-
-def _at(mask: np.ndarray, pts_mm: np.ndarray) -> np.ndarray:
-    """Values of a ``_LABEL_PPM`` board map (clearance, quiet) at board-mm points."""
-    ix = np.clip((pts_mm * _LABEL_PPM).astype(int), 0, [mask.shape[1] - 1, mask.shape[0] - 1])
-    return mask[ix[..., 1], ix[..., 0]]
-
-
-def _stack_model(lay: Layout, point: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rim samples of a point's slots: positions (N x 2 mm), whether each is clear of the board's
-    own edges (N), and ``pred[h]``: whether hypothesis ``h`` shows a rim there (``_HYPOTHESES`` x N).
-
-    Hypothesis ``n`` (0..15) is a plain stack of ``n``; ``16 + n - 1`` is a stack of ``n`` on a
-    pinned checker (plakoto): the pinned one in the first slot, the stack shifted ``_PIN_SHIFT_MM``
-    along the point on top of it.
-    """
-    rim, diameter = _rim_mm(lay), lay.profile.checker_diameter_mm
-    centres = np.array([lay.checker_slot(point, k)[:2] for k in range(MAX_STACK)], dtype=np.float64)
-    direction = lay.geometry.points[point - 1].direction
-    shifted = centres + np.array([0.0, direction * _PIN_SHIFT_MM])
-    rims = np.concatenate([centres, shifted[: MAX_STACK - 1]])
-    samples = (rims[:, None, :] + rim * _UNIT[None]).reshape(-1, 2)
-    valid = _at(_clearance(lay), samples) > _STATIC_CLEARANCE_MM
-
-    def shows(stack: np.ndarray) -> np.ndarray:
-        """For a stack (bottom first), where its visible rims lie among the samples."""
-        dist = np.hypot(*(samples[:, None, :] - stack[None, :, :]).transpose(2, 0, 1))
-        on_rim = np.abs(dist - rim) < _RIM_TOLERANCE_MM
-        inside = dist < diameter / 2 - 0.3
-        covered_above = np.zeros_like(inside)  # covered_above[:, k]: inside some disc above k
-        for k in range(len(stack) - 2, -1, -1):
-            covered_above[:, k] = covered_above[:, k + 1] | inside[:, k + 1]
-        return (on_rim & ~covered_above).any(axis=1)
-
-    pred = np.zeros((_HYPOTHESES, len(samples)), bool)
-    for n in range(1, MAX_STACK + 1):
-        pred[n] = shows(centres[:n])
-        if n < MAX_STACK:
-            pred[MAX_STACK + n] = shows(np.concatenate([centres[:1], shifted[:n]]))
-    return samples, valid, pred
-
-
-_PIN_SHIFT_MM = 6.0  # a checker pinning another sits this much further along the point
-_HYPOTHESES = 2 * MAX_STACK  # 0..15 plain, then 1..14 on a pinned checker
-
-
-def _hypothesis(h: int) -> tuple[int, bool]:
-    """``(checkers seen on top, whether one is pinned under them)`` of hypothesis ``h``."""
-    return (h, False) if h <= MAX_STACK else (h - MAX_STACK, True)
-
-
-@lru_cache(maxsize=8)
-def _models(lay: Layout) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
-    """:func:`_stack_model` of points 1..24 of a layout, built once."""
-    return tuple(_stack_model(lay, p) for p in range(1, 25))
-
-
-@lru_cache(maxsize=8)
-def _all_samples(lay: Layout) -> tuple[np.ndarray, tuple[slice, ...], tuple[tuple[np.ndarray, np.ndarray], ...]]:
-    """The rim samples of points 1..24 of a layout in one array (sampled at once), each point's
-    slice of it, and each point's predictions as 0/1 matrices ``(pred, not pred)``: a hypothesis'
-    mismatches with what is seen are then two products (whole numbers, exact in float32)."""
-    models = _models(lay)
-    ends = np.cumsum([0] + [len(m[0]) for m in models])
-    slices = tuple(slice(int(a), int(b)) for a, b in zip(ends[:-1], ends[1:]))
-    preds = tuple((m[2].astype(np.float32), (~m[2]).astype(np.float32)) for m in models)
-    return np.concatenate([m[0] for m in models]), slices, preds
-
-
-@lru_cache(maxsize=8)
-def _samples_by_x(lay: Layout) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_all_samples`' samples in order of their x (their indices), and those xs: the samples near a place are a run of them."""
-    everywhere = _all_samples(lay)[0]
-    by_x = np.argsort(everywhere[:, 0], kind="stable")
-    xs = everywhere[by_x, 0]
-    by_x.setflags(write=False)
-    xs.setflags(write=False)
-    return by_x, xs
-
-
-@lru_cache(maxsize=8)
-def _stacked_samples(lay: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_all_samples` as one block for points 1..24: each point's samples' indices in that
-    array (24 x N, a point with fewer samples padded with its first), whether each is clear of
-    the board's own edges (padding: not), and the predictions (24 x hypotheses x N, 0/1 float32;
-    padding 0), so that every point's mismatches are two batched products (whole numbers, exact)."""
-    models = _models(lay)
-    _, slices, preds = _all_samples(lay)
-    n = max(sl.stop - sl.start for sl in slices)
-    index = np.zeros((len(slices), n), np.intp)
-    valid = np.zeros((len(slices), n), bool)
-    pred = np.zeros((len(slices), _HYPOTHESES, n), np.float32)
-    not_pred = np.zeros((len(slices), _HYPOTHESES, n), np.float32)
-    for i, (sl, (p, q), (_, ok, _)) in enumerate(zip(slices, preds, models)):
-        k = sl.stop - sl.start
-        index[i, :k], index[i, k:] = np.arange(sl.start, sl.stop), sl.start
-        valid[i, :k] = ok
-        pred[i, :, :k], not_pred[i, :, :k] = p, q
-    return index, valid, pred, not_pred
-
-
-@lru_cache(maxsize=8)
-def _first_rims(lay: Layout) -> tuple[np.ndarray, np.ndarray]:
-    """Of :func:`_stacked_samples`: which samples lie on the rim of a point's first checker alone
-    (24 x N), and how many of those are clear of the board's own edges on each point (24)."""
-    _, valid, pred, _ = _stacked_samples(lay)
-    rim = pred[:, 1, :] > 0
-    return rim, (rim & valid).sum(axis=1)
-
-
-_stacked_samples(
-    profile.layout()
-)  # the renderer's board, every geometry's default: built at import, not on the first frame
-
-
-def _as_rendered(lay: Layout) -> bool:
-    """Whether ``lay`` is the renderer's board, whose drawing and stacks stand exactly where the layout puts them.
-
-    On a real board (any other profile) the camera, calibrated on the plane of the checkers' tops,
-    sees the field's drawing a few mm off the layout's and players' stacks stand a few mm off their
-    slots: rims are not looked for where the palette's frame showed the board's drawing
-    (:func:`_quiet`), and board edges are learned further from the checkers (``_LEARN_MARGIN_MM``).
-    Both would change the readings' confidences and the gate on rendered frames, so they apply to real boards only.
-    """
-    return lay.profile.name == DEFAULT_PROFILE
-
-
-_QUIET_MM = 1.5  # a rim sample this close to a learned edge of the board's own drawing is not used
-
-
-@lru_cache(maxsize=8)
-def _quiet(lay: Layout, board_edges: tuple[tuple[float, float], ...]) -> np.ndarray:
-    """A ``_LABEL_PPM`` mask of where the palette's frame showed no edge of the board's own drawing
-    within ``_QUIET_MM`` (a hinge, a seam down the bar, an inlay, the field's drawing a few mm off
-    the layout's): only there can a rim be told on a real board."""
-    h, w = int(lay.geometry.height * _LABEL_PPM), int(lay.geometry.width * _LABEL_PPM)
-    busy = np.zeros((h, w), np.uint8)
-    for x, y in board_edges:
-        cv2.circle(busy, (int(x * _LABEL_PPM), int(y * _LABEL_PPM)), int(round(_QUIET_MM * _LABEL_PPM)), 1, -1)
-    return busy == 0
-
-
-def _sample(img: np.ndarray, pts_px: np.ndarray) -> np.ndarray:
-    """Bilinear samples of ``img`` (HxWxC) at Nx2 px: NxC."""
-    n = len(pts_px)
-    cols = 1024
-    rows = max(1, -(-n // cols))
-    flat = np.zeros((rows * cols, 2), np.float32)
-    flat[:n] = pts_px
-    out = cv2.remap(
-        img, flat.reshape(rows, cols, 2), None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT
-    )  # one two-channel map: no copies
-    return out.reshape(rows * cols, -1)[:n]
-
-
-def _edge_map(lab: np.ndarray, ppm: float, blur_mm: float = 0.0, dst: np.ndarray | None = None) -> np.ndarray:
-    """Orientation-free edge strength of the rectified view: the local range (dilate minus
-    erode over about 2 mm) of lightness, plus half that of the colour channels, after a
-    Gaussian blur of ``blur_mm`` (a range over some 20 px grows with the camera's noise: a
-    sensor's few grey levels of noise alone would pass the edge threshold)."""
-    k = max(3, int(round(2 * ppm)) | 1)
-    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
-    if blur_mm > 0:
-        lab = cv2.GaussianBlur(lab, (0, 0), blur_mm * ppm)
-    grad = cv2.morphologyEx(lab, cv2.MORPH_GRADIENT, kernel)
-    # one pass over the three channels; a sum above 255 is an edge all the same
-    return cv2.transform(grad, _EDGE_WEIGHTS, dst=dst)
-
-
-_EDGE_WEIGHTS = np.array([[1.0, 0.5, 0.5]], np.float32)  # lightness, and half of each colour channel
-_NOISE_KERNEL = np.array([[1, -2, 1], [-2, 4, -2], [1, -2, 1]], np.float32)
-
-
-def noise_grey(image: np.ndarray, side: int = 512) -> float:
-    """The camera's noise, in grey levels (sigma), estimated on the middle ``side`` px square of a
-    BGR frame from the mean absolute response to a kernel that cancels edges and slopes (Immerkaer)."""
-    h, w = image.shape[:2]
-    y0, x0 = max(0, (h - side) // 2), max(0, (w - side) // 2)
-    grey = cv2.cvtColor(image[y0 : y0 + side, x0 : x0 + side], cv2.COLOR_BGR2GRAY).astype(np.float32)
-    if min(grey.shape) < 3:
-        return 0.0
-    response = cv2.filter2D(grey, -1, _NOISE_KERNEL)[1:-1, 1:-1]
-    return float(np.sqrt(np.pi / 2) * np.abs(response).mean() / 6)
-
-
-def _disc_colour(lab: np.ndarray, centre_mm, ppm: float, radius_mm: float) -> np.ndarray:
-    """Median Lab colour of a disc (board mm) of the rectified view."""
-    at = _disc_px(
-        float(centre_mm[0] * ppm - 0.5), float(centre_mm[1] * ppm - 0.5), float(radius_mm * ppm), lab.shape[:2]
-    )
-    if at is None:
-        return np.zeros(3, np.float32)
-    ys, xs = at
-    return median_rows(lab[ys, xs].T).astype(np.float32)
-
-
-@lru_cache(maxsize=1024)
-def _disc_px(cx: float, cy: float, rad: float, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray] | None:
-    """The px (rows, columns, row by row) of a view of ``shape`` within ``rad`` of (cx, cy), in
-    the box :func:`_disc_colour` looks in; None for an empty box. A layout's slots are the same
-    places on every frame: each disc is worked out once."""
-    x0, x1 = int(max(0, cx - rad)), int(min(shape[1], cx + rad + 1))
-    y0, y1 = int(max(0, cy - rad)), int(min(shape[0], cy + rad + 1))
-    if x1 <= x0 or y1 <= y0:
-        return None
-    ys, xs = np.ogrid[y0:y1, x0:x1]
-    m = (xs - cx) ** 2 + (ys - cy) ** 2 <= rad * rad
-    rows, cols = np.nonzero(m)
-    return rows + y0, cols + x0
-
-
-# ----------------------------------------------------------------- reading
-
-
-@dataclass(frozen=True, slots=True)
-class View:
-    """A frame seen from above: rectified Lab colours and edge strength at ``ppm`` px per board mm,
-    and the board layout whose mm they are. Its BGR px are worked out only where asked for
-    (:meth:`bgr_near`: the cube's face); ``frame`` is ``(geometry, image)`` they come from."""
-
-    lab: np.ndarray
-    edges: np.ndarray
-    ppm: float
-    threshold: float
-    layout: Layout = field(default_factory=profile.layout)
-    frame: tuple[Geometry, np.ndarray] | None = None
-
-    def bgr_near(self, centre_mm, radius_mm: float) -> np.ndarray:
-        """The rectified frame's BGR px (the view's size) within ``radius_mm`` across and down of a
-        board-mm place, and a px more; black elsewhere. Raises ValueError for a view without its frame."""
-        if self.frame is None:
-            raise ValueError("view: made without its frame: expected view(geometry, image)")
-        h, w = self.edges.shape
-        x0, y0 = (int(np.floor((c - radius_mm) * self.ppm - 1.5)) for c in centre_mm)
-        x1, y1 = (int(np.ceil((c + radius_mm) * self.ppm + 1.5)) for c in centre_mm)
-        window = slice(min(h, max(0, y0)), min(h, max(0, y1))), slice(min(w, max(0, x0)), min(w, max(0, x1)))
-        return rectify(self.frame[0], self.frame[1], px_per_mm=self.ppm, window=window)
-
-    def edges_at(self, points_mm) -> np.ndarray:
-        """Whether the frame shows an edge at each board-mm point (N x 2 -> N bools)."""
-        return self.edge_strength_at(points_mm) > self.threshold
-
-    def edge_strength_at(self, points_mm) -> np.ndarray:
-        """The edge strength at each board-mm point (N x 2 -> N floats; an edge above ``threshold``)."""
-        pts = np.asarray(points_mm, dtype=np.float64).reshape(-1, 2)
-        return _sample(self.edges[..., None], pts * self.ppm - 0.5)[:, 0]
-
-    def lab_at(self, points_mm) -> np.ndarray:
-        """Lab colours at board-mm points (N x 2 -> N x 3 float)."""
-        pts = np.asarray(points_mm, dtype=np.float64).reshape(-1, 2)
-        return _sample(self.lab, pts * self.ppm - 0.5).astype(np.float32)
-
-
-def view(geometry: Geometry, image: np.ndarray, config: VisionConfig | None = None) -> View:
-    """Rectify a camera frame for reading. Raises ValueError for an image that is not a BGR uint8 array."""
-    if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
-        raise ValueError(f"image: expected a BGR uint8 array, got {getattr(image, 'shape', type(image))!r}")
-    cfg = config or default_config()
-    ppm = float(cfg.read_px_per_mm)
-    noise = noise_grey(image)
-    blur = cfg.edge_blur_mm_per_grey * noise if noise > cfg.edge_blur_above_noise else 0.0
-    window = _reading_window(geometry.layout, ppm, blur)
-    # Lab worked out on the frame's px that the window draws on, then warped: a fixed camera's
-    # frame holds the field and trays in about a third of the top-down view's px
-    lab = rectify(geometry, image, px_per_mm=ppm, window=window, code=cv2.COLOR_BGR2LAB)
-    edges = np.zeros(lab.shape[:2], np.uint8)
-    _edge_map(lab[window], ppm, blur, dst=edges[window])
-    return View(lab, edges, ppm, float(cfg.edge_threshold), geometry.layout, (geometry, image))
-
-
-def _reading_window(lay: Layout, ppm: float, blur_mm: float) -> tuple[slice, slice]:
-    """The rows and columns of the rectified view that a reading looks at: the field and the
-    trays, where every rim, colour, cube and board edge is sampled, and a margin around them wide
-    enough that the edge map there is the same as on the whole view (the blur's and the range's
-    reach, and a px for bilinear sampling). The board's frame beyond them is not worked out."""
-    g = lay.geometry
-    boxes = (lay.field, g.tray_white, g.tray_black)
-    x0, y0 = min(b[0] for b in boxes), min(b[1] for b in boxes)
-    x1, y1 = max(b[2] for b in boxes), max(b[3] for b in boxes)
-    m = 3 * blur_mm + 6 / ppm + 1.0  # the blur reaches 3 sigma and a px, the range about 1 mm and a px
-    width, height = rectified_size(ppm)
-    rows, cols = board_rect_to_rectified((x0 - m, y0 - m, x1 + m, y1 + m), ppm)
-    return slice(max(0, rows.start), min(height, rows.stop)), slice(max(0, cols.start), min(width, cols.stop))
-
-
 @dataclass(frozen=True, slots=True)
 class FieldReading:
     """The checkers on the points and in the trays of one frame (as in :class:`CheckerReading`) and
@@ -501,20 +159,20 @@ def read_field(
     """
     lay, lab, ppm = v.layout, v.lab, v.ppm
     board_edges = palette.board_edges if palette is not None else ()
-    quiet = _quiet(lay, board_edges) if board_edges and not _as_rendered(lay) else None
+    quiet = quiet_mask(lay, board_edges) if board_edges and not as_rendered(lay) else None
     heights, confs, pinned = [], [], []
-    everywhere = _all_samples(lay)[0]
+    everywhere = all_samples(lay)[0]
     strength = v.edge_strength_at(everywhere)  # every point's samples at once
     shown = strength > v.threshold
     usable = np.ones(len(everywhere), bool)
     if quiet is not None:
-        usable &= _at(quiet, everywhere)
-    by_x, xs = _samples_by_x(lay)
+        usable &= mask_at(quiet, everywhere)
+    by_x, xs = samples_by_x(lay)
     for x, y, r in ignore:
         lo, hi = np.searchsorted(xs, (x - r - 1, x + r + 1))  # only samples this close across can lie in the disc
         near = by_x[lo:hi]
         usable[near] &= np.hypot(everywhere[near, 0] - x, everywhere[near, 1] - y) > r
-    index, valid, pred, not_pred = _stacked_samples(lay)
+    index, valid, pred, not_pred = stacked_samples(lay)
     valid = valid & usable[index]
     seen = shown[index]
     # mismatches: a rim predicted where none shows, or none predicted where one shows (every point at once)
@@ -523,9 +181,9 @@ def read_field(
         + np.matmul(not_pred, (valid & seen).astype(np.float32)[:, :, None])
     )[:, :, 0].astype(np.int64)
     orders = np.argsort(errs, axis=1, kind="stable")
-    rim_one, rim_one_clear = _first_rims(lay)
+    rim_one, rim_one_clear = first_rims(lay)
     for i, (err, order) in enumerate(zip(errs, orders)):
-        n, under = _hypothesis(int(order[0]))
+        n, under = hypothesis(int(order[0]))
         if n == 0:  # a lone checker whose rim is faint (a dark one on a point of its colour, a small noisy frame)
             on = valid[i] & rim_one[i]
             k = int(on.sum())
@@ -538,14 +196,14 @@ def read_field(
         heights.append(n)
         pinned.append(under)
         # the runner-up that would change the count
-        rival = next(int(h) for h in order[1:] if _hypothesis(int(h))[0] != n)
+        rival = next(int(h) for h in order[1:] if hypothesis(int(h))[0] != n)
         confs.append(float(min(1.0, (err[rival] - err[order[0]]) / _CONFIDENT_MARGIN)))
     tops = []
     for p, n in enumerate(heights):
         if n:
             x, y = lay.checker_slot(p + 1, n - 1)[:2]
             if pinned[p]:
-                y += lay.geometry.points[p].direction * _PIN_SHIFT_MM
+                y += lay.geometry.points[p].direction * PIN_SHIFT_MM
             tops.append(_top_colour(lab, (x, y), ppm, ignore, lay.profile.checker_diameter_mm))
     pal = palette or _auto_palette(tops)
     points = []
@@ -655,10 +313,10 @@ class BarScan:
 def scan_bar(v: View, board_edges: tuple[tuple[float, float], ...] = ()) -> BarScan:
     """The bar of a view scanned for checkers' rims once; :func:`rings_on` finds the rings wherever the cube is."""
     lay = v.layout
-    x, ys, centres, pts, valid = _bar_samples(lay, board_edges)
-    shown = v.edges_at(pts).reshape(len(centres), _ANGLES) & valid
+    x, ys, centres, pts, valid = bar_samples(lay, board_edges)
+    shown = v.edges_at(pts).reshape(len(centres), ANGLES) & valid
     n_valid = valid.sum(axis=1)
-    s = np.where(n_valid >= _ANGLES // 3, shown.sum(axis=1) / np.maximum(n_valid, 1), 0.0)
+    s = np.where(n_valid >= ANGLES // 3, shown.sum(axis=1) / np.maximum(n_valid, 1), 0.0)
     s.setflags(write=False)
     return BarScan(x, ys, centres, s, lay.profile.checker_step_mm)
 
@@ -681,34 +339,12 @@ def rings_on(
     return [((float(scan.x), float(ys[i])), float(s[i])) for i in sorted(found)]
 
 
-@lru_cache(maxsize=8)
-def _bar_samples(
-    lay: Layout, board_edges: tuple[tuple[float, float], ...]
-) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`bar_rings`' places on a layout, worked out once: the bar's centre line (x, and the ys of
-    the centres along it, 1 mm apart), the centres (N x 2), their rim samples (N * angles x 2) and
-    which samples are clear of the board's own edges (N x angles)."""
-    diameter = lay.profile.checker_diameter_mm
-    x = (lay.geometry.bar[0] + lay.geometry.bar[2]) / 2
-    ys = np.arange(lay.field[1] + diameter / 2, lay.field[3] - diameter / 2, 1.0)
-    centres = np.c_[np.full_like(ys, x), ys]
-    pts = (centres[:, None, :] + _rim_mm(lay) * _UNIT[None]).reshape(-1, 2)
-    valid = np.ones(len(pts), bool)
-    if diameter + 2 * _STATIC_CLEARANCE_MM > lay.geometry.bar[2] - lay.geometry.bar[0]:  # its rim meets the bar's sides
-        valid = _at(_clearance(lay), pts) > _STATIC_CLEARANCE_MM
-    if board_edges and not _as_rendered(lay):
-        valid &= _at(_quiet(lay, board_edges), pts)
-    for a in (ys, centres, pts, valid):
-        a.setflags(write=False)
-    return x, ys, centres, pts, valid.reshape(len(centres), _ANGLES)
-
-
 def count_bar(v: View, pal: Palette, min_ring: float, rings) -> tuple[tuple[int, int], tuple[float, float]]:
     """Checkers on the bar from its rings (:func:`bar_rings`): how many of each side, and the margin of the weakest ring of each."""
     counts = [0, 0]
     margins = [1.0, 1.0]
     for centre, score in rings:
-        side = _side_of(_disc_colour(v.lab, centre, v.ppm, v.layout.profile.checker_diameter_mm * 0.3), pal)
+        side = _side_of(disc_colour(v.lab, centre, v.ppm, v.layout.profile.checker_diameter_mm * 0.3), pal)
         counts[side] += 1
         margins[side] = min(margins[side], float((score - min_ring) / (1 - min_ring)))
     return (counts[0], counts[1]), (margins[0], margins[1])
@@ -721,7 +357,7 @@ def _read_off(v: View, pal: Palette, max_gap_per_step: float) -> tuple[tuple[int
     counts, confs = [], []
     gap = int(max_gap_per_step * _OFF_STEP_MM / 0.5)  # samples are 0.5 mm apart
     for side, (along, pts, across) in enumerate(_tray_samples(v.layout, v.ppm)):
-        col = _sample(lab, pts).reshape(len(along), across, 3).astype(np.float32).mean(axis=1)
+        col = sample_px(lab, pts).reshape(len(along), across, 3).astype(np.float32).mean(axis=1)
         own = np.array(pal.white if side == 0 else pal.black)
         other = np.array(pal.tray) if pal.tray is not None else _tray_guess(col)
         d_own = np.linalg.norm(col - own, axis=1)
@@ -795,7 +431,7 @@ def _top_colour(lab: np.ndarray, centre, ppm: float, ignore, diameter: float) ->
         d = float(np.hypot(centre[0] - x, centre[1] - y))
         if d < r + radius:  # a die on it
             inner = diameter / 2 - _TOP_RIM_MM
-            at = _disc_px(float(centre[0] * ppm - 0.5), float(centre[1] * ppm - 0.5), float(inner * ppm), lab.shape[:2])
+            at = disc_px(float(centre[0] * ppm - 0.5), float(centre[1] * ppm - 0.5), float(inner * ppm), lab.shape[:2])
             if at is not None:
                 ys, xs = at
                 free = np.ones(len(ys), bool)
@@ -807,8 +443,8 @@ def _top_colour(lab: np.ndarray, centre, ppm: float, ignore, diameter: float) ->
                 break
             ux, uy = (centre[0] - x) / d, (centre[1] - y) / d
             far = diameter / 2 - 5
-            return _disc_colour(lab, (centre[0] + ux * far, centre[1] + uy * far), ppm, 4.0)
-    return _disc_colour(lab, centre, ppm, radius)
+            return disc_colour(lab, (centre[0] + ux * far, centre[1] + uy * far), ppm, 4.0)
+    return disc_colour(lab, centre, ppm, radius)
 
 
 _TOP_RIM_MM = 4.5  # a checker's top is looked at this far inside its edge when a die lies on it (a metal rim's ring is 1.2-3.8 mm in)
@@ -829,22 +465,24 @@ def learn_palette(
     cols: dict[int, list[np.ndarray]] = {1: [], -1: []}
     for i, n in enumerate(position.points):
         for k in range(abs(n)):
-            cols[1 if n > 0 else -1].append(_disc_colour(lab, lay.checker_slot(i + 1, k)[:2], ppm, diameter * 0.3))
+            cols[1 if n > 0 else -1].append(disc_colour(lab, lay.checker_slot(i + 1, k)[:2], ppm, diameter * 0.3))
     if not cols[1] or not cols[-1]:
         raise PaletteError("position: expected checkers of both sides on the points to learn their colours")
     tray = None
     if position.off == (0, 0):
         x0, y0, x1, y1 = lay.geometry.tray_white
-        tray = tuple(map(float, _disc_colour(lab, ((x0 + x1) / 2, (y0 + y1) / 2), ppm, min(10.0, (x1 - x0) / 3))))
+        tray = tuple(map(float, disc_colour(lab, ((x0 + x1) / 2, (y0 + y1) / 2), ppm, min(10.0, (x1 - x0) / 3))))
     white = np.median(np.array(cols[1]), axis=0)
     black = np.median(np.array(cols[-1]), axis=0)
     return Palette(tuple(map(float, white)), tuple(map(float, black)), tray, _learn_board_edges(v, position))
 
 
 _EDGE_GRID_MM = 2.0
+
+
 # How far beyond a checker's edge a learned board edge must lie: players' stacks on a real board
 # stand up to 5 mm off their slots, and a rim learned as the board's own edge makes the empty
-# point look covered later; the renderer stacks checkers exactly on their slots (:func:`_as_rendered`).
+# point look covered later; the renderer stacks checkers exactly on their slots (:func:`as_rendered`).
 _LEARN_MARGIN_MM = 8.0
 _LEARN_MARGIN_RENDERED_MM = 3.0
 
@@ -860,7 +498,7 @@ def _learn_board_edges(v: View, position: Position) -> tuple[tuple[float, float]
     clear = np.ones(len(grid), bool)
     centres = [lay.checker_slot(i + 1, k)[:2] for i, n in enumerate(position.points) for k in range(abs(n))]
     centres += [lay.checker_slot(i + 1, 0)[:2] for i, p in enumerate(position.pinned) if p]
-    margin = _LEARN_MARGIN_RENDERED_MM if _as_rendered(lay) else _LEARN_MARGIN_MM
+    margin = _LEARN_MARGIN_RENDERED_MM if as_rendered(lay) else _LEARN_MARGIN_MM
     reach = lay.profile.checker_diameter_mm / 2 + margin
     for x, y in centres:
         clear &= np.hypot(grid[:, 0] - x, grid[:, 1] - y) > reach

@@ -20,9 +20,10 @@ import cv2
 import numpy as np
 
 from vision.board import BAR_X0, BAR_X1, CUBE_SIZE_MM, FIELD_Y0, FIELD_Y1
-from vision.checkers import FieldReading, View, count_bar, rings_on, scan_bar
+from vision.checkers import FieldReading, count_bar, rings_on, scan_bar
 from vision.config import VisionConfig
 from vision.profile import Layout
+from vision.view import View
 
 FACES = (2, 4, 8, 16, 32, 64)
 _TEMPLATE_PX = 48  # side of the face image the number is matched in

@@ -206,8 +206,6 @@ def side_run(cfg: VisionConfig, image: np.ndarray, marks: np.ndarray, x: float, 
 
 
 _RUN_ANGLES = np.linspace(0, 2 * np.pi, 32, endpoint=False)  # the directions :func:`side_run` looks in
-
-
 _RUN_COS, _RUN_SIN = np.cos(_RUN_ANGLES), np.sin(_RUN_ANGLES)
 
 

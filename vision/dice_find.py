@@ -274,8 +274,6 @@ def _ring_spreads(gray: np.ndarray, marks: np.ndarray, pips: list[Pip], die: flo
 
 
 _RING_ANGLES = np.linspace(0, 2 * np.pi, 24, endpoint=False)
-
-
 _RING_COS, _RING_SIN = np.cos(_RING_ANGLES), np.sin(_RING_ANGLES)
 
 
@@ -345,6 +343,4 @@ def _gaps_clear(
 
 
 _GAP_STEPS = np.linspace(0.05, 0.95, 19)  # where the face between two pips is looked at, as fractions of the way
-
-
 _GAP_REACH = np.minimum(_GAP_STEPS, 1 - _GAP_STEPS)  # ... and those fractions' distances from the nearer pip

@@ -23,7 +23,7 @@ import numpy as np
 
 from board_rules.errors import TavliError
 from vision.calibrate import Geometry, check
-from vision.checkers import CheckerReading, Palette, View, read_field, view
+from vision.checkers import CheckerReading, Palette, read_field
 from vision.config import VisionConfig, default_config
 from vision.cube import BarReading, CubeReading, read_bar
 from vision.dice import DiceField, dice_field, read_dice_in
@@ -39,6 +39,7 @@ from vision.gate import (
     static_samples,
 )
 from vision.rectify import prepare
+from vision.view import View, view
 
 FORMAT = "tavli-observation/1"
 

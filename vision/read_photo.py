@@ -25,10 +25,11 @@ from board_rules.errors import InvalidPositionError
 from board_rules.gnubg_id import GAME_PLAYING, MatchState, encode_match_id
 from board_rules.ids import position_id
 from vision.calibrate import Geometry
-from vision.checkers import Palette, View, view
+from vision.checkers import Palette
 from vision.config import VisionConfig, default_config
 from vision.find_board import FieldConfig, FieldFit, find_field
 from vision.observe import Observation, read_frame
+from vision.view import View, view
 
 # a place where a checker would stand holds one where its colour is at least this far (Lab) from the bare point's
 _CHECKER_MIN_CONTRAST = 22.0

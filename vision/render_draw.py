@@ -1,0 +1,286 @@
+"""The renderer's drawing: board, checker, die and cube styles, drawn in board mm on a top-down canvas.
+
+Owns the styles (:data:`BOARD_STYLES`, :data:`CHECKER_STYLES`, :data:`DIE_COLOURS`,
+:data:`CUBE_COLOURS`) and the drawing of the board with its markers, a checker, a borne-off checker
+on edge, a die (flat or cocked), the cube, and a hand laid over a camera image; a canvas px ``i``
+covers board mm ``[i, i + 1) / scale``. :mod:`vision.render` puts them together into camera frames.
+Imports :mod:`vision.board`; must not import ``firmware_bridge`` or ``referee``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from vision.board import (
+    BAR_X0,
+    BAR_X1,
+    CHECKER_DIAMETER_MM,
+    CUBE_SIZE_MM,
+    DIE_SIZE_MM,
+    FIELD_Y0,
+    FIELD_Y1,
+    GEOMETRY,
+    LEFT_X0,
+    LEFT_X1,
+    MARKER_QUIET_MM,
+    MARKER_SIZE_MM,
+    RIGHT_X0,
+    RIGHT_X1,
+    TRAY_X0,
+    TRAY_X1,
+)
+
+Colour = tuple[int, int, int]  # BGR
+
+
+@dataclass(frozen=True, slots=True)
+class BoardStyle:
+    """Colours of a board (BGR)."""
+
+    name: str
+    frame: Colour
+    field: Colour
+    point_a: Colour
+    point_b: Colour
+    bar: Colour
+    tray: Colour
+    grain: float = 0.0  # strength of the wood grain texture, 0..1
+
+
+@dataclass(frozen=True, slots=True)
+class CheckerStyle:
+    """Colours and finish of a pair of checkers (BGR): ``matte``, ``glossy`` or ``metal`` (metal rim)."""
+
+    name: str
+    white: Colour
+    black: Colour
+    finish: str = "matte"
+
+    def __post_init__(self) -> None:
+        if self.finish not in ("matte", "glossy", "metal"):
+            raise ValueError(f"finish: {self.finish!r}: expected 'matte', 'glossy' or 'metal'")
+
+
+BOARD_STYLES = {
+    "walnut": BoardStyle(
+        "walnut", (30, 55, 90), (150, 200, 225), (40, 40, 140), (225, 235, 240), (30, 55, 90), (45, 75, 110), 0.5
+    ),
+    "felt": BoardStyle(
+        "felt", (25, 35, 45), (60, 120, 40), (30, 30, 150), (210, 220, 225), (25, 35, 45), (40, 60, 40), 0.0
+    ),
+    "olive": BoardStyle(
+        "olive", (60, 90, 120), (110, 170, 190), (50, 80, 40), (70, 60, 120), (50, 80, 110), (80, 110, 140), 0.3
+    ),
+}
+
+
+CHECKER_STYLES = {
+    "matte": CheckerStyle("matte", (215, 230, 235), (40, 45, 60), "matte"),
+    "glossy": CheckerStyle("glossy", (235, 240, 240), (35, 30, 150), "glossy"),
+    "metal": CheckerStyle("metal", (200, 205, 210), (45, 40, 40), "metal"),
+}
+
+
+DIE_COLOURS = {
+    "white": ((245, 245, 245), (20, 20, 20)),
+    "red": ((40, 40, 200), (245, 245, 245)),
+    "black": ((30, 30, 30), (245, 245, 245)),
+    "green": ((60, 150, 40), (245, 245, 245)),
+}
+
+
+# a cube's face and ink (BGR): tournament cubes are often red or black with light numbers
+CUBE_COLOURS = {
+    "white": ((235, 240, 240), (20, 20, 20)),
+    "red": ((40, 35, 175), (235, 240, 240)),
+    "black": ((30, 30, 32), (120, 205, 230)),
+}
+
+
+_SHIFT = 4  # cv2 sub-pixel bits
+_ONE = 1 << _SHIFT
+
+
+def _fx(pts, scale: float) -> np.ndarray:
+    """Board mm to fixed-point canvas coordinates; canvas pixel i covers mm [i, i + 1) / scale."""
+    return np.round((np.asarray(pts, dtype=np.float64) * scale - 0.5) * _ONE).astype(np.int32)
+
+
+def _shade(c: Colour, k: float) -> Colour:
+    return tuple(int(max(0, min(255, v * k))) for v in c)  # type: ignore[return-value]
+
+
+def draw_board(canvas: np.ndarray, s: float, style: BoardStyle, rng: np.random.Generator) -> None:
+    h, w = canvas.shape[:2]
+    canvas[:] = style.frame
+    if style.grain > 0:
+        ys = np.arange(h, dtype=np.float32)[:, None]
+        xs = np.arange(w, dtype=np.float32)[None, :]
+        phase = rng.uniform(0, 2 * np.pi)
+        g = np.sin(xs / (7.0 * s) + 3 * np.sin(ys / (53.0 * s) + phase)) * 0.08 * style.grain
+        canvas[:] = np.clip(canvas.astype(np.float32) * (1 + g[..., None]), 0, 255).astype(np.uint8)
+
+    def rect(x0, y0, x1, y1, c):
+        cv2.rectangle(canvas, tuple(_fx((x0, y0), s)), tuple(_fx((x1, y1), s)), c, -1, cv2.LINE_AA, _SHIFT)
+
+    for x0, x1 in ((LEFT_X0, LEFT_X1), (RIGHT_X0, RIGHT_X1)):
+        rect(x0, FIELD_Y0, x1, FIELD_Y1, style.field)
+    rect(BAR_X0, FIELD_Y0, BAR_X1, FIELD_Y1, style.bar)
+    rect(TRAY_X0 + 3, FIELD_Y0, TRAY_X1 - 3, FIELD_Y1, style.tray)
+    mid = (FIELD_Y0 + FIELD_Y1) / 2
+    rect(TRAY_X0, mid - 2, TRAY_X1, mid + 2, style.frame)
+    for p in GEOMETRY.points:
+        tri = np.array([(p.x0 + 1, p.base_y), (p.x1 - 1, p.base_y), (p.centre_x, p.tip_y)])
+        colour = style.point_a if p.number % 2 else style.point_b
+        cv2.fillPoly(canvas, [_fx(tri, s)], colour, cv2.LINE_AA, _SHIFT)
+    # markers with their quiet zone
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    px = int(round(MARKER_SIZE_MM * s))
+    for marker_id, corners in enumerate(GEOMETRY.markers):
+        (x0, y0) = corners[0]
+        rect(
+            x0 - MARKER_QUIET_MM,
+            y0 - MARKER_QUIET_MM,
+            x0 + MARKER_SIZE_MM + MARKER_QUIET_MM,
+            y0 + MARKER_SIZE_MM + MARKER_QUIET_MM,
+            (255, 255, 255),
+        )
+        img = cv2.aruco.generateImageMarker(dictionary, marker_id, px)
+        ix, iy = int(round(x0 * s)), int(round(y0 * s))
+        canvas[iy : iy + px, ix : ix + px] = img[..., None]
+
+
+def draw_checker(
+    canvas: np.ndarray, s: float, centre: tuple[float, float], colour: Colour, finish: str, layer: int
+) -> None:
+    c = _fx(centre, s)
+    r = CHECKER_DIAMETER_MM / 2
+    edge = _shade(colour, 0.55) if sum(colour) > 300 else _shade(colour, 0.5) if sum(colour) > 150 else (90, 90, 90)
+    cv2.circle(canvas, tuple(c), int(r * s * _ONE), edge, -1, cv2.LINE_AA, _SHIFT)
+    cv2.circle(canvas, tuple(c), int((r - 1.2) * s * _ONE), colour, -1, cv2.LINE_AA, _SHIFT)
+    if finish == "metal":
+        cv2.circle(
+            canvas, tuple(c), int((r - 2.5) * s * _ONE), (185, 190, 195), max(2, int(2.5 * s)), cv2.LINE_AA, _SHIFT
+        )
+        cv2.circle(canvas, tuple(c), int((r - 6.5) * s * _ONE), _shade(colour, 0.85), 1, cv2.LINE_AA, _SHIFT)
+    else:
+        cv2.circle(canvas, tuple(c), int((r - 5) * s * _ONE), _shade(colour, 0.9), 1, cv2.LINE_AA, _SHIFT)
+    if finish == "glossy":
+        hl = _fx((centre[0] - r * 0.35, centre[1] - r * 0.35), s)
+        cv2.ellipse(
+            canvas,
+            tuple(hl),
+            (int(r * 0.35 * s * _ONE), int(r * 0.18 * s * _ONE)),
+            -45,
+            0,
+            360,
+            (250, 250, 250),
+            -1,
+            cv2.LINE_AA,
+            _SHIFT,
+        )
+
+
+def draw_off_checker(canvas: np.ndarray, s: float, x0: float, x1: float, y: float, colour: Colour) -> None:
+    """A borne-off checker standing on edge across a tray from ``x0`` to ``x1`` (board mm), centred at ``y``."""
+    cv2.rectangle(
+        canvas,
+        tuple(_fx((x0 + 6, y - 6), s)),
+        tuple(_fx((x1 - 6, y + 6), s)),
+        colour,
+        -1,
+        cv2.LINE_AA,
+        _SHIFT,
+    )
+    cv2.rectangle(
+        canvas,
+        tuple(_fx((x0 + 6, y - 6), s)),
+        tuple(_fx((x1 - 6, y + 6), s)),
+        _shade(colour, 0.6),
+        1,
+        cv2.LINE_AA,
+        _SHIFT,
+    )
+
+
+def _pips(value: int) -> list[tuple[float, float]]:
+    a = 0.27
+    table = {
+        1: [(0, 0)],
+        2: [(-a, -a), (a, a)],
+        3: [(-a, -a), (0, 0), (a, a)],
+        4: [(-a, -a), (a, -a), (-a, a), (a, a)],
+        5: [(-a, -a), (a, -a), (0, 0), (-a, a), (a, a)],
+        6: [(-a, -a), (a, -a), (-a, 0), (a, 0), (-a, a), (a, a)],
+    }
+    return table[value]
+
+
+def draw_die(
+    canvas: np.ndarray, s: float, centre: tuple[float, float], value: int, angle: float, colours, cocked: bool
+) -> None:
+    body, pip = colours
+    half = DIE_SIZE_MM / 2
+    t = math.radians(angle)
+    rot = np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]])
+    sq = np.array([(-half, -half), (half, -half), (half, half), (-half, half)])
+    shadow = (sq * 1.08) @ rot.T + np.array(centre) + 1.5
+    cv2.fillPoly(canvas, [_fx(shadow, s)], (30, 30, 30), cv2.LINE_AA, _SHIFT)
+    if cocked:  # leaning on something: the top face is foreshortened and a side face shows
+        top = sq * np.array([1.0, 0.7]) + np.array([0, -half * 0.3])
+        side = np.array([(-half, half * 0.4), (half, half * 0.4), (half, half), (-half, half)])
+        pts_side = side @ rot.T + centre
+        cv2.fillPoly(canvas, [_fx(pts_side, s)], _shade(body, 0.6), cv2.LINE_AA, _SHIFT)
+        face = top
+    else:
+        face = sq
+    pts = face @ rot.T + centre
+    cv2.fillPoly(canvas, [_fx(pts, s)], body, cv2.LINE_AA, _SHIFT)
+    cv2.polylines(canvas, [_fx(pts, s)], True, _shade(body, 0.7), 1, cv2.LINE_AA, _SHIFT)
+    squash = np.array([1.0, 0.7]) if cocked else np.array([1.0, 1.0])
+    offset = np.array([0, -half * 0.3]) if cocked else np.zeros(2)
+    r = DIE_SIZE_MM * 0.085
+    for u, v in _pips(value):
+        p = (np.array([u, v]) * DIE_SIZE_MM * squash + offset) @ rot.T + centre
+        axes = (int(r * s * _ONE), int(r * squash[1] * s * _ONE))  # pips on a foreshortened face are ellipses
+        cv2.ellipse(canvas, tuple(_fx(p, s)), axes, angle, 0, 360, pip, -1, cv2.LINE_AA, _SHIFT)
+
+
+def draw_cube(canvas: np.ndarray, s: float, centre: tuple[float, float], value: int, colour: str = "white") -> None:
+    half = CUBE_SIZE_MM / 2
+    x, y = centre
+    face, ink = CUBE_COLOURS[colour]
+    cv2.rectangle(
+        canvas, tuple(_fx((x - half, y - half), s)), tuple(_fx((x + half, y + half), s)), face, -1, cv2.LINE_AA, _SHIFT
+    )
+    cv2.rectangle(
+        canvas,
+        tuple(_fx((x - half, y - half), s)),
+        tuple(_fx((x + half, y + half), s)),
+        (120, 120, 120),
+        1,
+        cv2.LINE_AA,
+        _SHIFT,
+    )
+    text = str(value)
+    scale = 0.028 * s * CUBE_SIZE_MM / max(1, len(text))
+    (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, max(1, int(s)))
+    org = (int(x * s - tw / 2), int(y * s + th / 2))
+    cv2.putText(canvas, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, ink, max(1, int(s)), cv2.LINE_AA)
+
+
+def draw_hand(image: np.ndarray, polygon: np.ndarray, rng: np.random.Generator) -> None:
+    skin = np.array([rng.uniform(90, 150), rng.uniform(130, 180), rng.uniform(180, 235)])
+    mask = np.zeros(image.shape[:2], np.uint8)
+    cv2.fillPoly(mask, [np.round(polygon * _ONE).astype(np.int32)], 255, cv2.LINE_AA, _SHIFT)
+    # shading across the hand
+    ys, xs = np.mgrid[0 : image.shape[0], 0 : image.shape[1]]
+    c = polygon.mean(0)
+    shade = 1.0 - 0.25 * np.clip(np.hypot(xs - c[0], ys - c[1]) / 300.0, 0, 1)
+    hand = (skin[None, None, :] * shade[..., None]).astype(np.float32)
+    a = (mask.astype(np.float32) / 255.0)[..., None]
+    image[:] = np.clip(image * (1 - a) + hand * a, 0, 255).astype(np.uint8)
