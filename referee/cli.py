@@ -94,6 +94,15 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--out", default="demo-match", help="where to leave the match journal and its exports (default demo-match/)"
     )
+    for command in (play, demo):
+        command.add_argument(
+            "--web",
+            metavar="[HOST:]PORT",
+            help="serve the live table page on PORT (127.0.0.1 unless HOST is given; 0 picks a free port)",
+        )
+    demo.add_argument(
+        "--pace", type=float, default=0.0, metavar="SECONDS", help="wait this long between the players' actions"
+    )
     return parser
 
 
@@ -116,7 +125,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "demo":
             from referee.demo import run_demo
 
-            return run_demo(seed=args.seed, match=args.match, quiet=args.quiet, camera=not args.no_camera, out=args.out)
+            return run_demo(
+                seed=args.seed,
+                match=args.match,
+                quiet=args.quiet,
+                camera=not args.no_camera,
+                out=args.out,
+                web=args.web,
+                pace=args.pace,
+            )
     except TavliError as exc:
         where = f"tavli {args.command}" + (f" {args.rules_command}" if args.command == "rules" else "")
         print(f"{where}: {exc}", file=sys.stderr)

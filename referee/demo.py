@@ -27,6 +27,7 @@ from board_rules import Position, Side
 from board_rules.legality import board_diff
 from firmware_bridge.panel import Panel, PanelConfig
 from referee import events as E
+from referee.errors import JournalError
 from referee.export import export
 from referee.fusion import fuse
 from referee.loop import TableSession
@@ -36,8 +37,15 @@ from referee.session import Referee
 from referee.spec import MatchSpec
 from referee.table import EmulatedTable
 from referee.textboard import render as text_board
+from referee.web import LivePage, WebAddressError, parse_address
 
 MAX_STEPS = 4000
+
+
+class DemoError(JournalError):
+    """A demo option that makes no sense."""
+
+
 WAIT_S = 3.0  # how long a player waits for the referee to answer an action
 
 
@@ -192,6 +200,7 @@ class _Demo:
         self.live = Live(console=console, refresh_per_second=8, transient=True)
         self.ref.stream.subscribe(self._seen)
         self.agreed = self.compared = 0
+        self.pace = 0.0
 
     # -- what the players see: the live table, redrawn from the referee's events
     def _seen(self, item: E.Stamped) -> None:
@@ -237,18 +246,25 @@ class _Demo:
                 return True
         return False
 
+    def _wait_pace(self) -> None:
+        if self.pace:
+            self.wait(lambda: False, self.pace)  # the loop runs on while the players take their time
+
     def put(self, position: Position) -> None:
         """Put the checkers so, and wait until the referee has seen the board."""
+        self._wait_pace()
         self.table.put(position)
         self.wait(lambda: self.ref.seen is not None and not board_diff(self.ref.seen, position))
 
     def press(self, name: str) -> None:
+        self._wait_pace()
         before = self.ref.stream.seq
         self.table.press(name)
         self.wait(lambda: self.ref.stream.seq != before)
 
     def throw(self, dice: list[tuple[int, str]], *, cocked: bool = False) -> bool:
         """Throw ``dice`` (value, half) in front of the camera; True when the referee read a throw from them."""
+        self._wait_pace()
         ref = self.ref
         before = ref.phase
         obs = self.table.camera.throw(ref.position, dice, _cube_for_camera(ref), cocked=cocked)
@@ -263,14 +279,25 @@ class _Demo:
         return ref.phase != before
 
     def type(self, line: str) -> None:
+        self._wait_pace()
         self.session.command(line)
         self.session.pump(0.02)
 
 
 def run_demo(
-    seed: int = 7, match: int = 0, quiet: bool = False, camera: bool = True, out: str | Path = "demo-match"
+    seed: int = 7,
+    match: int = 0,
+    quiet: bool = False,
+    camera: bool = True,
+    out: str | Path = "demo-match",
+    web: str | None = None,
+    pace: float = 0.0,
 ) -> int:
-    """Play a refereed game (``match`` 0) or a match to ``match`` points on the emulated table; returns the exit status."""
+    """Play a refereed game (``match`` 0) or a match to ``match`` points on the emulated table; returns the exit
+    status. ``web`` (``[HOST:]PORT``) serves the live table page; ``pace`` waits that long between actions."""
+    if pace < 0 or pace != pace:
+        raise DemoError(f"--pace: {pace!r}: give a number of seconds, 0 or more")
+    address = parse_address(web) if web is not None else None
     console = Console(highlight=False)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -278,7 +305,17 @@ def run_demo(
     if journal.exists():
         journal.unlink()
     demo = _Demo(seed, match, quiet, camera, journal, console)
+    demo.pace = pace
     ref, rng, table = demo.ref, demo.rng, demo.table
+    page = None
+    if address is not None:
+        try:
+            page = LivePage(ref, host=address[0], port=address[1]).start()
+        except WebAddressError:
+            ref.close()
+            table.close()
+            raise
+        console.print(f"  the live table: {page.url}")
     what = "a game of backgammon" if match == 0 else f"a backgammon match to {match}"
     console.print(f"[bold]tavli-table demo[/bold]: {what} refereed on the emulated table (seed {seed})")
     console.print(
@@ -365,6 +402,8 @@ def run_demo(
         demo.live.stop()
         ref.close()
         table.close()
+        if page is not None:
+            page.stop()
     if demo.compared:
         console.print(
             f"  board and camera agreed on {demo.agreed} of {demo.compared} places (points, bar, trays) at the throws"

@@ -22,9 +22,11 @@ import cv2
 from firmware_bridge.link import BoardLink
 from firmware_bridge.panel import Panel, PanelConfig
 from referee.errors import JournalError
+from referee.journal import read_journal
 from referee.loop import COMMANDS, TableSession
 from referee.session import Referee
 from referee.spec import MatchSpec
+from referee.web import LivePage, parse_address
 from vision.calibrate import Geometry
 from vision.checkers import Palette
 from vision.observe import Pipeline
@@ -178,14 +180,10 @@ def run_play(args, stdin: TextIO, stdout: TextIO) -> int:
     def say(text: str) -> None:
         print(text, file=stdout, flush=True)
 
+    spec = None if args.resume else match_spec(args.variant, args.match, args)
     if args.resume:
-        ref = Referee.resume(args.resume, teach=args.teach)
-        say(f"resumed {args.resume}: game {ref.replay.game}, score {json.dumps(ref.score())}")
-    else:
-        journal = Path(args.journal or time.strftime("match-%Y%m%d-%H%M%S.jsonl"))
-        ref = Referee.new(journal, match_spec(args.variant, args.match, args), teach=args.teach)
-        say(f"journal: {journal}")
-    link = camera = panel = None
+        read_journal(args.resume)  # a journal that cannot be read is refused before any device is opened
+    link = camera = panel = page = ref = None
     try:
         if args.board:
             link = BoardLink(args.board).start()
@@ -196,10 +194,25 @@ def run_play(args, stdin: TextIO, stdout: TextIO) -> int:
             camera = CameraSource(args.camera, Geometry.load(args.geometry), palette, say)
         if args.panel == "gpio":
             panel = Panel(PanelConfig.load())
+        # the journal is made (or taken and locked) only now the game can start: a failed start leaves none
+        if args.resume:
+            ref = Referee.resume(args.resume, teach=args.teach)
+            say(f"resumed {args.resume}: game {ref.replay.game}, score {json.dumps(ref.score())}")
+        else:
+            journal = Path(args.journal or time.strftime("match-%Y%m%d-%H%M%S.jsonl"))
+            ref = Referee.new(journal, spec, teach=args.teach)
+            say(f"journal: {journal}")
+        if getattr(args, "web", None):
+            host, port = parse_address(args.web)
+            page = LivePage(ref, host=host, port=port).start()
+            say(f"the live table: {page.url}")
         session = TableSession(ref, link=link, camera=camera, panel=panel, lines=stdin, say=say)
         return session.run()
     finally:
-        ref.close()
+        if page is not None:
+            page.stop()
+        if ref is not None:
+            ref.close()
         if link is not None:
             link.stop()
         if panel is not None:

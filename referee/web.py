@@ -1,0 +1,147 @@
+"""The live table page: the table as it is now, in a browser, updated as the referee decides.
+
+Owns :class:`LivePage`: it subscribes a :class:`~referee.view.TableView` to a
+:class:`~referee.session.Referee`'s event stream and serves, with Starlette on uvicorn in a thread of its own:
+
+* ``/`` the page (one HTML file with its script and style, nothing fetched from the network);
+* ``/view`` the view now, as JSON;
+* ``/events`` server-sent events: the view each time it changes, with the stream's sequence
+  number as the event id, so a browser that reconnects (``Last-Event-ID``) catches up at once.
+
+The page only reads: nothing served changes the game, so spectators anywhere may watch.
+It binds to 127.0.0.1 unless told otherwise (:func:`parse_address`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from importlib import resources
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, StreamingResponse
+from starlette.routing import Route
+
+from referee.errors import JournalError
+from referee.view import TableView
+
+POLL_S = 0.02  # how often a page's event stream looks for a newer view
+KEEPALIVE_S = 15.0
+
+
+class WebAddressError(JournalError):
+    """A ``--web`` address that cannot be served."""
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``"8080"`` or ``"HOST:PORT"`` to (host, port); the host defaults to 127.0.0.1.
+
+    Raises :class:`WebAddressError` naming the value.
+    """
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host = "127.0.0.1"
+    if not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:
+        raise WebAddressError(f"--web: {text!r}: give a port (8080) or HOST:PORT (0.0.0.0:8080)")
+    return host or "127.0.0.1", int(port)
+
+
+def _page() -> str:
+    return resources.files("referee").joinpath("static/live.html").read_text(encoding="utf-8")
+
+
+class LivePage:
+    """The page server for one table: ``start()`` it, read :attr:`url`, ``stop()`` it."""
+
+    def __init__(self, referee, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.view = TableView()
+        self.view.prime(referee.flow, referee.stream.seq)
+        referee.stream.subscribe(self.view)
+        self.host = host
+        self._sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self._sock.bind((host, port))
+        except OSError as exc:
+            self._sock.close()
+            raise WebAddressError(f"--web: cannot serve on {host}:{port} ({exc.strerror or exc})") from None
+        self.port = self._sock.getsockname()[1]
+        app = Starlette(
+            routes=[
+                Route("/", self._index),
+                Route("/view", self._view),
+                Route("/events", self._events),
+            ]
+        )
+        config = uvicorn.Config(app, log_level="warning", lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        return f"http://{host}:{self.port}/"
+
+    def start(self, timeout: float = 10.0) -> LivePage:
+        """Serve in a thread of its own; returns once the page answers (or raises WebAddressError)."""
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise WebAddressError(f"--web: the page server on {self.host}:{self.port} did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._sock.close()
+
+    def __enter__(self) -> LivePage:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ routes
+
+    def _now(self) -> tuple[int, str]:
+        with self.view.lock:
+            return self.view.seq, json.dumps(self.view.to_dict(), separators=(",", ":"))
+
+    async def _index(self, request: Request) -> HTMLResponse:
+        return HTMLResponse(_page())
+
+    async def _view(self, request: Request) -> JSONResponse:
+        with self.view.lock:
+            return JSONResponse(self.view.to_dict())
+
+    async def _events(self, request: Request) -> StreamingResponse:
+        last = request.headers.get("last-event-id", "")
+        since = int(last) if last.isascii() and last.isdigit() else -1
+
+        async def views():
+            sent, idle = since, 0.0
+            yield "retry: 500\n\n"
+            while not await request.is_disconnected():
+                seq = self.view.seq
+                if seq != sent:
+                    sent, data = self._now()
+                    yield f"id: {sent}\nevent: view\ndata: {data}\n\n"
+                    idle = 0.0
+                else:
+                    await asyncio.sleep(POLL_S)
+                    idle += POLL_S
+                    if idle >= KEEPALIVE_S:
+                        idle = 0.0
+                        yield ": keep-alive\n\n"
+
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(views(), media_type="text/event-stream", headers=headers)
