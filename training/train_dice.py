@@ -1,12 +1,10 @@
 """Train the learned dice reader and write its ONNX (``make train-dice``): needs ``.[train]`` (torch).
 
-Data: the labelled real photos in ``../shared/data/dice`` (matteop65 Train, nell-byler/train) and
-frames drawn by :mod:`vision.render` (seeds 900000 on, used by nothing else), under strong
-randomisation: scale, rotation, colour and hue (dice of every colour), inversion (light pips on
-dark dice), blur, motion blur, noise and JPEG. ``nell-byler/test`` is held out and never read;
-matteop65 Valid is read only to report. ``--holdout-fold K`` leaves the K-th fifth of
-nell-byler/train out of training and reports on it (cross-validation); the shipped model uses all
-of it. Seeds are fixed; on two CPU cores the shipped run takes about the time the README says.
+Data: the labelled photos of ``../shared/data/dice`` (matteop65 Train, nell-byler/train) and
+frames of :mod:`vision.render` (seeds 900000 on, used by nothing else), under strong randomisation
+(scale, rotation, colour and hue, inversion, blur, motion blur, noise, JPEG). ``nell-byler/test``
+is never read; matteop65 Valid only reported on. ``--holdout-fold K`` leaves the K-th fifth of
+nell-byler/train out and reports on it; the shipped model uses all of it. Seeds are fixed.
 """
 
 from __future__ import annotations
@@ -31,8 +29,11 @@ except ImportError:  # pragma: no cover - the train extra is missing
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from board_rules import Position  # noqa: E402
 from training.dice_data import DATA, nell_fold, yolo_folder  # noqa: E402
 from vision import learned_dice  # noqa: E402
+from vision.board import DIE_SIZE_MM  # noqa: E402
+from vision.render import BOARD_STYLES, CHECKER_STYLES, DIE_COLOURS, DieSpec, render  # noqa: E402
 
 CROP = 256  # training crops are this square
 RENDER_SEEDS = 900000  # the renderer's seeds for training frames start here
@@ -57,9 +58,6 @@ def photo_samples(folder: Path, whole_die_boxes: bool, names: set[str] | None = 
 
 def rendered_samples(count: int) -> list[Sample]:
     """Frames drawn by the renderer: random dice (none cocked) on every board and checker style, some cubes."""
-    from board_rules import Position
-    from vision.render import BOARD_STYLES, CHECKER_STYLES, DIE_COLOURS, DIE_SIZE_MM, DieSpec, render
-
     out = []
     colours = sorted(DIE_COLOURS)
     for i in range(count):

@@ -1,20 +1,12 @@
 """The board's geometry in millimetres: the renderer's board, and every layout's default.
 
-Owns the dimensions of the board the renderer draws (frame, points, bar, tray,
-checker, die, cube, ArUco markers), :class:`PointRegion` and :class:`BoardGeometry`
-(the regions of a board in board mm), :data:`GEOMETRY` (that board's regions) and
-where players stack checkers on a point (:func:`checker_slot`, :data:`LAYER_ALONG`,
-:data:`LAYER_ACROSS`). The pipeline and the renderer both take the board from here.
-Imports nothing of ours; must not import ``firmware_bridge`` or ``referee``.
-
-Board mm are millimetres on the board's surface seen from above, white sitting
-at the bottom: the origin is the board's top-left outer corner as white sees it,
-x grows to white's right, y towards white. White's points 1..6 run right to left
-along the bottom of the right-hand half, 7..12 along the bottom of the left-hand
-half, 13..18 left to right along the top of the left-hand half and 19..24 along
-the top of the right-hand half. ArUco markers (``DICT_4X4_50``) ids 0..3 sit in
-the frame's corners: top-left, top-right, bottom-right, bottom-left as white sees
-them, each upright, its corners in ArUco's order.
+Owns its dimensions (frame, points, bar, tray, checker, die, cube, markers),
+:class:`PointRegion` and :class:`BoardGeometry` (a board's regions), :data:`GEOMETRY`
+and where players stack checkers on a point (:func:`checker_slot`). Board mm: origin at
+the board's top-left outer corner as white sees it, x to white's right, y towards white;
+white's point 1 bottom right, 1..12 along the bottom row, 13..24 along the top. Markers
+(``DICT_4X4_50``) ids 0..3 sit top-left, top-right, bottom-right, bottom-left, corners in
+ArUco's order. Imports nothing of ours; must not import ``firmware_bridge`` or ``referee``.
 """
 
 from __future__ import annotations

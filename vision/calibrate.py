@@ -1,18 +1,11 @@
 """Calibration, once per fixed camera: the homography from board mm to image px, saved as JSON.
 
-Owns finding the board in a camera frame (the four ArUco markers, or four board
-corners given by the user), the saved :class:`Geometry` (homography, which
-physical point is white's 1, the image regions of points, bar, trays and dice
-area), the running check that the camera has not been knocked, and the
-printable marker sheet. Markers are ``cv2.aruco.DICT_4X4_50`` ids 0..3 at the
-frame's corners as white sees the board: 0 top-left, 1 top-right,
-2 bottom-right, 3 bottom-left; their board-mm layout is the renderer's
-(:data:`vision.board.GEOMETRY`). A geometry names its board profile and home
-side (:mod:`vision.profile`; default ``rendered``, home right), whose layout
-gives the regions. Stages are functions ``(image, config) ->
-result``; only :meth:`Geometry.save`, :meth:`Geometry.load` and
-:func:`marker_sheet` touch files. May import ``board_rules`` types; must not
-import ``firmware_bridge`` or ``referee``.
+Owns finding the board in a camera frame (the four ArUco markers of :mod:`vision.board`, or four
+corners given by the user), the saved :class:`Geometry` (homography, board profile and home side,
+the image regions they give), the running check that the camera has not been knocked, and the
+printable marker sheet. Only :meth:`Geometry.save`, :meth:`Geometry.load` and
+:func:`marker_sheet` touch files. May import ``board_rules`` types; must not import
+``firmware_bridge`` or ``referee``.
 """
 
 from __future__ import annotations
@@ -53,15 +46,11 @@ Point = tuple[float, float]
 class Geometry:
     """A calibrated camera: homography board mm -> image px (pixel centres at integers) and how it was found.
 
-    ``markers`` holds the markers seen at calibration as ``(id, corners)`` pairs,
-    corners in image px in ArUco order (empty for a corners calibration);
-    ``reprojection_px`` is the RMS distance between those corners and where the
-    homography puts them (0 for a corners calibration). ``profile`` names the
-    board (:func:`vision.profile.find_profile`) and ``home`` the side of white's
-    home board as white sees it (``right``: white's point 1 bottom right).
-    ``board`` is the profile itself where it is none of ``vision.toml``'s (a maker's
-    own board, from a profile file: :func:`vision.profile.read_profile_file`); the
-    geometry JSON carries it, so that the geometry alone reads that board.
+    ``markers``: the markers seen, ``(id, corners)`` in image px, ArUco order (none for corners);
+    ``reprojection_px``: their RMS distance from where the homography puts them. ``profile`` names
+    the board (:func:`vision.profile.find_profile`), ``home`` the side of white's home board as white
+    sees it; ``board`` is the profile itself where it is none of ``vision.toml``'s (a maker's own
+    board), carried in the JSON so that the geometry alone reads that board.
     """
 
     homography: tuple[tuple[float, float, float], tuple[float, float, float], tuple[float, float, float]]
@@ -265,18 +254,13 @@ def calibrate(
 ) -> Geometry:
     """Locate the board in ``image`` (BGR or grey) and return its :class:`Geometry`.
 
-    With ``corners`` (four image points: the board's outer top-left, top-right,
-    bottom-right and bottom-left corners as white sees it; with ``field=True``
-    the corners of the playing field instead, both halves and the bar between
-    them, without frame or trays, which suits boards of other proportions) the
-    homography comes from them; otherwise from the ArUco markers (at least ``config.min_markers``
-    of ids 0..3). ``profile`` names the board's proportions (:mod:`vision.profile`;
-    the corners are those of that board), or is a :class:`~vision.profile.BoardProfile` (a maker's own board,
-    carried in the geometry) and ``home`` the side of white's home
-    board as white sees it; both are recorded in the geometry. Raises
-    :class:`CalibrationError` naming the markers found when too few are seen,
-    when the fit is worse than ``config.max_reprojection_px``, when the corners
-    are malformed or out of order, or for an unknown profile or home side.
+    The homography comes from ``corners`` where given (the board's outer corners top-left, top-right,
+    bottom-right, bottom-left as white sees it; with ``field=True`` the playing field's, both halves
+    and the bar), else from at least ``config.min_markers`` of the ArUco markers. ``profile`` (a name
+    or a :class:`~vision.profile.BoardProfile`) and ``home`` are recorded in the geometry.
+
+    Raises :class:`CalibrationError` when too few markers are seen (naming those found), for a fit
+    worse than ``config.max_reprojection_px``, bad corners, or an unknown profile or home side.
     """
     cfg = config or default_config()
     h, w = image.shape[:2]

@@ -1,26 +1,31 @@
-"""``tavli vision``: the camera pipeline's command line (calibrate, learn, read, dice, grab, render).
+"""``tavli vision``: the camera pipeline's commands (calibrate, learn, read, dice, grab, render).
 
-Owns argument parsing and file I/O for :mod:`vision`; the lead wires
-:func:`add_parser` / :func:`run` into ``referee.cli``. May import `board_rules`
-types; must not import `firmware_bridge` or `referee`.
+Owns their argument parsing and file I/O: :mod:`referee.cli` registers them (:func:`add_parser`)
+and runs them (:func:`run`). The pipeline's modules are imported inside the commands that use
+them, lazy on purpose: every ``tavli`` command builds this parser, and the checker reader builds
+its stack models at import (about a second). May import ``board_rules`` types; must not import
+``firmware_bridge`` or ``referee``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
 from typing import TextIO
 
-from board_rules import Position
+import cv2
+import numpy as np
+
+from board_rules import Position, Side
 from board_rules.errors import InvalidPositionError
+from vision.render import BOARD_STYLES, CHECKER_STYLES, CUBE_COLOURS, CUBE_PLACES, render
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``vision`` and its sub-commands on a parent parser."""
-    from vision.render import BOARD_STYLES, CHECKER_STYLES, CUBE_COLOURS, CUBE_PLACES
-
     vision = sub.add_parser("vision", help="the camera pipeline: render frames of a table, calibrate a camera")
     vsub = vision.add_subparsers(dest="vision_command", required=True)
     c = vsub.add_parser("calibrate", help="find the board in a camera image and save its geometry")
@@ -150,8 +155,6 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
     Raises :class:`InvalidPositionError` for a bad position file (the caller
     prints it and exits 2); a bad die, cube or output path prints a message and returns 2.
     """
-    from vision.render import render
-
     stdout = sys.stdout if stdout is None else stdout
     if args.vision_command == "calibrate":
         return _calibrate(args, stdout)
@@ -199,7 +202,6 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
 def _dumps(data, indent: int | None = None) -> str:
     """``data`` as JSON text, a numpy number or bool that reached it written as the Python one.
     Raises TypeError for anything else that is no JSON."""
-    import numpy as np
 
     def plain(v):
         if isinstance(v, np.generic):
@@ -212,7 +214,7 @@ def _dumps(data, indent: int | None = None) -> str:
 def _profile_arg(text: str):
     """``--profile``: a profile's name, or a profile file's board (``FILE.toml`` or ``FILE.toml:NAME``).
     Raises :class:`CalibrationError` for a profile file that cannot be read or holds no such board."""
-    from vision.calibrate import CalibrationError
+    from vision.calibrate import CalibrationError  # lazy on purpose: see the module docstring
     from vision.profile import ProfileError, read_profile_file
 
     path, sep, name = text.partition(".toml:")
@@ -226,7 +228,7 @@ def _profile_arg(text: str):
 
 def _calibrate(args: argparse.Namespace, stdout: TextIO) -> int:
     """``tavli vision calibrate``: raises :class:`CalibrationError` when the board is not found or the profile is unknown."""
-    from vision.calibrate import CalibrationError, calibrate
+    from vision.calibrate import CalibrationError, calibrate  # lazy on purpose: see the module docstring
     from vision.images import load_image
 
     image = load_image(args.image)
@@ -260,9 +262,7 @@ def _read(args: argparse.Namespace, stdout: TextIO) -> int:
     Raises :class:`vision.find_board.BoardNotFoundError` (``board-not-found: ...``) where no field is found,
     :class:`CalibrationError` for bad ``--corners`` or options that need no ``--geometry``.
     """
-    from board_rules import Side
-    from board_rules.errors import InvalidPositionError
-    from vision.annotate import annotate
+    from vision.annotate import annotate  # lazy on purpose: see the module docstring
     from vision.calibrate import CalibrationError, Geometry
     from vision.checkers import Palette
     from vision.config import VisionConfig, default_config
@@ -309,7 +309,7 @@ def _read(args: argparse.Namespace, stdout: TextIO) -> int:
 
 def _corners(text: str | None) -> list[tuple[float, float]] | None:
     """``--corners x1,y1,...,x4,y4`` as four points (None where not given). Raises CalibrationError for anything else."""
-    from vision.calibrate import CalibrationError
+    from vision.calibrate import CalibrationError  # lazy on purpose: see the module docstring
 
     if not text:
         return None
@@ -325,7 +325,7 @@ def _corners(text: str | None) -> list[tuple[float, float]] | None:
 def _at_geometry_size(command: str, geometry, image):
     """The image at the size the geometry was calibrated at, scaled (and said) where it is the same
     picture at another resolution. Raises :class:`vision.observe.FrameSizeError` for another picture."""
-    from vision.observe import at_calibrated_size
+    from vision.observe import at_calibrated_size  # lazy on purpose: see the module docstring
 
     scaled = at_calibrated_size(geometry, image)
     if scaled is not image:
@@ -339,8 +339,6 @@ def _at_geometry_size(command: str, geometry, image):
 
 def _write_image(command: str, path: str, image) -> bool:
     """Write ``image`` to ``path``; False, and said, where it cannot be (no such folder, an extension that is no image's)."""
-    import cv2
-
     try:
         ok = cv2.imwrite(path, image)
     except cv2.error:
@@ -352,7 +350,7 @@ def _write_image(command: str, path: str, image) -> bool:
 
 def _grab(args: argparse.Namespace, stdout: TextIO) -> int:
     """``tavli vision grab``: raises :class:`vision.images.ImageError` for a camera that cannot be opened or gives no frame."""
-    from vision.images import ImageError, grab_frame
+    from vision.images import ImageError, grab_frame  # lazy on purpose: see the module docstring
 
     size = None
     if args.size:
@@ -374,7 +372,7 @@ def _grab(args: argparse.Namespace, stdout: TextIO) -> int:
 
 def _learn(args: argparse.Namespace, stdout: TextIO) -> int:
     """``tavli vision learn``: checker colours from an image of a known position."""
-    from vision.calibrate import Geometry
+    from vision.calibrate import Geometry  # lazy on purpose: see the module docstring
     from vision.checkers import learn_palette
     from vision.images import load_image
 
@@ -392,9 +390,7 @@ def _dice(args: argparse.Namespace, stdout: TextIO) -> int:
 
     Raises :class:`vision.images.ImageError` for a missing, unreadable, empty or absurd-size image.
     """
-    import dataclasses
-
-    from vision.calibrate import Geometry
+    from vision.calibrate import Geometry  # lazy on purpose: see the module docstring
     from vision.config import VisionConfig, default_config
     from vision.dice import read_dice
     from vision.images import load_image

@@ -119,15 +119,13 @@ def find_cube(
     threshold: float = 0.0,
     area: CubeArea = RENDERED,
 ) -> tuple[tuple[float, float], float, float] | None:
-    """The best square outline of the cube's size along the bar of ``area`` (the renderer's board by
-    default): ``(centre_mm, angle, score)`` or None.
+    """The best square outline of the cube's size along the bar of ``area``: ``(centre_mm, angle, score)``, or None below ``min_score``.
 
-    ``edges_at(points_mm)`` tells where the frame shows an edge. The score is the
-    fraction of the outline that shows an edge less the fractions of the face just inside it and of
-    the bar just outside the middle of its sides (where a checker would show its rim).
-    With ``edge_map`` (the rectified view's edge strength at ``ppm`` px per mm, an edge where it is
-    above ``threshold``), the coarse search over the whole bar samples that map at the nearest px (:func:`_coarse_scores`,
-    several times cheaper); the fine search around the best places always uses ``edges_at``.
+    ``edges_at(points_mm)`` tells where the frame shows an edge. The score is the fraction of the
+    outline that shows one less those of the face just inside it and of the bar just outside the
+    middle of its sides (where a checker would show its rim). A coarse search over the bar (on
+    ``edge_map`` at the nearest px where given: the view's edge strength at ``ppm``, an edge above
+    ``threshold``) is followed by a fine one, at every angle, about its best places.
     """
 
     def scores(centres: np.ndarray, ks) -> np.ndarray:

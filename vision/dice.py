@@ -1,12 +1,12 @@
 """Dice in a camera image: find every die, read its top face, flag cocked dice.
 
-Owns :func:`read_dice`, :func:`dice_field` and :func:`read_dice_in` (the reader on any BGR image,
-with or without a board; on a fixed camera's frames, its field worked out once), the choice of
-reader (``learned``: :mod:`vision.learned_dice`; ``classical``: pips found by
-:mod:`vision.dice_find`, then read by :mod:`vision.dice_read`; ``verified``: the network's dice
-that the classical reader confirms) and :class:`DiceImageError`. Thresholds come from
-:class:`vision.config.VisionConfig` (``[dice]`` in ``vision.toml``). May import ``board_rules``;
-must not import ``firmware_bridge`` or ``referee``.
+Owns :func:`read_dice`, :func:`dice_field` and :func:`read_dice_in` (any BGR image, with or
+without a board; a fixed camera's frames with their field worked out once), the choice of reader
+(``learned``: :mod:`vision.learned_dice`, which flags no die cocked; ``classical``: candidates of
+:mod:`vision.dice_find` read by :mod:`vision.dice_read`; ``verified``: the network's dice that
+score ``learned_sure_score`` or that the classical reader also sees, flagged cocked where it flags
+them) and :class:`DiceImageError`. May import ``board_rules``; must not import ``firmware_bridge``
+or ``referee``.
 """
 
 from __future__ import annotations
@@ -39,25 +39,13 @@ def read_dice(
 ) -> list[DieReading]:
     """All dice in a BGR image (only where ``mask`` is nonzero, if given), sorted left to right.
 
-    ``reader`` is "learned" (:mod:`vision.learned_dice`), "classical" (the pip reader described
-    here) or "verified" (the network's dice that score ``learned_sure_score`` or that the classical
-    reader also sees, flagged cocked where it flags them); None takes the config's ``photo_reader``
-    without ``die_px`` and ``board_reader`` with it. The learned reader alone flags no die cocked.
-
-    ``die_px`` is the side of a die in image px where it is known (a calibrated board):
-    the pips are then measured on that scale (a copy scaled to ``die_target_px`` a die when
-    dice are much larger or smaller, only the mask's box of it), and a die must be about that size. Without
-    it the scale comes from the image's size (``kernel_frac``, ``pip_max_frac``). ``plane``
-    (with ``die_px`` only) is a 3 x 3 homography from the image's px to the surface the dice
-    lie on seen from above (a calibrated board's mm): a four's, five's or six's layout is then
-    judged for a leaning die's squash there (``cocked_max_aspect_on_plane``), the camera's
-    tilt taken out, rather than in the image (``cocked_max_aspect``). A fixed camera's
-    frames are read the same way, with the mask's box and scale worked out once, by
-    :func:`dice_field` and :func:`read_dice_in` (``plane`` given to the latter).
+    ``reader``: ``learned``, ``classical`` or ``verified`` (see the module); None takes the config's
+    ``photo_reader``, or ``board_reader`` with ``die_px``: a die's side in image px where known (a
+    calibrated board), the scale it is read at, a die about that size. ``plane`` (with ``die_px``)
+    maps the image's px to the dice's surface seen from above, where a leaning die is judged.
 
     Raises :class:`DiceImageError` for an empty or non-BGR image or a mask of another size,
-    ValueError for a ``die_px`` that is not a positive number or a ``plane`` that is not a
-    finite 3 x 3 matrix, or is given without ``die_px``.
+    ValueError for a bad ``die_px`` or ``plane`` (or one without ``die_px``), or an unknown reader.
     """
     cfg = config or default_config()
     _check_image(image)

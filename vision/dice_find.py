@@ -1,12 +1,10 @@
 """Dice, first stage: the candidates in an image, pips linked into groups that may each be a die.
 
 Owns :func:`find_candidates`: pips are small round blobs darker or lighter than what is around
-them (a black-hat and a top-hat of the grey levels), cut apart where blur ran a few together; each
-pip's ring of face around it is measured; pips of one kind and size close together, with a uniform
-face between them, are linked into groups. Where a die's size is known, blobs shaped like a column
-of a six's pips run together are kept too (:class:`PipColumn`). Thresholds come from
-:class:`vision.config.VisionConfig` (``[dice]``). Imports ``vision.config`` and ``vision.stats``;
-must not import ``firmware_bridge`` or ``referee``.
+them, cut apart where blur ran a few together, each with the spread of the face around it; pips
+of one kind and size close together, a uniform face between them, are linked into groups. Where a
+die's size is known, columns of a six's pips run together are kept too (:class:`PipColumn`).
+Thresholds: ``[dice]`` of ``vision.toml``. Must not import ``firmware_bridge`` or ``referee``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """Dice, second stage: the dice each group of candidate pips shows, one reading a die.
 
-Owns :class:`DieReading` and :func:`read_faces`. A group is accepted only where it shows one of
-the six pip layouts (:mod:`vision.dice_layout`) on a face of even colour that its pips stand out
-from (:mod:`vision.dice_face`): checkers and the cube give no such layout. A group that shows none
-as a whole may be two touching dice, or a die beside a side face's pips. A die is flagged cocked
-where a four, five or six shows a layout squashed beyond what the camera's tilt explains, or where
-a side of it shows beside the top face. Imports the dice stages' modules, ``vision.config`` and
-``vision.stats``; must not import ``firmware_bridge`` or ``referee``.
+Owns :class:`DieReading` and :func:`read_faces`. A group is a die where it shows one of the six
+pip layouts (:mod:`vision.dice_layout`) on an even face its pips stand out from
+(:mod:`vision.dice_face`); one that shows none may be two touching dice, or a die beside a side
+face's pips. A die is flagged cocked where its layout is squashed beyond the camera's tilt, or a
+side of it shows beside the top face. Must not import ``firmware_bridge`` or ``referee``.
 """
 
 from __future__ import annotations
@@ -245,7 +243,7 @@ def _readings_whole(
         rest = [p for p in rest if p not in used]
     if not out:
         # where a die's size is known, any number of such pips (light flecks of the board beside a
-        # light-pipped die) may go; in a photo, only one (more cost right readings on development photos)
+        # light-pipped die) may go; in a photo, only one (see docs/vision-notes.md)
         clean = [p for p in group if p.ring <= cfg.dice_pip_ring_max_spread]
         if clean and (len(clean) == len(group) - 1 or (die is not None and len(clean) < len(group))):
             r, _ = _reading_of(cfg, image, gray, marks, contrast, clean, die, plane)

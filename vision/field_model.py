@@ -1,12 +1,10 @@
-"""The playing field's model, and its fit to a photo: what :func:`vision.find_board.find_field` lays over a photo.
+"""The playing field's model, and its fit to a photo: what :func:`vision.find_board.find_field` lays over it.
 
 Owns the model (two rows of twelve triangles in alternating colours, split by the bar, margins at
-the ends and the frame band around: :data:`REGIONS`, :func:`model_labels`) laid over a photo through
-a homography from field units (:func:`unit_to_image`), its score (:class:`Scorer`: the share of the
-photo's colour variance its regions explain, times the plausibility of its proportions, the balance
-of its two rows and the edges across its triangles' sides), the field's aspect from the perspective
-of its corners (:func:`field_aspect`) and the pattern search that fits it (:func:`refine`). Imports
-nothing of ours; must not import ``firmware_bridge`` or ``referee``.
+the ends, the frame band around: :data:`REGIONS`, :func:`model_labels`) laid over a photo through a
+homography from field units (:func:`unit_to_image`), its score (:class:`Scorer`), the field's
+aspect from its corners' perspective (:func:`field_aspect`) and the pattern search that fits it
+(:func:`refine`). Imports nothing of ours; must not import ``firmware_bridge`` or ``referee``.
 """
 
 from __future__ import annotations

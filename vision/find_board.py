@@ -1,37 +1,11 @@
 """Finding a board's playing field in a photo: no markers, no calibration.
 
-Owns :func:`find_field` (the field's four corners in a photo, found from its
-points, or given, and the proportions of its bar, points and margins fitted to
-what the photo shows), :class:`FieldFit` (that result, and the
-:class:`~vision.profile.BoardProfile` and :class:`~vision.calibrate.Geometry` it
-makes) and :class:`FieldConfig` (the finder's thresholds).
-
-The field is what ``calibrate(..., field=True)`` takes: both halves and the bar
-between them, without frame or trays. It is found in four steps. Triangles:
-the photo's colours are clustered at a few numbers of clusters, and every
-region of one colour whose outline is an elongated isosceles triangle is a
-point seen; so is every pair of straight segments meeting at a narrow angle
-(points drawn by their sides). Rows: triangles pointing one way whose tips lie
-on one line are a row of points; two rows facing each other, or one row and
-its mirror, give candidate fields, their ends moved out where the outer points
-are hidden. Fit: a model of the field (two rows of twelve triangles in
-alternating colours, split by the bar, margins at the ends, the frame band
-around) is laid over the photo through a homography and fitted, corners and
-proportions, by a pattern search from coarse to fine; its score is the share
-of the photo's colour variance its regions explain (colours not assumed),
-times the plausibility of its proportions, the balance of its two rows and
-the edges across its triangles' sides. The best fit whose score reaches
-``FieldConfig.min_score`` is the field; otherwise :class:`BoardNotFoundError`.
-Edges: each side of the field is then moved onto the photo's edge there (a
-line through the strongest colour change across it), and the proportions onto
-the edges across the triangles' sides, unless that spoils the fit.
-
-The field's aspect (its width over its height on the board) comes from the
-perspective of its corners (a camera with square pixels looking through the
-image centre) where both pairs of sides converge, else from a typical focal
-length. Stages are functions ``(config, image) -> result``; nothing here reads
-or writes files but :meth:`FieldConfig.load`. May import ``board_rules`` types;
-must not import ``firmware_bridge`` or ``referee``.
+Owns :func:`find_field` (the field's corners in a photo, found or given, and its bar, points and
+margins fitted to what the photo shows), :class:`FieldFit` (the result, and the board profile and
+geometry it makes) and :class:`FieldConfig` (the finder's thresholds). The field is what
+``calibrate(..., field=True)`` takes: both halves and the bar. Stages: points and rows
+(:mod:`vision.field_points`), the model's fit (:mod:`vision.field_model`), the sides onto the
+photo's edges (:mod:`vision.field_edges`). Must not import ``firmware_bridge`` or ``referee``.
 """
 
 from __future__ import annotations
@@ -79,28 +53,17 @@ class BoardNotFoundError(TavliError, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class FieldConfig:
-    """The field finder's thresholds (``[find_board]`` of ``vision/vision.toml`` by default, or of a vision TOML file given).
+    """The field finder's thresholds (``[find_board]`` of ``vision/vision.toml`` by default, or of a vision TOML file given)."""
 
-    ``work_side_px``: the photo is searched shrunk to this many px on its long side.
-    ``cluster_counts``: the numbers of colour clusters the photo is split into to find triangles.
-    ``min_triangle_fill``: a region is a triangle when it fills at least this much of the
-    smallest triangle around it (and ``min_solidity`` of its convex hull).
-    ``min_row``: triangles on one base line that make a row.
-    ``quick_candidates``: how many of the candidate fields that score best as they stand are fitted coarsely;
-    ``candidates``: how many of those that fit best then are fitted closely.
-    ``min_score``: a fit explaining less of the photo's colour than this is no field.
-    ``min_field_frac``: a field smaller than this fraction of the photo's area is none.
-    """
-
-    work_side_px: int = 640
-    cluster_counts: tuple[int, ...] = (4, 6, 8)
-    min_triangle_fill: float = 0.72
-    min_solidity: float = 0.85
-    min_row: int = 3
-    candidates: int = 3
-    quick_candidates: int = 10
-    min_score: float = 0.3
-    min_field_frac: float = 0.02
+    work_side_px: int = 640  # the photo is searched shrunk to this many px on its long side
+    cluster_counts: tuple[int, ...] = (4, 6, 8)  # numbers of colour clusters the photo is split into to find triangles
+    min_triangle_fill: float = 0.72  # a triangle fills this much of the smallest triangle around it...
+    min_solidity: float = 0.85  # ...and this much of its convex hull
+    min_row: int = 3  # triangles on one line of tips that make a row
+    candidates: int = 3  # how many of the coarse fits that fit best are then fitted closely
+    quick_candidates: int = 10  # how many of the candidate fields that score best as they stand are fitted coarsely
+    min_score: float = 0.3  # a fit explaining less of the photo's colour than this is no field
+    min_field_frac: float = 0.02  # a field smaller than this fraction of the photo's area is none
 
     def __post_init__(self) -> None:
         def bad(name: str, expected: str) -> ConfigError:
@@ -226,22 +189,19 @@ def _distinct(fits: list[tuple[np.ndarray, np.ndarray, float]]) -> list[tuple[np
 @dataclass(frozen=True, slots=True)
 class FieldFit:
     """A playing field in a photo: its corners in image px (top-left, top-right, bottom-right,
-    bottom-left as white sees the board: the first two along one row of twelve points, clockwise
-    on screen) and its proportions as the photo shows them: the bar's width and each half's end
-    margins as fractions of the field's width, the points' length as a fraction of its height,
-    and its width over its height on the board (``aspect``). ``score`` is how well the field model
-    fits the photo (see :class:`FieldConfig`'s ``min_score``); ``source`` is ``found`` or ``corners``.
-    ``colours`` are the mean colours (OpenCV's 8-bit Lab) the photo shows in each of the model's
-    regions (:data:`REGIONS`; None for one outside the photo): the points of each row by parity, the
-    field beside them, the bar, the frame around."""
+    bottom-left as white sees the board, the first two along one row of twelve points, clockwise on
+    screen) and its proportions as the photo shows them (fields below). ``score`` is how well the
+    field model fits (see ``FieldConfig.min_score``); ``colours`` are the mean Lab colours (OpenCV's
+    8-bit) the photo shows in each of the model's regions (:data:`REGIONS`; None for one outside it).
+    """
 
     corners: Corners
-    bar: float
-    margin: float
-    point_length: float
-    aspect: float
+    bar: float  # the bar's width, a fraction of the field's width
+    margin: float  # each half's end margins, a fraction of the field's width
+    point_length: float  # a fraction of the field's height
+    aspect: float  # the field's width over its height, on the board
     score: float
-    source: str
+    source: str  # "found" or "corners"
     colours: tuple[tuple[float, float, float] | None, ...] = ()
 
     def __post_init__(self) -> None:

@@ -1,15 +1,11 @@
 """Trust: whether a frame can be read at all, and when a reading is stable.
 
-Owns the occlusion test and the stability gate. The board's own drawing (the
-sides of the 24 triangles, the borders of the field and the bar) is known from
-the calibration's board layout (:mod:`vision.profile`), so its edges must show wherever no checker, die or cube lies
-on them. A hand, an arm or a sleeve hides them: a region where too many of
-them are missing is occluded, and a frame with an occluded region is never
-read. :class:`Gate` turns per-frame readings into a status: ``occluded``,
-``board-not-found``, ``settling`` (changed or moving, or not yet held long
-enough) or ``stable`` (the same reading for ``stable_frames`` frames in a
-row, without motion). May import ``board_rules`` types; must not import
-``firmware_bridge`` or ``referee``.
+Owns the occlusion test and the stability gate. The board's own drawing (triangle sides, the
+borders of the field and the bar) is known from the board layout, so its edges must show wherever
+no checker, die or cube lies: a region where too many are missing is occluded, and its frame is
+not read. :class:`Gate` turns per-frame readings into a status: ``occluded``, ``board-not-found``,
+``settling`` or ``stable`` (the same reading ``stable_frames`` frames in a row, without motion).
+May import ``board_rules`` types; must not import ``firmware_bridge`` or ``referee``.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """Observations: everything the camera reads from one frame, and whether to trust it.
 
-Owns :class:`Observation` (the observation JSON, ``tavli-observation/1``),
-:func:`read_frame` (one frame: checkers, dice, cube, occlusion) and
-:class:`Pipeline` (a camera's frames in order: motion and the stability gate).
-An observation is not a rules ``Position``: it carries counts, dice and cube
-with confidences, and the referee decides. Counts are in white's numbering
-with the sign convention of ``position-json.md`` (positive white, negative
-black; index 0 is point 1). A frame that is occluded or where the board is not
-found carries no counts at all: nothing read through a hand is reported.
-May import ``board_rules`` types; must not import ``firmware_bridge`` or ``referee``.
+Owns :class:`Observation` (the JSON ``tavli-observation/1``), :func:`read_frame` (one frame's
+stages in order: view, dice, checkers, cube and bar, gate) and :class:`Pipeline` (a camera's
+frames in order: motion and the stability gate). An observation is not a rules ``Position``: it
+carries counts (white's numbering, ``position-json.md``'s signs), dice and cube with confidences;
+an occluded frame or a lost board carries no counts at all. May import ``board_rules`` types;
+must not import ``firmware_bridge`` or ``referee``.
 """
 
 from __future__ import annotations
@@ -207,15 +204,14 @@ def read_frame(
     palette: Palette | None = None,
     config: VisionConfig | None = None,
 ) -> Observation:
-    """Read one camera frame on the geometry's board layout, its stages in order, each once: the view
-    from above (:func:`vision.checkers.view`), the dice (:func:`read_dice_on_board`), the checkers on
-    the points and in the trays (:func:`vision.checkers.read_field`, clear of the dice), the cube and
-    the checkers beside it on the bar (:func:`vision.cube.read_bar`), and the occlusion test.
+    """Read one camera frame on the geometry's board layout, each stage once: the view from above
+    (:func:`vision.view.view`), the dice (:func:`read_dice_on_board`), the checkers on the points and
+    in the trays (:func:`vision.checkers.read_field`, clear of the dice), the cube and the checkers
+    beside it on the bar (:func:`vision.cube.read_bar`), then the gate. The status is
+    ``board-not-found``, ``occluded`` (also for more than 15 checkers of a side) or ``settling``: one
+    frame alone is never ``stable`` (:class:`Pipeline`).
 
-    Its status is ``board-not-found``, ``occluded`` (also for more than 15 checkers of a side: no
-    position has 16, so a hand was read as checkers) or, for a readable frame, ``settling`` (one
-    frame alone is never ``stable``: see :class:`Pipeline`). Raises ValueError for an image that is
-    not a BGR uint8 array.
+    Raises ValueError for an image that is not a BGR uint8 array.
     """
     cfg = config or default_config()
     v = view(geometry, image, cfg)

@@ -3,10 +3,8 @@
 Owns :class:`BoardProfile` (a board's proportions in board mm, named: ``rendered`` is the board
 of :mod:`vision.board` and the default; others are ``[board_profile.<name>]`` tables of
 ``vision/vision.toml``) and :class:`Layout` (a profile set up for play: which side holds the home
-boards). A calibrated geometry names its layout and every stage takes its places from it. Board mm
-are :mod:`vision.board`'s; only proportions matter, and every layout fits the rectified canvas
-(``BOARD_WIDTH_MM`` x ``BOARD_HEIGHT_MM``). May import ``board_rules`` types; must not import
-``firmware_bridge`` or ``referee``.
+boards). Every stage takes its places from a geometry's layout; every layout fits the rectified
+canvas. May import ``board_rules`` types; must not import ``firmware_bridge`` or ``referee``.
 """
 
 from __future__ import annotations

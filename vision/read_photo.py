@@ -1,14 +1,11 @@
 """One photo of a board, read without calibrating the camera first.
 
-Owns :func:`read_photo` (the field found, or taken at given corners, by
-:func:`vision.find_board.find_field`; the calibration and board profile it
-gives; the checker colours decided from the photo where no palette is given;
-then the usual reading, :func:`vision.observe.read_frame`), :func:`photo_palette`
-and :func:`gnubg_id` (the gnubg Position ID and Match ID of what a reading
-shows, with its dice, as a player on roll pastes them into gnubg). A reading is
-an observation, not a rules position: :func:`gnubg_id` builds one only to
-encode it, and says when the reading makes none. May import ``board_rules``
-types; must not import ``firmware_bridge`` or ``referee``.
+Owns :func:`read_photo` (the field found or taken at given corners by
+:func:`vision.find_board.find_field`, the calibration and profile it gives, the checker colours
+decided from the photo where no palette is given, then :func:`vision.observe.read_frame`),
+:func:`photo_palette` and :func:`gnubg_id` (the gnubg Position and Match IDs of a reading and its
+dice; it says when the reading makes no position). May import ``board_rules`` types; must not
+import ``firmware_bridge`` or ``referee``.
 """
 
 from __future__ import annotations
@@ -57,11 +54,11 @@ def read_photo(
     config: VisionConfig | None = None,
     field_config: FieldConfig | None = None,
 ) -> PhotoReading:
-    """Read checkers, dice and cube from one photo (BGR uint8) of a board with no calibration: the field is
-    found in it (or taken at ``corners``: its four corners in image px, clockwise, the first two along one row
-    of twelve points), its bar and points fitted to what the photo shows, white's home on ``home``
-    (``right`` or ``left`` as white sees the board; white sits at the side of the photo's bottom row), and
-    the checker colours decided from the photo unless ``palette`` is given.
+    """Read checkers, dice and cube from one photo (BGR uint8) of a board with no calibration.
+
+    The field is found (or taken at ``corners``: four image px, clockwise, the first two along one row
+    of twelve points), its bar and points fitted to the photo, white's home on ``home`` (white sits
+    at the photo's bottom row), the checker colours decided from the photo unless ``palette`` is given.
 
     Raises :class:`vision.find_board.BoardNotFoundError` where no field is found,
     :class:`vision.calibrate.CalibrationError` for bad corners or home side, ValueError for an image that is not BGR uint8.

@@ -76,13 +76,11 @@ def rectify(
 ) -> np.ndarray:
     """The board seen from above: ``image`` warped through ``geometry`` to board mm times ``px_per_mm``.
 
-    ``px_per_mm`` defaults to ``config.px_per_mm``. Areas outside the camera
-    frame come out black. With ``window`` (the rows and columns of the rectified view, as
-    :func:`board_rect_to_rectified` gives them), only those px are worked out (the same px as
-    without it) and the rest come out black. With ``code`` (a ``cv2.COLOR_BGR2...`` conversion of
-    a BGR frame), the frame's px are converted before they are warped, only those the window
-    draws on (a fixed camera's frame holds the board in fewer px than its top-down view), and
-    black is black converted. Raises ValueError for a non-positive ``px_per_mm``.
+    ``px_per_mm`` defaults to ``config.px_per_mm``; what lies outside the frame is black. With
+    ``window`` (rows and columns of the view, as :func:`board_rect_to_rectified` gives them) only
+    those px are worked out, the same as without it, the rest black. With ``code`` (a
+    ``cv2.COLOR_BGR2...`` conversion), only the frame's px that the window draws on are converted,
+    then warped; black is black converted. Raises ValueError for a non-positive ``px_per_mm``.
     """
     s = _ppm(px_per_mm, config)
     key = _key(geometry, s)

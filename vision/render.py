@@ -233,16 +233,13 @@ def render(
 ) -> Frame:
     """Draw a camera frame of ``position`` with dice and cube, and its ground truth.
 
-    ``dice`` items are :class:`DieSpec` or ``(value, (x, y) | None)`` tuples
-    (board mm; None places the die at random in the right-hand half).
-    ``cube`` is ``(value, "centre" | "white" | "black")``, its face ``cube_colour``
-    (:data:`CUBE_COLOURS`: white with black numbers, red or black with light ones). ``noise`` is the
-    standard deviation of Gaussian noise (0 for none), ``blur`` a Gaussian sigma
-    in px (0 for none), ``jpeg`` a quality (None for no JPEG round trip).
-    ``camera`` overrides the seeded pose; ``scene_seed`` (default ``seed``)
-    fixes the wood grain, table colour and light, so consecutive frames of one
-    game share them while noise and dice vary with ``seed``. Raises ValueError for unknown styles,
-    dice or cube places.
+    ``dice`` items are :class:`DieSpec` or ``(value, (x, y) | None)`` (board mm; None: at random in
+    the right-hand half); ``cube`` is ``(value, "centre" | "white" | "black")``, its face
+    ``cube_colour`` (:data:`CUBE_COLOURS`). ``noise`` is a Gaussian sigma (0: none), ``blur`` a sigma
+    in px, ``jpeg`` a quality (None: no JPEG round trip). ``camera`` overrides the seeded pose;
+    ``scene_seed`` (default ``seed``) fixes grain, table and light, so a game's frames share them.
+
+    Raises ValueError for unknown styles, dice or cube places.
     """
     if isinstance(style, str) and style not in BOARD_STYLES:
         raise ValueError(f"style: {style!r}: expected one of {sorted(BOARD_STYLES)}")
