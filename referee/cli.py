@@ -94,6 +94,16 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--out", default="demo-match", help="where to leave the match journal and its exports (default demo-match/)"
     )
+    virtual = sub.add_parser(
+        "virtual", help="a virtual table played in the browser: emulated board, rendered camera, mock panel"
+    )
+    virtual.add_argument("--variant", default="backgammon", help="the game (default backgammon)")
+    virtual.add_argument("--against", choices=["hint"], help="play against the hint engine (it plays black)")
+    virtual.add_argument("--seed", type=int, default=1, help="seed of the dice (default 1)")
+    virtual.add_argument("--journal", help="where to record the game (default virtual-DATE-TIME.jsonl)")
+    virtual.add_argument(
+        "--web", default="8080", metavar="[HOST:]PORT", help="where to serve the page (default 127.0.0.1:8080)"
+    )
     for command in (play, demo):
         command.add_argument(
             "--web",
@@ -122,6 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from referee.play import run_play
 
             return run_play(args, sys.stdin, sys.stdout)
+        if args.command == "virtual":
+            from referee.virtual import run_virtual
+
+            return run_virtual(args)
         if args.command == "demo":
             from referee.demo import run_demo
 

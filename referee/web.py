@@ -8,18 +8,23 @@ Owns :class:`LivePage`: it subscribes a :class:`~referee.view.TableView` to a
 * ``/events`` server-sent events: the view each time it changes, with the stream's sequence
   number as the event id, so a browser that reconnects (``Last-Event-ID``) catches up at once.
 
-The page only reads: nothing served changes the game, so spectators anywhere may watch.
-It binds to 127.0.0.1 unless told otherwise (:func:`parse_address`).
+A table played from the page (``tavli virtual``) also takes actions: ``POST /act`` with a
+JSON object, handed to the ``actions`` callable. Served on any address but the loopback,
+an action needs the page's token (``?token=``, printed at the start); spectators only
+read. It binds to 127.0.0.1 unless told otherwise (:func:`parse_address`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import socket
 import threading
 import time
+from collections.abc import Callable
 from importlib import resources
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -32,6 +37,7 @@ from referee.view import TableView
 
 POLL_S = 0.02  # how often a page's event stream looks for a newer view
 KEEPALIVE_S = 15.0
+MAX_ACTION_BYTES = 4096
 
 
 class WebAddressError(JournalError):
@@ -58,7 +64,18 @@ def _page() -> str:
 class LivePage:
     """The page server for one table: ``start()`` it, read :attr:`url`, ``stop()`` it."""
 
-    def __init__(self, referee, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        referee,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        actions: Callable[[Any], None] | None = None,
+        token: str | None = None,
+    ) -> None:
+        self.actions = actions
+        loopback = host in ("127.0.0.1", "localhost", "::1")
+        self.token = token if token is not None else (None if loopback else secrets.token_urlsafe(12))
         self.view = TableView()
         self.view.prime(referee.flow, referee.stream.seq)
         referee.stream.subscribe(self.view)
@@ -76,6 +93,7 @@ class LivePage:
                 Route("/", self._index),
                 Route("/view", self._view),
                 Route("/events", self._events),
+                Route("/act", self._act, methods=["POST"]),
             ]
         )
         config = uvicorn.Config(app, log_level="warning", lifespan="off")
@@ -84,8 +102,10 @@ class LivePage:
 
     @property
     def url(self) -> str:
+        """The page's address (with the token, for a page that may act)."""
         host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
-        return f"http://{host}:{self.port}/"
+        token = f"?token={self.token}" if self.token and self.actions else ""
+        return f"http://{host}:{self.port}/{token}"
 
     def start(self, timeout: float = 10.0) -> LivePage:
         """Serve in a thread of its own; returns once the page answers (or raises WebAddressError)."""
@@ -121,7 +141,21 @@ class LivePage:
 
     async def _view(self, request: Request) -> JSONResponse:
         with self.view.lock:
-            return JSONResponse(self.view.to_dict())
+            return JSONResponse({**self.view.to_dict(), "can_act": self.actions is not None})
+
+    async def _act(self, request: Request) -> JSONResponse:
+        if self.actions is None:
+            return JSONResponse({"error": "this table is only watched: it takes no actions"}, status_code=403)
+        if self.token is not None and not secrets.compare_digest(request.query_params.get("token", ""), self.token):
+            return JSONResponse({"error": "token: missing or wrong; spectators only read"}, status_code=403)
+        body = await request.body()
+        if len(body) > MAX_ACTION_BYTES:
+            return JSONResponse({"error": f"action: over {MAX_ACTION_BYTES} bytes"}, status_code=400)
+        try:
+            self.actions(json.loads(body))
+        except (ValueError, UnicodeDecodeError) as exc:  # VirtualError is a ValueError; so is bad JSON
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        return JSONResponse({"ok": True})
 
     async def _events(self, request: Request) -> StreamingResponse:
         last = request.headers.get("last-event-id", "")
