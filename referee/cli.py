@@ -1,9 +1,11 @@
 """The ``tavli`` command: one entry point for every part of the project.
 
-Sub-commands: ``rules`` (the rules engine, :mod:`board_rules.cli`), ``board``
-(the emulated board and a live view of a board, :mod:`firmware_bridge.cli_board`)
-``vision`` (the table renderer, :mod:`vision.cli`) and ``demo`` (the main job on
-built-in stand-ins). Later parts add ``play``. Exit status 2 with a message on stderr for bad input.
+Sub-commands: ``rules`` (the rules engine, :mod:`board_rules.cli`), ``board`` (the
+emulated board and a live view of a board, :mod:`firmware_bridge.cli_board`), ``vision``
+(the camera pipeline and the renderer, :mod:`vision.cli`), ``record`` (exports of a
+journal), ``play`` (the referee at a real table), ``demo`` (a refereed game on the
+stand-ins) and ``virtual`` (a table played in the browser). Exit status 2 with a
+message on stderr for bad input.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 
 from board_rules import cli as rules_cli
 from board_rules.errors import TavliError
@@ -19,11 +22,19 @@ from referee import cli_record
 from vision import cli as vision_cli
 
 
+def _version() -> str:
+    try:
+        return metadata.version("tavli-table")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tavli",
         description="A refereed, recorded and teachable tavli table.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     rules_cli.add_parser(sub)
     cli_board.add_parser(sub)
@@ -83,9 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--match",
         type=int,
-        default=0,
+        default=None,
         metavar="N",
-        help="play a backgammon match to N points (default: one money game)",
+        help="play a backgammon match to N points, 1 or more (default: one money game)",
     )
     demo.add_argument("--quiet", action="store_true", help="print the referee's calls and the result, not every play")
     demo.add_argument(

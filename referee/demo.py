@@ -166,7 +166,7 @@ class _Demo:
 
 def run_demo(
     seed: int = 7,
-    match: int = 0,
+    match: int | None = None,
     quiet: bool = False,
     camera: bool = True,
     out: str | Path = "demo-match",
@@ -177,6 +177,9 @@ def run_demo(
     status. ``web`` (``[HOST:]PORT``) serves the live table page; ``pace`` waits that long between actions."""
     if pace < 0 or pace != pace:
         raise DemoError(f"--pace: {pace!r}: give a number of seconds, 0 or more")
+    if match is not None and match < 1:
+        raise DemoError(f"--match: {match!r}: a match is to 1 point or more (leave it out for one money game)")
+    match = match or 0
     address = parse_address(web) if web is not None else None
     console = Console(highlight=False)
     out = Path(out)

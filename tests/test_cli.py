@@ -198,3 +198,10 @@ def test_rules_plays_gives_up_clearly_when_a_roll_has_too_many_plays():
     assert code == 2 and out == "" and "too many plays" in err and "--budget" in err
     code, out, _ = run(["rules", "plays", "--dice", "5", "5", "-"], p.to_json())  # fives, then sixes
     assert code == 0 and "24/19(4) 24/18(4)" in {d["play"] for d in json.loads(out)}
+
+
+def test_version_and_a_demo_match_of_no_points_are_answered_plainly():
+    code, out, _ = run(["--version"])
+    assert code == 0 and out.startswith("tavli ")
+    code, out, err = run(["demo", "--match", "0"])
+    assert code == 2 and "--match: 0: a match is to 1 point or more" in err and out == ""
