@@ -4,7 +4,8 @@
 its path and the LED frame it shows, and plays an optional script. ``tavli board
 watch [--port PATH]`` opens any board (real or emulated) through :class:`BoardLink`
 (without ``--port``, the board found by its USB id, ``link.BOARD_USB_IDS``),
-prints the board as the host sees it, and sends LED commands typed on stdin.
+follows it to whichever port it comes back on after an unplug (the same board only,
+by its identity), prints the board as the host sees it, and sends LED commands typed on stdin.
 Imports ``board_rules`` types and this package only.
 """
 
@@ -15,6 +16,7 @@ import queue
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from board_rules import Place, Position, Side, find_variant
@@ -159,10 +161,22 @@ def parse_led_command(line: str) -> LedFrame:
     raise ScriptError(f"LED commands are 'led POINTS COLOUR' or 'leds off', not {line.strip()!r}")
 
 
-def watch(args: argparse.Namespace, stdin: TextIO | None = None, out: TextIO | None = None) -> int:
+def watch(
+    args: argparse.Namespace,
+    stdin: TextIO | None = None,
+    out: TextIO | None = None,
+    *,
+    candidates: Callable[[], Sequence[str]] | None = None,
+) -> int:
+    """Show the board on ``args.port`` until ``args.seconds`` pass or stdin ends; send typed LED commands.
+
+    ``candidates`` names the ports where the board may come back after an unplug
+    (default: the USB serial ports, :func:`firmware_bridge.link.candidate_ports`).
+    Raises :class:`~firmware_bridge.link.LinkError` if the board cannot be reached at first.
+    """
     stdin = sys.stdin if stdin is None else stdin
     out = sys.stdout if out is None else out
-    link = BoardLink(args.port).start()
+    link = BoardLink(args.port, candidates=candidates).start()
     commands: queue.Queue = queue.Queue()
 
     def read_commands() -> None:

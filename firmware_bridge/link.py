@@ -3,7 +3,9 @@
 Over 500 lines on purpose: BoardLink's state is shared by two threads under one lock, kept in one place.
 Owns the port (any pyserial URL, or the board found by USB id, :data:`BOARD_USB_IDS`),
 the HELLO handshake, the link thread that decodes frames, the table of unacknowledged
-commands with retries, and reconnects with backoff. The application gets messages and
+commands with retries, and reconnects with backoff: to the same board, found by its
+:class:`BoardIdentity` on whichever port it comes back (the choice of ports is the pure
+:func:`candidate_ports` and :func:`ports_to_try`). The application gets messages and
 :class:`LinkEvent` values on :attr:`BoardLink.events` and the latest snapshot as
 :attr:`BoardLink.state`. Imports ``firmware_bridge.protocol``, ``board_rules.errors``
 and pyserial; opens nothing at import time.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import os
 import queue
 import threading
 import time
@@ -47,7 +50,17 @@ from firmware_bridge.protocol import (
     encode_frame,
 )
 
-__all__ = ["BOARD_USB_IDS", "BoardLink", "LinkError", "LinkEvent", "LinkStats", "find_port"]
+__all__ = [
+    "BOARD_USB_IDS",
+    "BoardIdentity",
+    "BoardLink",
+    "LinkError",
+    "LinkEvent",
+    "LinkStats",
+    "candidate_ports",
+    "find_port",
+    "ports_to_try",
+]
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +143,66 @@ def find_port(
     raise LinkError(f"no serial port with USB id {names} is present (ports: {sorted(p.device for p in ports)!r})")
 
 
+@dataclass(frozen=True, slots=True)
+class BoardIdentity:
+    """Which board this is: the ``serial`` its HELLO_REPLY reports, and its port's USB serial number if it has one.
+
+    The link takes back only a board whose HELLO_REPLY reports the same ``serial``;
+    ``usb_serial`` (pyserial's ``ListPortInfo.serial_number``, None for a port that is
+    not a USB device or reports none) tells apart boards flashed with the same serial
+    and spares opening ports that belong to another USB device.
+    """
+
+    serial: str
+    usb_serial: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.serial, str) or not self.serial:
+            raise ValueError(f"BoardIdentity.serial must be a non-empty string, not {self.serial!r}")
+        if self.usb_serial is not None and not isinstance(self.usb_serial, str):
+            raise ValueError(f"BoardIdentity.usb_serial must be a string or None, not {self.usb_serial!r}")
+
+
+def candidate_ports(
+    ports: Sequence[Any], identity: BoardIdentity | None, usb_ids: Sequence[tuple[int, int]] = BOARD_USB_IDS
+) -> tuple[str, ...]:
+    """The devices among ``ports`` (``serial.tools.list_ports.comports()`` entries) that may be the board.
+
+    First the ports whose USB serial number is ``identity.usb_serial``, then the ports
+    with one of ``usb_ids`` (earlier pairs first, then by name) whose USB serial number
+    is unknown, or any when ``identity.usb_serial`` is unknown. A port with another USB
+    serial number is another device and is left out, as is every port without a USB id.
+    Pure: the ports are data.
+    """
+    known = identity.usb_serial if identity is not None else None
+    same = sorted(p.device for p in ports if known is not None and getattr(p, "serial_number", None) == known)
+    out = dict.fromkeys(same)
+    for pair in usb_ids:
+        for p in sorted(ports, key=lambda p: p.device):
+            serial_number = getattr(p, "serial_number", None)
+            if (p.vid, p.pid) == tuple(pair) and (known is None or serial_number is None):
+                out.setdefault(p.device)
+    return tuple(out)
+
+
+def ports_to_try(
+    home: str | None, last: str | None, candidates: Sequence[str], identity: BoardIdentity | None
+) -> tuple[str, ...]:
+    """The ports to ask for a lost board, in order: ``home`` (named, or found first), ``last`` used, ``candidates``.
+
+    A board whose identity was never learned is looked for on ``home`` only; once it
+    is known, on every port given, each once. Pure.
+
+    >>> ports_to_try("/dev/ttyACM0", "/dev/ttyACM0", ["/dev/ttyACM1", "/dev/ttyACM0"], BoardIdentity("MEGA-7"))
+    ('/dev/ttyACM0', '/dev/ttyACM1')
+    >>> ports_to_try("/dev/ttyACM0", None, ["/dev/ttyACM1"], None)
+    ('/dev/ttyACM0',)
+    """
+    if identity is None:
+        return (home,) if home else ()
+    return tuple(dict.fromkeys(p for p in (home, last, *candidates) if p))
+
+
 class _Pending:
     """One unacknowledged command: its exact frame (re-sent unchanged), deadline and outcome.
 
@@ -166,11 +239,20 @@ class _Refused(LinkError):
     """The board speaks another major version: never retried."""
 
 
+class _Stranger(LinkError):
+    """Another board answered HELLO: its serial is not the one the link is looking for."""
+
+
 class BoardLink:
     """The host end of the board link: handshake, reader thread, LED commands, reconnects.
 
-    ``port`` is any pyserial URL; None finds the board by ``vid``/``pid`` or ``usb_ids``
-    at every (re)connect, or asks ``port_finder`` when given. ``opener`` (default
+    ``port`` is any pyserial URL; None finds the board by ``vid``/``pid`` or ``usb_ids``.
+    The first connect learns the board's :attr:`identity`. After a disconnect the link
+    asks that port again, then the last port used, then every port ``candidates()``
+    names (default: :func:`candidate_ports` of ``comports()``, the USB serial ports),
+    and takes back only a board with the same identity, wherever it answers. A
+    ``port_finder``, when given, names the port at every reconnect instead, and the
+    board found there is taken whatever its identity. ``opener`` (default
     ``serial.serial_for_url``) and ``clock`` are injectable for tests. ``config`` is sent
     after every handshake; one that breaks CONFIG's limits raises ``ValueError`` here.
 
@@ -186,6 +268,7 @@ class BoardLink:
         vid: int | None = None,
         pid: int | None = None,
         port_finder: Callable[[], str | None] | None = None,
+        candidates: Callable[[], Sequence[str]] | None = None,
         lost_after_s: float = 2.5,
         retry_after_s: float = 0.2,
         retries: int = 5,
@@ -225,6 +308,7 @@ class BoardLink:
         self._vid, self._pid = vid, pid
         self._usb_ids = tuple(usb_ids)
         self._port_finder = port_finder
+        self._candidates = candidates
         self._comports = comports
         self.lost_after_s = lost_after_s
         self.retry_after_s = retry_after_s
@@ -242,6 +326,9 @@ class BoardLink:
         self._lock = threading.RLock()  # guards everything below that both threads touch
         self._serial: Any = None
         self._port: str | None = None
+        self._home: str | None = None  # the port named, or found at the first connect
+        self._last_port: str | None = None
+        self._identity: BoardIdentity | None = None
         self._hello: HelloReply | None = None
         self._state: Snapshot | None = None
         self._led_frame: LedFrame | None = None
@@ -275,6 +362,12 @@ class BoardLink:
             return self._port
 
     @property
+    def identity(self) -> BoardIdentity | None:
+        """The board this link takes back after a disconnect; None before the first connect."""
+        with self._lock:
+            return self._identity
+
+    @property
     def connected(self) -> bool:
         with self._lock:
             return self._serial is not None and self._state is not None
@@ -302,6 +395,7 @@ class BoardLink:
         self._stop.clear()
         port = self._find_port()
         self._connect(port, CONNECTED)
+        self._home = port
         self._thread = threading.Thread(target=self._run, name=f"BoardLink({port})", daemon=True)
         self._thread.start()
         return self
@@ -386,14 +480,17 @@ class BoardLink:
             return self._given_port
         return find_port(self._vid, self._pid, self._comports, usb_ids=self._usb_ids)
 
-    def _connect(self, port: str, kind: str) -> None:
-        """Open ``port``, handshake, wait for a snapshot; emit ``kind``, the snapshot, re-send LEDs."""
+    def _connect(self, port: str, kind: str, identity: BoardIdentity | None = None) -> None:
+        """Open ``port``, handshake, wait for a snapshot; emit ``kind``, the snapshot, re-send LEDs.
+
+        With ``identity``, a board reporting another serial is closed again (:class:`_Stranger`).
+        """
         try:
             ser = self._opener(port, baudrate=115200, timeout=self._read_timeout, write_timeout=1.0)
         except (serial.SerialException, OSError, ValueError) as exc:
             raise LinkError(f"cannot open board port {port!r}: {exc}") from exc
         try:
-            hello, snapshot = self._handshake(ser, port)
+            hello, snapshot = self._handshake(ser, port, identity)
         except LinkError:
             _quiet_close(ser)
             raise
@@ -403,8 +500,14 @@ class BoardLink:
         except BaseException:
             _quiet_close(ser)
             raise
+        usb_serial = self._usb_serial_of(port)
         with self._lock:
             self._serial, self._port, self._hello, self._state = ser, port, hello, snapshot
+            old = self._identity
+            if usb_serial is None and old is not None and old.serial == hello.serial:
+                usb_serial = old.usb_serial  # found on a port without USB facts: still that board
+            self._identity = BoardIdentity(hello.serial, usb_serial)
+            self._last_port = port
             self._last_frame = self._clock()
             if kind == RECONNECTED:
                 self._stats["reconnects"] += 1
@@ -416,7 +519,22 @@ class BoardLink:
         while self._backlog:  # starts with the first snapshot's own message (and any LIFT / PUT before it)
             self._dispatch(self._backlog.popleft())
 
-    def _handshake(self, ser: Any, port: str) -> tuple[HelloReply, Snapshot]:
+    def _usb_serial_of(self, port: str) -> str | None:
+        """The USB serial number ``comports()`` reports for ``port`` (a symlink is followed); None if none."""
+        if not port.startswith("/") and not port.upper().startswith("COM"):
+            return None  # a URL (loop://, socket://): no USB device behind it
+        device = os.path.realpath(port) if port.startswith("/") else port
+        try:
+            ports = list((self._comports or serial.tools.list_ports.comports)())
+        except Exception:  # listing ports is a nicety here: the handshake already succeeded
+            log.debug("listing serial ports failed", exc_info=True)
+            return None
+        for p in ports:
+            if p.device in (port, device):
+                return getattr(p, "serial_number", None) or None
+        return None
+
+    def _handshake(self, ser: Any, port: str, identity: BoardIdentity | None = None) -> tuple[HelloReply, Snapshot]:
         self._reader = FrameReader()
         self._backlog.clear()
         seq = self._next_seq()
@@ -445,6 +563,8 @@ class BoardLink:
             )
         if reply.major != PROTOCOL_MAJOR:
             raise _Refused(_mismatch_text(f"{reply.major}.{reply.minor}"))
+        if identity is not None and reply.serial != identity.serial:
+            raise _Stranger(f"the board on {port!r} is {reply.serial!r}, not {identity.serial!r}")
         deadline = self._clock() + self.lost_after_s
         early: list[Message] = []  # LIFT / PUT / ERROR before the first snapshot
         while True:
@@ -576,7 +696,7 @@ class BoardLink:
         delay = self.backoff_initial_s
         while not self._stop.is_set():
             try:
-                self._connect(self._find_port(), RECONNECTED)
+                self._connect_again()
                 return True
             except _Refused as exc:
                 self.events.put(LinkEvent(REFUSED, detail=str(exc)))
@@ -589,6 +709,44 @@ class BoardLink:
                 break
             delay = min(delay * 2, self.backoff_max_s)
         return False
+
+    def _connect_again(self) -> None:
+        """One round: the port_finder's port, or every port of :func:`ports_to_try` until the same board answers.
+
+        Raises :class:`LinkError` naming each port's failure when none did, and
+        ``_Refused`` if the board on the home port speaks another major version.
+        """
+        if self._port_finder is not None:
+            self._connect(self._find_port(), RECONNECTED)
+            return
+        with self._lock:
+            identity = self._identity
+        candidates: Sequence[str] = ()
+        if identity is not None:
+            if self._candidates is not None:
+                candidates = list(self._candidates())
+            else:
+                ports = list((self._comports or serial.tools.list_ports.comports)())
+                candidates = candidate_ports(ports, identity, self._wanted_usb_ids())
+        failures = []
+        for port in ports_to_try(self._home, self._last_port, candidates, identity):
+            if self._stop.is_set():
+                break
+            try:
+                self._connect(port, RECONNECTED, identity)
+                return
+            except _Refused:
+                if port == self._home:
+                    raise
+                failures.append(f"{port!r} speaks another major version")
+            except LinkError as exc:
+                failures.append(str(exc))
+        raise LinkError("the board did not answer: " + ("; ".join(failures) or "no port to try"))
+
+    def _wanted_usb_ids(self) -> tuple[tuple[int, int], ...]:
+        if self._vid is not None and self._pid is not None:
+            return ((self._vid, self._pid),)
+        return self._usb_ids
 
     # ------------------------------------------------------------ helpers
 

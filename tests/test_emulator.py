@@ -466,3 +466,17 @@ def test_a_host_that_stops_reading_loses_bytes_but_never_stalls_the_board(board,
     host.quiet(0.5)  # the host reads again: what is left of the lost frames is skipped
     board.move(2, 1)
     host.wait_for(lambda m: isinstance(m, Snapshot) and counts(m).points == pos.points)  # and the board is heard again
+
+
+def test_a_board_replugged_three_times_answers_on_each_new_path_with_its_own_serial():
+    with BoardEmulator(seed=8, serial="EMU-REPLUG") as emu:
+        paths = [emu.path]
+        for _ in range(3):
+            paths.append(emu.replug())
+            assert paths[-1] != paths[-2]
+            host = Host(paths[-1])
+            try:
+                assert host.handshake().serial == "EMU-REPLUG"  # what the host finds it again by
+                host.wait_for(lambda m: isinstance(m, Snapshot))
+            finally:
+                host.close()
