@@ -240,6 +240,8 @@ class TableSession:
     def pump(self, timeout: float = 0.05) -> None:
         """Handle whatever arrived from every source (waiting up to ``timeout`` for the first)."""
         deadline = time.monotonic() + timeout
+        if self.referee.journal_paused:  # the disk refused an event: offer it again (the referee says when it is taken)
+            self.referee.retry_journal()
         while True:
             busy = False
             if self.link is not None:
@@ -292,6 +294,6 @@ class TableSession:
     def run(self) -> int:
         phase = self.referee.phase
         self.say(f"{phase}: " + ("set up the board" if phase is Phase.SETUP else "go on"))
-        while not self.stopped and self.referee.phase is not Phase.OVER:
-            self.pump(0.1)
+        while not self.stopped and (self.referee.phase is not Phase.OVER or self.referee.journal_paused):
+            self.pump(0.1)  # a match over whose last events wait for the disk is not over yet
         return 0

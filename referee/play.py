@@ -175,7 +175,14 @@ def _option_value(text: str):
 
 
 def run_play(args, stdin: TextIO, stdout: TextIO) -> int:
-    """``tavli play``: open the devices named on the command line and referee until the match ends or ``quit``."""
+    """``tavli play``: open the devices named on the command line and referee until the match ends or ``quit``.
+
+    The journal is made (a new match) or opened and locked (``--resume``) only once the devices
+    are open, so a start that fails leaves no journal behind; a journal that cannot be read is
+    refused before any device opens. Raises :class:`~board_rules.errors.TavliError` (``tavli``
+    exits 2) for a bad match spec, a device that cannot be opened, and a journal that cannot be
+    read or written or that another referee holds.
+    """
 
     def say(text: str) -> None:
         print(text, file=stdout, flush=True)

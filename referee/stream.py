@@ -9,10 +9,12 @@ live page or a broker subscribes the same way. Sinks take their device injected
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 
 from referee import events as E
+from referee.journal import JournalWriteError
 
 Subscriber = Callable[[E.Stamped], None]
 
@@ -49,14 +51,38 @@ class EventStream:
 
 
 class JournalSink:
-    """Appends the record events to a :class:`~referee.journal.Journal` (flushed and synced each)."""
+    """Appends the record events to a :class:`~referee.journal.Journal` (flushed and synced each).
+
+    An event the disk refuses (:class:`~referee.journal.JournalWriteError`) is kept in
+    :attr:`pending`, in order, with the time it happened; every later publish, and
+    :meth:`retry`, writes the pending events first, oldest first, so none is lost or
+    reordered. :attr:`error` is the last refusal while events are pending (None once
+    they are all written).
+    """
 
     def __init__(self, journal) -> None:
         self.journal = journal
+        self.pending: deque[tuple[E.Event, str]] = deque()
+        self.error: JournalWriteError | None = None
 
     def __call__(self, item: E.Stamped) -> None:
         if item.event.journaled:
-            self.journal.append(item.event)
+            self.pending.append((item.event, self.journal.now()))
+        if self.pending:
+            self.retry()
+
+    def retry(self) -> bool:
+        """Write the pending events, oldest first, until the disk refuses one; True when none is left."""
+        while self.pending:
+            event, at = self.pending[0]
+            try:
+                self.journal.append(event, at)
+            except JournalWriteError as exc:
+                self.error = exc
+                return False
+            self.pending.popleft()
+        self.error = None
+        return True
 
 
 class LedSink:
