@@ -1,29 +1,47 @@
-"""``tavli record``: match journals from the command line (so far: ``export``).
+"""``tavli record``: match journals from the command line (``export``, ``open``).
 
-Owns argument parsing and file I/O for :mod:`referee.export`; the lead wires
-:func:`add_parser` / :func:`run` into ``referee.cli``. Imports ``board_rules`` and
-``referee`` modules only.
+Owns argument parsing, file I/O and the gnubg process for :mod:`referee.export`; the
+lead wires :func:`add_parser` / :func:`run` into ``referee.cli``. Imports ``board_rules``
+and ``referee`` modules only.
 
 ``tavli record export JOURNAL --format mat|txt|json [-o FILE]`` writes the journal in
 gnubg's ``.mat`` match format (backgammon and portes games), as plain text or as JSON;
-to standard output without ``-o``. A journal that cannot be read or replayed, or a
-format it cannot be written in, prints a message on stderr and exits with status 2.
+to standard output without ``-o``.
+
+``tavli record open JOURNAL [--mat FILE] [--tty] [--dry-run] [--gnubg PROGRAM]`` writes
+the ``.mat`` (beside the journal unless ``--mat``) and opens it in GNU Backgammon with
+the settings that make gnubg score it as the referee did (``set jacoby on|off`` for a
+money session: gnubg takes the Jacoby rule from its own setting, not from the file):
+gnubg's window when there is a display, else (or with ``--tty``) its command line,
+which then reads what is typed. ``--dry-run`` prints gnubg's commands instead.
+
+A journal that cannot be read or replayed, a format it cannot be written in, a file
+that cannot be written or a gnubg that cannot be found prints a message on stderr and
+exits with status 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
+import subprocess
 import sys
+import tempfile
+import threading
 from pathlib import Path
 from typing import TextIO
 
 from board_rules.errors import TavliError
-from referee.export import FORMATS, export
+from referee.export import FORMATS, export, export_mat, gnubg_commands, load_record, mat_notes
+
+GNUBG_FALLBACK = "/usr/games/gnubg"
+"""Where Debian installs gnubg, off the usual PATH."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``record`` and its sub-commands on a parent parser."""
-    record = sub.add_parser("record", help="match journals: export them for gnubg, as text or JSON")
+    record = sub.add_parser("record", help="match journals: export them for gnubg, as text or JSON, or open in gnubg")
     rsub = record.add_subparsers(dest="record_command", required=True)
     e = rsub.add_parser("export", help="write a match journal as a gnubg .mat file, plain text or JSON")
     e.add_argument("journal", help="the match journal (JSON lines, as the referee writes it)")
@@ -35,12 +53,37 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="mat: gnubg/Jellyfish match file (backgammon and portes games); txt; json (default txt)",
     )
     e.add_argument("-o", "--output", help="file to write (default: standard output)")
+    o = rsub.add_parser(
+        "open",
+        help="open a match journal in GNU Backgammon, scored as the referee scored it",
+        description=(
+            "Write the journal's .mat and open it in gnubg after the settings gnubg needs to score "
+            "it as the referee did (set jacoby on|off for a money session)."
+        ),
+    )
+    o.add_argument("journal", help="the match journal (JSON lines, as the referee writes it)")
+    o.add_argument("--mat", help="where to write the .mat (default: beside the journal, with the suffix .mat)")
+    o.add_argument(
+        "--tty", action="store_true", help="gnubg's command line, not its window (the default without a display)"
+    )
+    o.add_argument("--dry-run", action="store_true", help="write the .mat and print gnubg's commands; run nothing")
+    o.add_argument(
+        "--gnubg", metavar="PROGRAM", help=f"gnubg's program (default: gnubg on PATH, else {GNUBG_FALLBACK})"
+    )
 
 
-def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+def run(
+    args: argparse.Namespace,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    stdin: TextIO | None = None,
+) -> int:
     """Carry out a parsed ``record`` command; returns the exit status (2 for a bad journal)."""
     stdout = sys.stdout if stdout is None else stdout
     stderr = sys.stderr if stderr is None else stderr
+    stdin = sys.stdin if stdin is None else stdin
+    if args.record_command == "open":
+        return _open(args, stdout, stderr, stdin)
     if args.record_command != "export":  # pragma: no cover - argparse restricts it
         return 2
     where = "tavli record export"
@@ -62,3 +105,101 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
     else:
         stdout.write(text)
     return 0
+
+
+# =============================================================================== record open
+
+
+def find_gnubg(program: str | None = None) -> str | None:
+    """The gnubg program to run: ``program`` when given, else gnubg on PATH or Debian's /usr/games/gnubg."""
+    if program:
+        return shutil.which(program) or (program if os.access(program, os.X_OK) else None)
+    found = shutil.which("gnubg")
+    if found:
+        return found
+    return GNUBG_FALLBACK if os.access(GNUBG_FALLBACK, os.X_OK) else None
+
+
+def _open(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin: TextIO) -> int:
+    where = "tavli record open"
+    try:
+        record = load_record(args.journal)
+        text = export_mat(record)
+        notes = mat_notes(record)
+    except TavliError as exc:
+        print(f"{where}: {exc}", file=stderr)
+        return 2
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"{where}: {args.journal!r}: cannot read it ({exc})", file=stderr)
+        return 2
+    mat = Path(args.mat) if args.mat else Path(args.journal).with_suffix(".mat")
+    if mat.resolve() == Path(args.journal).resolve():
+        print(f"{where}: {str(mat)!r} is the journal itself; name another file with --mat", file=stderr)
+        return 2
+    try:
+        mat.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"{where}: {str(mat)!r}: cannot write it ({exc}); name another file with --mat", file=stderr)
+        return 2
+    print(f"wrote {mat}", file=stderr)
+    for note in notes:
+        print(f"note: {note}", file=stderr)
+    commands = gnubg_commands(record, mat.resolve())
+    if args.dry_run:
+        stdout.write("".join(c + "\n" for c in commands))
+        return 0
+    program = find_gnubg(args.gnubg)
+    if program is None:
+        print(
+            f"{where}: gnubg not found ({args.gnubg or 'gnubg'}); install GNU Backgammon "
+            "(Debian: apt-get install gnubg) or name it with --gnubg. In gnubg, type:",
+            file=stderr,
+        )
+        for c in commands:
+            print(f"  {c}", file=stderr)
+        return 2
+    window = not args.tty and bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    try:
+        if window:
+            return _run_window(program, commands)
+        return _run_tty(program, commands, stdin)
+    except OSError as exc:
+        print(f"{where}: cannot run {program!r} ({exc})", file=stderr)
+        return 2
+
+
+def _run_window(program: str, commands: list[str]) -> int:
+    """gnubg's window, which runs the commands of ``-c FILE`` and stays open until it is closed."""
+    with tempfile.TemporaryDirectory(prefix="tavli-gnubg-") as tmp:
+        script = Path(tmp) / "open.gnubg"
+        script.write_text("".join(c + "\n" for c in commands), encoding="utf-8")
+        return subprocess.run([program, "-q", "-c", str(script)], check=False).returncode
+
+
+def _run_tty(program: str, commands: list[str], stdin: TextIO) -> int:
+    """gnubg's command line (``-t``: ``-c`` would exit after the commands): the commands are
+    given first, then every line read from ``stdin`` until gnubg ends or ``stdin`` does."""
+    proc = subprocess.Popen([program, "-t", "-q"], stdin=subprocess.PIPE, text=True)
+    assert proc.stdin is not None
+    pipe = proc.stdin
+
+    def send(line: str) -> bool:
+        try:
+            pipe.write(line)
+            pipe.flush()
+            return True
+        except (OSError, ValueError):
+            return False
+
+    def relay() -> None:
+        for line in iter(stdin.readline, ""):
+            if proc.poll() is not None or not send(line):
+                return
+        try:
+            pipe.close()
+        except OSError:
+            pass
+
+    if send("".join(c + "\n" for c in commands)):
+        threading.Thread(target=relay, name="gnubg-stdin", daemon=True).start()
+    return proc.wait()

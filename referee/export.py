@@ -1,11 +1,13 @@
 """Export a match journal: gnubg's ``.mat`` match file, plain text and JSON.
 
 Owns :func:`export_mat` (the Jellyfish/gnubg match text that gnubg, XG and other
-programs import; backgammon and portes games only), :func:`export_text` and
-:func:`export_json` (every variant) and :func:`export` (by format name). Each first
-replays the journal through the rules, so a journal with an illegal play is refused,
-never exported. How each game action is written in ``.mat`` is in ``docs/referee.md``.
-Imports ``board_rules`` and the referee's journal, record and events.
+programs import; backgammon and portes games only), :func:`gnubg_settings` and
+:func:`mat_notes` (what gnubg must be told before it imports the ``.mat``, and what the
+format cannot say), :func:`export_text` and :func:`export_json` (every variant) and
+:func:`export` (by format name). Each first replays the journal through the rules, so a
+journal with an illegal play is refused, never exported. How each game action is written
+in ``.mat``, and how gnubg scores it, is in ``docs/referee.md``. Imports ``board_rules``
+and the referee's journal, record and events.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from board_rules import Position, Side
+from board_rules import Position, Side, find_variant
+from board_rules.match import MoneySession
 from referee.errors import JournalError, JournalReplayError
 from referee.events import Event, Stamped
 from referee.journal import read_journal
@@ -48,6 +51,16 @@ class Game:
     events: list[dict[str, Any]] = field(default_factory=list)
     outcome: dict[str, Any] | None = None
     final: dict[str, Any] | None = None
+    score_after: dict[str, int] | None = None
+    cube_start: int = 1
+
+    @property
+    def scored(self) -> int | None:
+        """The points the winner scored (the Jacoby rule applied); None for a draw or an unfinished game."""
+        if self.outcome is None or self.outcome.get("winner") is None or self.score_after is None:
+            return None
+        side = self.outcome["winner"]
+        return self.score_after[side] - self.score_before[side]
 
 
 @dataclass
@@ -107,6 +120,9 @@ def build_record(events: Iterable[Stamped | Event], warning: str | None = None) 
                 game.final = r.position.to_dict()
             elif kind == "game_end":
                 game.outcome = event["outcome"]
+                game.score_after = _score(r.scoreboard)
+            elif kind == "cube" and event["action"] == "automatic":
+                game.cube_start = event["value"]
     if r.spec is None:
         raise JournalReplayError("the journal is empty: no match_start")
     return Record(r.spec, dict(r.players), started, games, match_end, _score(r.scoreboard), warning)
@@ -131,11 +147,42 @@ def _points(n: int) -> str:
     return f"Wins {n} point" + ("" if n == 1 else "s")
 
 
+def _gnubg_base(game: Game) -> int | None:
+    """What gnubg, reading the game as backgammon, counts a win on the board (1, 2 or 3, before
+    the cube); None for a game that did not end on the board."""
+    o = game.outcome
+    if o is None or o.get("winner") is None or o["kind"] in ("pass", "resign", "time") or game.final is None:
+        return None
+    return find_variant("backgammon").score_win(Position.from_dict(game.final), Side(o["winner"]))[0]
+
+
+def _last_play_left_out(game: Game) -> bool:
+    """True for a game gnubg would count otherwise than its variant did (a portes game where
+    the loser still has a checker in the winner's home board: gnubg counts a backgammon).
+
+    gnubg scores a game that ends on the board by its own count, whatever the ``.mat``
+    says; it scores a resignation as the ``Wins`` line says. Such a game is written up to
+    its last play and ends with ``Wins N points``: the loser resigns what it lost.
+    """
+    base = _gnubg_base(game)
+    return base is not None and base != game.outcome["base"]
+
+
 def _mat_cells(game: Game) -> list[tuple[int, str]]:
-    """The game's actions as (column, text): column 0 is white (gnubg's player 0), 1 black."""
+    """The game's actions as (column, text): column 0 is white (gnubg's player 0), 1 black.
+
+    A beaver or a raccoon is written ``Doubles => N`` (the cube doubled again while a double
+    awaits its answer, which gnubg reads as a beaver), each answered by its own ``Takes`` or
+    ``Drops``: gnubg reads ``Beavers`` as a beaver to be taken at the next roll, and after
+    one that was dropped it drops every later roll of the file.
+    """
     cells: list[tuple[int, str]] = []
     col = {"white": 0, "black": 1}
-    for e in game.events:
+    events = game.events
+    if _last_play_left_out(game):
+        last = max(i for i, e in enumerate(events) if e["type"] == "play")
+        events = events[:last] + events[last + 1 :]
+    for e in events:
         kind = e["type"]
         if kind in ("play", "pass"):
             d1, d2 = e["dice"]
@@ -146,12 +193,12 @@ def _mat_cells(game: Game) -> list[tuple[int, str]]:
             side = e.get("side")
             if action == "double":
                 cells.append((col[side], f" Doubles => {e['value'] * 2 if e.get('value') else 2}"))
+            elif action in ("beaver", "raccoon"):  # its value: the cube before the take
+                cells.append((col[side], f" Doubles => {e['value'] * 2}"))
             elif action == "take":
                 cells.append((col[side], " Takes"))
             elif action == "pass":
                 cells.append((col[side], " Drops"))
-            elif action in ("beaver", "raccoon"):
-                cells.append((col[side], f" {action.capitalize()}s => {e.get('value')}"))
     return cells
 
 
@@ -177,7 +224,8 @@ def _mat_game(game: Game, index: int, record: Record) -> list[str]:
             cur = ""
         i += 1
     winner = None if game.outcome is None else game.outcome.get("winner")
-    words = None if winner is None else _points(game.outcome["points"])
+    # the points scored (Jacoby applied): gnubg reads a resignation's level from them
+    words = None if winner is None else _points(game.scored)
     # "Wins" goes in the winner's column; after white's action, black's win shares its
     # line, as gnubg writes it (a separate line there reads as a resignation in a new game)
     if cur and winner == "black":
@@ -191,17 +239,76 @@ def _mat_game(game: Game, index: int, record: Record) -> list[str]:
     return lines
 
 
-def export_mat(record: Record) -> str:
-    """The backgammon and portes games of ``record`` in gnubg's ``.mat`` match format.
-
-    Raises :class:`ExportError` when the record holds no such game.
-    """
+def _mat_games(record: Record) -> list[Game]:
     games = [g for g in record.games if g.variant in MAT_VARIANTS]
     if not games:
         kinds = sorted({g.variant for g in record.games}) or ["none"]
         raise ExportError(
             f"format mat: gnubg's match format holds backgammon and portes games only; this journal has {kinds}"
         )
+    return games
+
+
+def gnubg_settings(record: Record) -> list[str]:
+    """The gnubg commands to give before ``import mat`` so that gnubg scores the record as we did.
+
+    gnubg takes the Jacoby rule of an imported money session from its own setting
+    (``set jacoby``, on unless changed), not from the file; ``set cube use`` keeps its
+    analysis from doubling in games played without a cube. Raises :class:`ExportError`
+    when the record has no game ``.mat`` can hold.
+    """
+    _mat_games(record)
+    spec = record.spec
+    board = spec.new_scoreboard()
+    cube = spec.kind != "tavli" and find_variant(spec.variant).has_cube
+    out = []
+    if isinstance(board, MoneySession):
+        out.append(f"set jacoby {'on' if board.options.jacoby else 'off'}")
+    out.append(f"set cube use {'on' if cube else 'off'}")
+    return out
+
+
+def gnubg_commands(record: Record, mat_path) -> list[str]:
+    """:func:`gnubg_settings`, then the ``import mat`` of the file at ``mat_path``."""
+    return [*gnubg_settings(record), f'import mat "{mat_path}"']
+
+
+def mat_notes(record: Record) -> list[str]:
+    """What the ``.mat`` of ``record`` cannot say as it happened, one line each (empty when nothing).
+
+    A game begun with the cube turned by automatic doubles: the format starts every game at 1,
+    so gnubg scores its cube actions and its end from there. A game whose last play is left
+    out (see :func:`export_mat`). Raises :class:`ExportError` as :func:`export_mat`.
+    """
+    notes = []
+    for index, game in enumerate(_mat_games(record), start=1):
+        if game.cube_start > 1:
+            notes.append(
+                f"game {index}: the cube began at {game.cube_start} (automatic doubles); the .mat format "
+                "starts every game at 1, so gnubg scores this game from a cube at 1"
+            )
+        if _last_play_left_out(game):
+            o = game.outcome
+            last = [e for e in game.events if e["type"] == "play"][-1]
+            notes.append(
+                f"game {index}: {o['winner']}'s last play ({last['play']}) is left out and {o['winner']} "
+                f"wins {game.scored} by resignation: gnubg would count the {game.variant} {o['kind']} "
+                f"as a backgammon ({_gnubg_base(game) * o['cube']} points)"
+            )
+    return notes
+
+
+def export_mat(record: Record) -> str:
+    """The backgammon and portes games of ``record`` in gnubg's ``.mat`` match format.
+
+    Each game's ``Wins`` line gives the points scored (the Jacoby rule applied), which is
+    what gnubg reads a resignation's level from. A game gnubg would count otherwise than
+    its variant did (a portes game where gnubg sees a backgammon) is written without its
+    last play and ends as a resignation of what was lost; :func:`mat_notes` says which,
+    also as comment lines in the header. Raises :class:`ExportError` when the record holds
+    no backgammon or portes game.
+    """
+    games = _mat_games(record)
     spec = record.spec
     length = spec.length if spec.kind in ("tavli", "match") else 0
     date = time = "?"
@@ -226,6 +333,7 @@ def export_mat(record: Record) -> str:
         f'; [Jacoby "{"On" if cube.get("jacoby") else "Off"}"]',
         f'; [Beaver "{"On" if cube.get("beavers") else "Off"}"]',
         '; [CubeLimit "64"]',
+        *(f"; {note}" for note in mat_notes(record)),
         "",
         f" {length} point match",
         "",
@@ -369,6 +477,19 @@ def export_json(record: Record) -> str:
     return json.dumps(doc, indent=1) + "\n"
 
 
+def load_record(path) -> Record:
+    """The journal at ``path`` read and replayed for export.
+
+    Raises :class:`referee.journal.JournalError` for a journal that cannot be read or
+    replayed, and ``OSError`` when the file cannot be read.
+    """
+    contents = read_journal(path)
+    try:
+        return build_record(contents.events, contents.warning)
+    except JournalError as exc:
+        raise exc.at(path) from None
+
+
 def export(path, fmt: str) -> str:
     """The journal at ``path`` in format ``fmt`` (``mat``, ``txt`` or ``json``).
 
@@ -378,13 +499,12 @@ def export(path, fmt: str) -> str:
     """
     if fmt not in FORMATS:
         raise ExportError(f"format: {fmt!r} must be one of {list(FORMATS)}")
-    contents = read_journal(path)
-    try:
-        record = build_record(contents.events, contents.warning)
-        if fmt == "mat":
+    record = load_record(path)
+    if fmt == "mat":
+        try:
             return export_mat(record)
-    except JournalError as exc:
-        raise exc.at(path) from None
+        except JournalError as exc:
+            raise exc.at(path) from None
     if fmt == "txt":
         return export_text(record)
     return export_json(record)
