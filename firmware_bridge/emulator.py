@@ -236,9 +236,11 @@ class BoardEmulator:
         self._call(act)
 
     def lift(self, point, side=None) -> int:
-        """Lift the top checker off ``point`` (1..24, "bar" or "off"; those need ``side``); return its sign.
+        """Lift the top checker off ``point`` (1..24, "bar" or "off"); return its sign.
 
-        Raises ValueError if there is no such checker.
+        On the bar or a tray, ``side`` names whose checker; it may be left out where only
+        one side has checkers there. Raises ValueError if there is no such checker, or
+        both sides have checkers there and ``side`` is not given.
         """
         return self._call(lambda: self._lift(point, side))
 
@@ -253,9 +255,14 @@ class BoardEmulator:
         self._call(lambda: self._place(point, side_sign(side)))
 
     def move(self, src, dst, side=None) -> None:
-        """Lift the top checker from ``src`` and place it on ``dst``."""
+        """Lift the top checker from ``src`` and place it on ``dst`` (``side`` as for :meth:`lift`).
+
+        Raises ValueError, and moves nothing, if the checker cannot be lifted or put there.
+        """
 
         def act() -> None:
+            sign = self._checkers.top(src, side)
+            self._checkers.check_place(dst, sign)
             self._place(dst, self._lift(src, side))
 
         self._call(act)

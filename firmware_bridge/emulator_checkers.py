@@ -95,31 +95,62 @@ class EmulatedCheckers:
             )
         self._layouts[key] = hs
 
-    def lift(self, point, side=None) -> int:
-        """Lift the top checker off ``point``; return its sign (+1 white, -1 black). Raises ValueError if none."""
+    def top(self, point, side=None) -> int:
+        """The sign of the checker a lift from ``point`` would take (+1 white, -1 black); changes nothing.
+
+        On a point, the checker on top. On the bar or a tray, ``side``'s checker; without
+        ``side``, the checker of the one side that has any there. Raises ValueError if there
+        is no such checker, or ``side`` is not given and both sides have checkers there.
+        """
         area, number = _area(point)
-        sign = 0 if area is Area.POINT else side_sign(side)
         if area is Area.POINT:
             i = number - 1
-            n = self._points[i]
+            if self._strangers[i]:  # a checker put on the other colour's stack lies on top
+                return 1 if self._strangers[i] > 0 else -1
+            if not self._points[i]:
+                raise ValueError(f"point {number!r}: no checker there to lift")
+            return 1 if self._points[i] > 0 else -1
+        store = self._bar if area is Area.BAR else self._off
+        if side is None:
+            held = [sign for sign, n in ((1, store[0]), (-1, store[1])) if n]
+            if len(held) == 1:
+                return held[0]
+            if not held:
+                raise ValueError(f"{point}: no checker there to lift")
+            raise ValueError(f"{point}: both sides have checkers there; name the side, white or black")
+        sign = side_sign(side)
+        if not store[0 if sign > 0 else 1]:
+            raise ValueError(f"{point}: no {'white' if sign > 0 else 'black'} checker there to lift")
+        return sign
+
+    def check_place(self, point, sign: int) -> None:
+        """Raise ValueError if a checker of ``sign``'s colour cannot be put on ``point`` (see :meth:`place`)."""
+        area, number = _area(point)
+        if area is Area.POINT and self._strangers[number - 1] * sign < 0:
+            raise ValueError(f"point {number!r}: a checker of each colour on top already; lift one first")
+
+    def lift(self, point, side=None) -> int:
+        """Lift the top checker off ``point``; return its sign (+1 white, -1 black).
+
+        On the bar or a tray, ``side`` may be left out where only one side has checkers
+        there. Raises ValueError as :meth:`top` does, and changes nothing then.
+        """
+        sign = self.top(point, side)
+        area, number = _area(point)
+        if area is Area.POINT:
+            i = number - 1
             if self._strangers[i]:  # a checker put on the other colour's stack lies on top: it comes off first
-                sign = 1 if self._strangers[i] > 0 else -1
                 self._strangers[i] -= sign
                 self._layouts.pop(number, None)
                 return sign
-            if not n:
-                raise ValueError(f"no checker on point {number!r} to lift")
-            sign = 1 if n > 0 else -1
+            n = self._points[i]
             self._points[i] -= sign
             if self._pinned[i] and abs(n) == 1:  # the pinning checker leaves; the pinned one stays alone
                 self._points[i] = self._pinned[i]
                 self._pinned[i] = 0
         else:
             store = self._bar if area is Area.BAR else self._off
-            j = 0 if sign > 0 else 1
-            if not store[j]:
-                raise ValueError(f"no {'white' if sign > 0 else 'black'} checker on {point!r} to lift")
-            store[j] -= 1
+            store[0 if sign > 0 else 1] -= 1
         self._layouts.pop(_layout_key(area, number, sign), None)
         return sign
 
@@ -134,8 +165,7 @@ class EmulatedCheckers:
             i = number - 1
             n = self._points[i]
             if self._strangers[i] or (n * sign < 0 and (abs(n) > 1 or self._pinned[i])):
-                if self._strangers[i] * sign < 0:
-                    raise ValueError(f"point {number!r}: a checker of each colour on top already; lift one first")
+                self.check_place(point, sign)
                 self._strangers[i] += sign  # put on a point the other colour holds: it lies on top of their stack
             elif n * sign < 0:
                 self._pinned[i] = n  # a pin: the board reads slot 0 UNCERTAIN

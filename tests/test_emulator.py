@@ -480,3 +480,47 @@ def test_a_board_replugged_three_times_answers_on_each_new_path_with_its_own_ser
                 host.wait_for(lambda m: isinstance(m, Snapshot))
             finally:
                 host.close()
+
+
+def test_a_checker_comes_off_the_bar_and_is_borne_off_without_its_side_named(board, host):
+    host.handshake()
+    board.set_position(make("backgammon", {6: 5, 8: 3, 13: 5, 24: 1, 1: -2, 12: -5, 17: -3, 19: -5}, bar=(1, 0)))
+    board.move("bar", 22)  # only white has a checker on the bar
+    lift = host.wait_for(lambda m: isinstance(m, Lift))
+    assert (lift.area, lift.state) == (Area.BAR, SlotState.WHITE)
+    board.move(6, "off")  # the checker on 6 is white: white's tray
+    put = host.wait_for(lambda m: isinstance(m, Put) and m.area is not Area.POINT)
+    assert (put.area, put.state) == (Area.OFF_WHITE, SlotState.WHITE)
+    snap = host.wait_for(lambda m: isinstance(m, Snapshot) and counts(m).off == (1, 0))
+    assert (counts(snap).points[21], counts(snap).points[5], counts(snap).bar) == (1, 4, (0, 0))
+    assert board.lift("off") == 1  # back into the hand from the one tray that holds any
+    with pytest.raises(ValueError, match="^bar: no checker there to lift$"):
+        board.lift("bar")
+    with pytest.raises(ValueError, match="^off: no checker there to lift$"):
+        board.move("off", 6)
+
+
+def test_a_bar_that_holds_both_sides_needs_the_side_named(board, host):
+    host.handshake()
+    board.set_position(make("backgammon", {6: 5, 8: 3, 13: 5, 24: 1, 1: -1, 12: -5, 17: -3, 19: -5}, bar=(1, 1)))
+    with pytest.raises(ValueError, match="^bar: both sides have checkers there; name the side, white or black$"):
+        board.move("bar", 22)
+    board.move("bar", 3, "black")
+    host.wait_for(lambda m: isinstance(m, Snapshot) and counts(m).bar == (1, 0) and counts(m).points[2] == -1)
+    board.move("bar", 22)  # now only white is left there
+    host.wait_for(lambda m: isinstance(m, Snapshot) and counts(m).bar == (0, 0) and counts(m).points[21] == 1)
+
+
+def test_a_move_that_cannot_land_lifts_nothing(board, host):
+    """A move onto a point with a checker of each colour on top used to lift its checker and lose it."""
+    host.handshake()
+    start = Position.start("backgammon")
+    board.set_position(start)
+    board.move(24, 19)  # a white on black's five
+    host.wait_for(lambda m: isinstance(m, Snapshot) and 19 in counts(m).uncertain)
+    with pytest.raises(ValueError, match="a checker of each colour on top already"):
+        board.move(1, 19)  # a black from 1 onto that white
+    quiet = host.quiet(0.3)
+    assert not any(isinstance(m, (Lift, Put)) for m in quiet)  # nothing lifted from 1, nothing put
+    snap = host.wait_for(lambda m: isinstance(m, Snapshot), timeout=1.5)
+    assert counts(snap).points[0] == -2
