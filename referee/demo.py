@@ -95,7 +95,7 @@ class _Demo:
         """The board as last seen, the dice, the cube, the LEDs lit and the phase."""
         ref = self.ref
         shown = ref.seen or ref.position
-        lines = [text_board(shown, title="  the table")] if shown is not None else []
+        lines = [text_board(shown, title="  the table", leds=self.leds)] if shown is not None else []
         cube = ref.record.cube
         owner = "centre" if cube is None or cube.owner is None else cube.owner.value
         leds = ", ".join(f"{w} {c}" for w, c in self.leds.items()) or "all dark"

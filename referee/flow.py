@@ -353,6 +353,8 @@ class GameFlow:
     # ------------------------------------------------------------------ dice
 
     def _opening(self, white_die: int, black_die: int) -> Calls:
+        if self.phase is Phase.SETUP:
+            return self._refuse("no opening roll yet: the board is not set up")
         if self.phase is not Phase.OPENING_ROLL:
             return self._refuse(f"no opening roll now ({self.phase})")
         event = E.OpeningRolled(white_die, black_die)

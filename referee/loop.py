@@ -6,7 +6,7 @@ lines. Readings become the flow's inputs (:class:`referee.inputs.Readings`); wha
 referee decides is published on its event stream, to which the loop subscribes the
 LEDs, the buzzer and the terminal. ``tavli play`` and ``tavli demo`` both run it.
 Faults pause, never lose: an unplugged board, a stopped camera or a hand over the board
-is said, and the turn waits. Keyboard commands: see :data:`COMMANDS` and ``tavli play --help``.
+is said, and the turn waits. Keyboard lines: :mod:`referee.keyboard` (``help`` lists them).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 from board_rules import Position, Side
@@ -25,30 +24,12 @@ from firmware_bridge.link import LinkEvent
 from firmware_bridge.protocol import Area, Lift, Snapshot
 from firmware_bridge.sensing import counts_from_slots
 from referee import flow as F
+from referee import keyboard
 from referee.inputs import Readings
 from referee.record import Phase
 from referee.session import Referee
 from referee.stream import BuzzerSink, LedSink, TerminalSink
 from referee.table import read_board
-
-COMMANDS = (
-    "roll",
-    "opening",
-    "end",
-    "double",
-    "take",
-    "pass",
-    "beaver",
-    "raccoon",
-    "resign",
-    "accept",
-    "refuse",
-    "hint",
-    "lift",
-    "board",
-    "score",
-    "quit",
-)
 
 
 class TableSession:
@@ -64,8 +45,10 @@ class TableSession:
         lines: Iterable[str] | None = None,
         say: Callable[[str], None] = print,
         hand_pause_s: float = 5.0,
+        draw: Callable[[Position, dict], None] | None = None,
     ) -> None:
         self.referee = referee
+        self.draw = draw  # at a terminal: draws the board with its LEDs after each typed line that changed it
         self.link = link
         self.camera = camera  # an object with read() -> Observation | None (see referee.play.CameraSource)
         self.panel = panel
@@ -175,49 +158,72 @@ class TableSession:
         self._feed(self.readings.board(None, ref.position))
 
     def command(self, line: str) -> None:
-        """One keyboard command (see the module docstring)."""
+        """One keyboard line (see :data:`referee.keyboard.HELP`); a line that cannot be done is said, never raised."""
         words = line.strip().split(maxsplit=1)
         if not words:
             return
-        ref = self.referee
         name, rest = words[0].lower(), (words[1] if len(words) > 1 else "")
+        seq = self.referee.stream.seq
         try:
-            if name in ("eof", "quit"):
-                if self.stopped:
-                    return
+            self._command(name, rest)
+        except (ValueError, OSError, RecursionError) as exc:  # KeyboardError, a position refused, a file unread
+            text = str(exc) if str(exc).startswith(name) else f"{name}: {exc}"
+            self.say(text)
+        if self.draw is not None and name not in ("quit", "eof"):
+            if self.referee.stream.seq != seq or name == "show":
+                self._draw()
+            self.say(f"> {keyboard.waiting(self.referee.flow)}")
+
+    def _command(self, name: str, rest: str) -> None:
+        ref = self.referee
+        if name in ("eof", "quit"):
+            if not self.stopped:
                 self.stopped = True
                 self.say("stopped; the journal keeps the match: tavli play --resume JOURNAL")
-            elif name == "roll":
-                d = [int(v) for v in rest.split()]
-                if len(d) == 2:
-                    ref.dice((d[0], d[1]))
-                else:
-                    ref.notice("roll: give two dice, e.g. roll 3 5", buzzer=True)
-            elif name == "opening":
-                d = [int(v) for v in rest.split()]
-                if len(d) == 2:
-                    ref.opening(d[0], d[1])
-                else:
-                    ref.notice("opening: give white's and black's die", buzzer=True)
-            elif name == "end":
-                self._end_turn(F.Pressed("end-turn"))
-            elif name == "resign":  # resign LEVEL [white|black]: the side resigning (default: the side on roll)
-                level, _, who = rest.partition(" ")
-                side = Side(who.strip().lower()) if who.strip() else None
-                ref.button(f"resign-{int(level or 1)}", side)
-            elif name in ("double", "take", "pass", "beaver", "raccoon", "accept", "refuse", "hint"):
-                ref.button(name)
-            elif name == "lift":
-                ref.lifted(self._place(rest))
-            elif name == "board":
-                text = rest if rest.startswith("{") else Path(rest).read_text()
-                self._feed(self.readings.board(Position.from_json(text), ref.position))
-            elif name == "score":
-                self.say(f"score: {ref.score()}")
-            else:
-                self.say(f"unknown command {name!r}; commands: {', '.join(COMMANDS)}")
-        except (ValueError, OSError) as exc:
-            self.say(f"{name}: {exc}")
+        elif name == "help":
+            self.say("commands:\n" + keyboard.help_text())
+        elif name == "roll":
+            ref.dice(keyboard.dice(rest, "roll"))
+        elif name == "opening":
+            ref.opening(*keyboard.dice(rest, "opening"))
+        elif name == "end":
+            self._end_turn(F.Pressed("end-turn"))
+        elif name == "resign":  # resign LEVEL [white|black]: the side resigning (default: the side on roll)
+            level, _, who = rest.partition(" ")
+            side = Side.parse(who.strip()) if who.strip() else None
+            ref.button(f"resign-{keyboard.number(level or '1', 'resign: the level', 1, 3)}", side)
+        elif name in ("double", "take", "pass", "beaver", "raccoon", "accept", "refuse", "hint"):
+            ref.button(name)
+        elif name == "lift":
+            if not rest.strip():
+                raise keyboard.KeyboardError("lift: give the point a checker was lifted from (1..24) or bar")
+            ref.lifted(self._place(rest))
+        elif name == "board":
+            self._feed(self.readings.board(keyboard.typed_board(rest, ref.position), ref.position))
+        elif name == "move":
+            src, _, dst = rest.strip().partition(" ")
+            if not (src and dst.strip()):
+                raise keyboard.KeyboardError("move: give where from and where to, e.g. move 13 7 (or bar, off)")
+            board = ref.seen or ref.position
+            if board is None:
+                raise keyboard.KeyboardError("move: no game on the table")
+            after = keyboard.moved(board, src, dst.strip(), ref.on_roll or Side.WHITE)
+            self._feed(self.readings.board(after, ref.position))
+        elif name == "show":
+            if self.draw is None:
+                self.say(
+                    f"{keyboard.waiting(ref.flow)}; score: white {ref.score()['white']}, black {ref.score()['black']}"
+                )
+        elif name == "score":
+            score = ref.score()
+            self.say(f"score: white {score['white']}, black {score['black']}")
+        else:
+            self.say(f"unknown command {name!r}; type help for the commands: {', '.join(keyboard.COMMANDS)}")
+
+    def _draw(self) -> None:
+        board = self.referee.seen or self.referee.position
+        if board is not None:
+            self.draw(board, self.referee.flow.leds)
 
     def _place(self, text: str) -> Place:
         """A place typed in: a point (white's number) or ``bar`` (the side on roll's)."""
@@ -292,8 +298,7 @@ class TableSession:
             )
 
     def run(self) -> int:
-        phase = self.referee.phase
-        self.say(f"{phase}: " + ("set up the board" if phase is Phase.SETUP else "go on"))
+        self.say(f"> {keyboard.waiting(self.referee.flow)}" + ("; type help for the commands" if self.draw else ""))
         while not self.stopped and (self.referee.phase is not Phase.OVER or self.referee.journal_paused):
             self.pump(0.1)  # a match over whose last events wait for the disk is not over yet
         return 0

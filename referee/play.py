@@ -18,14 +18,17 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import cv2
+from rich.console import Console
 
 from firmware_bridge.link import BoardLink
 from firmware_bridge.panel import Panel, PanelConfig
 from referee.errors import JournalError
 from referee.journal import read_journal
-from referee.loop import COMMANDS, TableSession
+from referee.keyboard import COMMANDS
+from referee.loop import TableSession
 from referee.session import Referee
 from referee.spec import MatchSpec
+from referee.textboard import render as text_board
 from referee.web import LivePage, parse_address
 from vision.calibrate import Geometry
 from vision.checkers import Palette
@@ -196,7 +199,7 @@ def run_play(args, stdin: TextIO, stdout: TextIO) -> int:
             link = BoardLink(args.board).start()
         if args.camera:
             if not args.geometry:
-                raise SystemExit("tavli play: --camera needs --geometry (from 'tavli vision calibrate')")
+                raise JournalError("--camera needs --geometry (from 'tavli vision calibrate')")
             palette = Palette.load(args.palette) if args.palette else None
             camera = CameraSource(args.camera, Geometry.load(args.geometry), palette, say)
         if args.panel == "gpio":
@@ -213,7 +216,14 @@ def run_play(args, stdin: TextIO, stdout: TextIO) -> int:
             host, port = parse_address(args.web)
             page = LivePage(ref, host=host, port=port).start()
             say(f"the live table: {page.url}")
-        session = TableSession(ref, link=link, camera=camera, panel=panel, lines=stdin, say=say)
+        draw = None
+        if stdin.isatty() and stdout.isatty():  # a person at the keyboard: the board drawn, with its LEDs
+            console = Console(file=stdout, highlight=False)
+
+            def draw(board, leds) -> None:
+                console.print(text_board(board, leds=leds))
+
+        session = TableSession(ref, link=link, camera=camera, panel=panel, lines=stdin, say=say, draw=draw)
         return session.run()
     finally:
         if page is not None:
