@@ -139,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return vision_cli.run(args)
         if args.command == "record":
             return cli_record.run(args)
+        # play, virtual and demo load the camera pipeline and the page server: only when asked for
         if args.command == "play":
             from referee.play import run_play
 

@@ -1,5 +1,7 @@
 """Checkers: how many of which colour stand on each point, on the bar and in the trays.
 
+(Some 510 lines in one module: points, bar and trays share the palette and the view they read.)
+
 Owns reading checkers from a :class:`~vision.view.View` at its layout's places: a point reads the
 stack height whose predicted rims (:mod:`vision.rims`) fit what shows best, its colour that of the
 visible top; bar checkers are rings along the bar's centre line; borne-off checkers are counted by
