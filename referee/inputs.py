@@ -5,7 +5,7 @@ checkers the camera saw, fuses them (:func:`referee.fusion.fuse`), tells fresh d
 from dice that lay before, and turns each reading into the flow's inputs
 (:mod:`referee.flow`). A reading that is not a position yet (a checker in a hand, a
 heap the board cannot count) gives a notice at most once while it lasts.
-Imports ``board_rules`` and the referee's fusion and flow.
+Imports ``board_rules``, the sensor board's codec and sensing model, and the referee's fusion.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from typing import Any
 
 from board_rules import Position, Side
 from board_rules.places import Place
+from firmware_bridge.protocol import Snapshot
+from firmware_bridge.sensing import counts_from_slots
 from referee.calls import AMBER, places_text
 from referee.fusion import BoardSeen, fuse
 from referee.record import Phase
@@ -218,3 +220,40 @@ def dice_lying(dice: Sequence[Any]) -> tuple:
 def lifted_place(area: str, number: int, side) -> Place:
     """The place a checker was lifted from, as the board's Lift names it (``point`` n or ``bar``)."""
     return Place.bar(side) if area == "bar" else Place.point(number)
+
+
+# =============================================================================== the sensor board
+
+
+def read_board(snapshot: Snapshot, like: Position) -> BoardSeen:
+    """What a snapshot shows, given ``like`` (the position before): counts, pins and lower bounds.
+
+    The board cannot tell who is pinned under whom (plakoto): the referee knows it from
+    the game so far. A pinned pair where ``like`` has a pin keeps that pin; a pinned pair
+    where ``like`` has a single checker is a new pin of that checker; a pin of ``like``
+    no longer read as a pair is released. Checkers heaped against the fill order are
+    counted as a lower bound (``at_least``). Raises ``ValueError`` for both colours on
+    a point where no pin can explain them.
+    """
+    sensed = counts_from_slots(
+        snapshot.readings, snapshot.slots_per_point, bar_slots=snapshot.bar_slots, tray_slots=snapshot.tray_slots
+    )
+    pins = [0] * 24
+    for p in sensed.uncertain:
+        if like.pinned[p - 1]:
+            pins[p - 1] = like.pinned[p - 1]
+        elif like.variant.pins and abs(like.points[p - 1]) == 1 and p not in sensed.at_least:
+            pins[p - 1] = 1 if like.points[p - 1] > 0 else -1
+    points = sensed.resolved_points(pins) if sensed.uncertain else sensed.points
+    return BoardSeen.counted(points, pins, sensed.bar, sensed.off, sensed.at_least)
+
+
+def observed_position(snapshot: Snapshot, like: Position) -> Position:
+    """The position a snapshot shows, with the turn and rolls of ``like`` (the position before).
+
+    See :func:`read_board`; a side's one heap the board counts only as "at least" is
+    finished by the count of 15. Raises ``ValueError`` for a reading that is not a
+    valid position (a misread, a checker in a hand, or both colours on a point where
+    no pin can explain them).
+    """
+    return read_board(snapshot, like).completed(like)

@@ -25,11 +25,10 @@ from firmware_bridge.protocol import Area, Lift, Snapshot
 from firmware_bridge.sensing import counts_from_slots
 from referee import flow as F
 from referee import keyboard
-from referee.inputs import Readings
+from referee.inputs import Readings, read_board
 from referee.record import Phase
 from referee.session import Referee
 from referee.stream import BuzzerSink, LedSink, TerminalSink
-from referee.table import read_board
 
 
 class TableSession:

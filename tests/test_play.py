@@ -213,7 +213,7 @@ def test_a_flood_of_snapshots_neither_holds_the_loop_nor_is_judged_one_by_one(tm
     import threading
 
     from firmware_bridge.protocol import Snapshot
-    from referee.table import observed_position
+    from referee.inputs import observed_position
 
     with BoardEmulator(seed=1, noise=0) as emu:
         link = BoardLink(emu.path).start()
