@@ -9,8 +9,8 @@ import pytest
 
 from board_rules import Position, Roll, Side
 from board_rules.movegen import legal_plays
-from referee.export import export
-from referee.journal import resume
+from referee.export import build_record, export, gnubg_settings
+from referee.journal import read_journal, resume
 from referee.virtual import VirtualError, VirtualTable, parse_place
 from referee.web import LivePage
 from tests.test_export import gnubg as gnubg  # the fixture
@@ -100,6 +100,6 @@ def test_a_whole_game_is_played_by_dragging_on_the_page_and_gnubg_reads_its_reco
     assert state.phase == "over"
     mat = tmp_path / "virtual.mat"
     mat.write_text(export(journal, "mat"))
-    seen = gnubg(mat)
+    seen = gnubg(mat, gnubg_settings(build_record(read_journal(journal).events)))  # as tavli record open does
     ours = (state.scoreboard.points(Side.WHITE), state.scoreboard.points(Side.BLACK))
     assert seen["score"] == ours, seen["output"][-1500:]
