@@ -193,7 +193,7 @@ def run_demo(
     page = None
     if address is not None:
         try:
-            page = LivePage(ref, host=address[0], port=address[1]).start()
+            page = LivePage(ref, host=address[0], port=address[1], camera=table.camera).start()
         except WebAddressError:
             ref.close()
             table.close()

@@ -50,6 +50,11 @@ class CameraSource:
         self._cap = None
         self._down_since: float | None = None
         self._last_key = None
+        self.last = None  # the last frame and its observation
+
+    @property
+    def geometry(self):
+        return self.pipeline.geometry
 
     @property
     def down(self) -> bool:
@@ -90,6 +95,7 @@ class CameraSource:
             return None
         self._down_since = None
         obs = self.pipeline.feed(frame)
+        self.last = (frame, obs)  # for the live page's annotated frame
         key = (obs.status, obs.key())
         if key == self._last_key:
             return None
@@ -214,7 +220,7 @@ def run_play(args, stdin: TextIO, stdout: TextIO) -> int:
             say(f"journal: {journal}")
         if getattr(args, "web", None):
             host, port = parse_address(args.web)
-            page = LivePage(ref, host=host, port=port).start()
+            page = LivePage(ref, host=host, port=port, camera=camera).start()
             say(f"the live table: {page.url}")
         draw = None
         if stdin.isatty() and stdout.isatty():  # a person at the keyboard: the board drawn, with its LEDs

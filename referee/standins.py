@@ -42,6 +42,7 @@ class RenderedCamera:
         self.palette = None
         self.shots = 0
         self._frames: deque = deque()
+        self.last = None  # the last frame and its observation, for the live page
 
     def read(self):
         return self._frames.popleft() if self._frames else None
@@ -93,6 +94,7 @@ class RenderedCamera:
         obs = read_frame(self.geometry, frame.image, self.palette)
         if obs.status == "settling":
             obs = replace(obs, status="stable")
+        self.last = (frame.image, obs)
         self._frames.append(obs)
         return obs
 

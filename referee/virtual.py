@@ -213,7 +213,7 @@ def run_virtual(args, say: Callable[[str], None] = print) -> int:
     journal = Path(args.journal or time.strftime("virtual-%Y%m%d-%H%M%S.jsonl"))
     table = VirtualTable(journal, variant=args.variant, seed=args.seed, against=args.against, say=say)
     try:
-        page = LivePage(table.ref, host=host, port=port, actions=table.submit).start()
+        page = LivePage(table.ref, host=host, port=port, actions=table.submit, camera=table.table.camera).start()
     except Exception:
         table.close()
         raise

@@ -5,6 +5,7 @@ Owns :class:`LivePage`: it subscribes a :class:`~referee.view.TableView` to a
 
 * ``/`` the page (one HTML file with its script and style, nothing fetched from the network);
 * ``/view`` the view now, as JSON;
+* ``/frame.jpg`` the camera's last frame, annotated with what was read (when there is a camera);
 * ``/events`` server-sent events: the view each time it changes, with the stream's sequence
   number as the event id, so a browser that reconnects (``Last-Event-ID``) catches up at once.
 
@@ -26,14 +27,16 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
+import cv2
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from referee.errors import JournalError
 from referee.view import TableView
+from vision.annotate import annotate
 
 POLL_S = 0.02  # how often a page's event stream looks for a newer view
 KEEPALIVE_S = 15.0
@@ -72,8 +75,10 @@ class LivePage:
         port: int = 0,
         actions: Callable[[Any], None] | None = None,
         token: str | None = None,
+        camera=None,
     ) -> None:
         self.actions = actions
+        self.camera = camera  # has .last (frame, observation) and .geometry: the page shows the frame annotated
         loopback = host in ("127.0.0.1", "localhost", "::1")
         self.token = token if token is not None else (None if loopback else secrets.token_urlsafe(12))
         self.view = TableView()
@@ -94,6 +99,7 @@ class LivePage:
                 Route("/view", self._view),
                 Route("/events", self._events),
                 Route("/act", self._act, methods=["POST"]),
+                Route("/frame.jpg", self._frame),
             ]
         )
         config = uvicorn.Config(app, log_level="warning", lifespan="off")
@@ -141,7 +147,19 @@ class LivePage:
 
     async def _view(self, request: Request) -> JSONResponse:
         with self.view.lock:
-            return JSONResponse({**self.view.to_dict(), "can_act": self.actions is not None})
+            return JSONResponse(
+                {**self.view.to_dict(), "can_act": self.actions is not None, "camera": self.camera is not None}
+            )
+
+    async def _frame(self, request: Request) -> Response:
+        """The camera's last frame, with what the pipeline read drawn on it (JPEG); 404 without one."""
+        last = getattr(self.camera, "last", None) if self.camera is not None else None
+        if last is None:
+            return Response("no camera frame yet", status_code=404, media_type="text/plain")
+        image, obs = last
+        drawn = await asyncio.to_thread(annotate, image, self.camera.geometry, obs)
+        ok, jpeg = cv2.imencode(".jpg", drawn, [cv2.IMWRITE_JPEG_QUALITY, 80])
+        return Response(jpeg.tobytes(), media_type="image/jpeg", headers={"Cache-Control": "no-store"})
 
     async def _act(self, request: Request) -> JSONResponse:
         if self.actions is None:

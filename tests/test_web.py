@@ -128,3 +128,25 @@ def test_the_demos_page_shows_the_slip_lit_red_then_put_right(tmp_path, browser)
     tab.wait_for_selector('[data-led="red"]', timeout=120_000)  # the slipped checker's points
     tab.wait_for_selector('[data-led="red"]', state="detached", timeout=60_000)  # ... put right
     assert done.wait(300) and result.get("code") == 0
+
+
+def test_the_page_serves_the_cameras_last_frame_annotated(tmp_path):
+    from referee.standins import RenderedCamera
+
+    ref = _referee(tmp_path)
+    camera = RenderedCamera(seed=5)
+    camera.calibrate(ref.position)
+    with LivePage(ref, camera=camera) as page:
+        conn = http.client.HTTPConnection("127.0.0.1", page.port, timeout=10)
+        conn.request("GET", "/frame.jpg")
+        answer = conn.getresponse()
+        assert answer.status == 404 and b"no camera frame" in answer.read()
+        camera.throw(ref.position, [(3, "right"), (5, "right")], None)
+        conn.request("GET", "/frame.jpg")
+        answer = conn.getresponse()
+        body = answer.read()
+        assert answer.status == 200 and answer.getheader("Content-Type") == "image/jpeg" and body[:2] == b"\xff\xd8"
+        conn.request("GET", "/view")
+        assert json.loads(conn.getresponse().read())["camera"] is True
+        conn.close()
+    ref.close()
