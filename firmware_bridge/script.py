@@ -1,5 +1,7 @@
 """The board emulator's command language: one line, one frozen command, carried out on a :class:`BoardEmulator`.
 
+(Some 520 lines in one module: each command's parsing, text and action side by side.)
+
 Owns :class:`ScriptError`, the commands (:class:`MoveChecker`, :class:`LiftChecker`,
 :class:`PutChecker`, :class:`LayCheckers`, :class:`SetBoard`, :class:`Sleep`,
 :class:`PressButton`, :class:`InjectFaults`, :class:`Replug`, :class:`Help`,

@@ -1,5 +1,7 @@
 """Export a match journal: gnubg's ``.mat`` match file, plain text and JSON.
 
+(Some 520 lines in one module: the three formats read one replayed record.)
+
 Owns :func:`export_mat` (the Jellyfish/gnubg match text that gnubg, XG and other
 programs import; backgammon and portes games only), :func:`gnubg_settings` and
 :func:`mat_notes` (what gnubg must be told before it imports the ``.mat``, and what the
