@@ -1,15 +1,11 @@
 """``tavli board ...``: the emulated board and a live view of a board, from the command line.
 
-``tavli board emulate`` runs a :class:`BoardEmulator` on a pseudo-terminal, prints its
-path and the LED frame it shows whenever that changes, and carries out the commands of
-:mod:`firmware_bridge.script`: first those of ``--script FILE``, then those typed on
-standard input (with a prompt on a terminal). A line that cannot be done is said, in one
-line, and left out; the board goes on. ``tavli board watch [--port PATH]`` opens any board
-(real or emulated) through :class:`BoardLink` (without ``--port``, the board found by its
-USB id, ``link.BOARD_USB_IDS``), follows it to whichever port it comes back on after an
-unplug (the same board only, by its identity), prints the board as the host sees it
-whenever it changes, and sends the LED commands typed on stdin.
-Imports ``board_rules`` types and this package only.
+``emulate`` runs a :class:`BoardEmulator` on a pseudo-terminal, prints its path and its
+LED frame when that changes, and carries out the commands of :mod:`firmware_bridge.script`
+from ``--script FILE``, then from standard input; a line that cannot be done is said and
+left out. ``watch [--port PATH]`` opens a board through :class:`BoardLink`, follows it to
+whichever port it comes back on, prints the board when it changes and sends the LED
+commands typed. Imports ``board_rules`` types and this package only.
 """
 
 from __future__ import annotations

@@ -1,14 +1,12 @@
 """The host side of the serial link to the sensor/LED board (``hardware/PROTOCOL.md``).
 
 Over 500 lines on purpose: BoardLink's state is shared by two threads under one lock, kept in one place.
-Owns the port (any pyserial URL, or the board found by USB id, :data:`BOARD_USB_IDS`),
-the HELLO handshake, the link thread that decodes frames, the table of unacknowledged
-commands with retries, and reconnects with backoff: to the same board, found by its
-:class:`BoardIdentity` on whichever port it comes back (the choice of ports is the pure
-:func:`candidate_ports` and :func:`ports_to_try`). The application gets messages and
-:class:`LinkEvent` values on :attr:`BoardLink.events` and the latest snapshot as
-:attr:`BoardLink.state`. Imports ``firmware_bridge.protocol``, ``board_rules.errors``
-and pyserial; opens nothing at import time.
+
+Owns the port (a pyserial URL, or the board found by USB id), the HELLO handshake, the
+link thread that decodes frames, unacknowledged commands with retries, and reconnects
+to the same board (:class:`BoardIdentity`) on whichever port it comes back
+(:func:`candidate_ports`, :func:`ports_to_try`). Messages and :class:`LinkEvent` values
+arrive on :attr:`BoardLink.events`. Opens nothing at import time.
 """
 
 from __future__ import annotations
@@ -246,15 +244,12 @@ class _Stranger(LinkError):
 class BoardLink:
     """The host end of the board link: handshake, reader thread, LED commands, reconnects.
 
-    ``port`` is any pyserial URL; None finds the board by ``vid``/``pid`` or ``usb_ids``.
-    The first connect learns the board's :attr:`identity`. After a disconnect the link
-    asks that port again, then the last port used, then every port ``candidates()``
-    names (default: :func:`candidate_ports` of ``comports()``, the USB serial ports),
-    and takes back only a board with the same identity, wherever it answers. A
-    ``port_finder``, when given, names the port at every reconnect instead, and the
-    board found there is taken whatever its identity. ``opener`` (default
-    ``serial.serial_for_url``) and ``clock`` are injectable for tests. ``config`` is sent
-    after every handshake; one that breaks CONFIG's limits raises ``ValueError`` here.
+    ``port`` is any pyserial URL; None finds the board by USB id. The first connect learns
+    the board's :attr:`identity`; after a disconnect the link tries that port, the last
+    port used, then ``candidates()`` (default: the USB serial ports), and takes back only
+    the same board. A ``port_finder`` names the port at every reconnect instead.
+    ``opener`` and ``clock`` are injectable for tests; ``config`` is sent after every
+    handshake (one that breaks CONFIG's limits raises ``ValueError``).
 
     >>> link = BoardLink("loop://")  # opens nothing until start()
     >>> link.state is None, link.connected

@@ -2,16 +2,10 @@
 
 (Some 520 lines in one module: each command's parsing, text and action side by side.)
 
-Owns :class:`ScriptError`, the commands (:class:`MoveChecker`, :class:`LiftChecker`,
-:class:`PutChecker`, :class:`LayCheckers`, :class:`SetBoard`, :class:`Sleep`,
-:class:`PressButton`, :class:`InjectFaults`, :class:`Replug`, :class:`Help`,
-:class:`Quit`), :func:`parse_command` (a line to a command: pure, each command's
-``str`` parses back to it), :func:`run_command` (a command carried out on an emulator)
-and :data:`HELP`. ``tavli board emulate`` reads the same language from ``--script FILE``
-and from what is typed into it. Places are white's points 1..24, ``bar`` and ``off``.
-
-Stand-in code, as the emulator: production code never imports it. Imports ``board_rules``
-and :mod:`firmware_bridge.protocol`; the emulator only for its type.
+Owns :class:`ScriptError`, the commands (move, lift, put, lay, set, sleep, press, inject,
+replug, help, quit), :func:`parse_command` (pure; each command's ``str`` parses back to
+it), :func:`run_command` and :data:`HELP`. ``tavli board emulate`` reads it from
+``--script FILE`` and from what is typed. Stand-in code: production never imports it.
 """
 
 from __future__ import annotations

@@ -1,23 +1,10 @@
 """``tavli record``: match journals from the command line (``export``, ``open``).
 
-Owns argument parsing, file I/O and the gnubg process for :mod:`referee.export`; the
-lead wires :func:`add_parser` / :func:`run` into ``referee.cli``. Imports ``board_rules``
-and ``referee`` modules only.
-
-``tavli record export JOURNAL --format mat|txt|json [-o FILE]`` writes the journal in
-gnubg's ``.mat`` match format (backgammon and portes games), as plain text or as JSON;
-to standard output without ``-o``.
-
-``tavli record open JOURNAL [--mat FILE] [--tty] [--dry-run] [--gnubg PROGRAM]`` writes
-the ``.mat`` (beside the journal unless ``--mat``) and opens it in GNU Backgammon with
-the settings that make gnubg score it as the referee did (``set jacoby on|off`` for a
-money session: gnubg takes the Jacoby rule from its own setting, not from the file):
-gnubg's window when there is a display, else (or with ``--tty``) its command line,
-which then reads what is typed. ``--dry-run`` prints gnubg's commands instead.
-
-A journal that cannot be read or replayed, a format it cannot be written in, a file
-that cannot be written or a gnubg that cannot be found prints a message on stderr and
-exits with status 2.
+``export JOURNAL --format mat|txt|json [-o FILE]`` writes the journal in gnubg's ``.mat``
+format, as text or as JSON. ``open JOURNAL [--mat FILE] [--tty] [--dry-run]`` writes the
+``.mat`` and opens it in GNU Backgammon with the settings that make gnubg score it as the
+referee did (``set jacoby on|off``: gnubg takes the Jacoby rule from its own setting).
+A journal, file or gnubg that cannot be used is one line on stderr and exit status 2.
 """
 
 from __future__ import annotations

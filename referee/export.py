@@ -2,14 +2,11 @@
 
 (Some 520 lines in one module: the three formats read one replayed record.)
 
-Owns :func:`export_mat` (the Jellyfish/gnubg match text that gnubg, XG and other
-programs import; backgammon and portes games only), :func:`gnubg_settings` and
-:func:`mat_notes` (what gnubg must be told before it imports the ``.mat``, and what the
-format cannot say), :func:`export_text` and :func:`export_json` (every variant) and
-:func:`export` (by format name). Each first replays the journal through the rules, so a
-journal with an illegal play is refused, never exported. How each game action is written
-in ``.mat``, and how gnubg scores it, is in ``docs/referee.md``. Imports ``board_rules``
-and the referee's journal, record and events.
+Owns :func:`export_mat` (backgammon and portes games), :func:`gnubg_settings` and
+:func:`mat_notes` (what gnubg must be told before it imports the file, and what the
+format cannot say), :func:`export_text`, :func:`export_json` and :func:`export`. Each
+replays the journal through the rules first, so an illegal play is never exported.
+The ``.mat`` conventions and gnubg's scoring are in ``docs/referee.md``.
 """
 
 from __future__ import annotations

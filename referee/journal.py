@@ -1,18 +1,11 @@
 """The match journal: an append-only file of record events, one JSON line each.
 
-Owns :class:`Journal` (each event written as one line and ``os.fsync``-ed before
-:meth:`Journal.append` returns; one process at a time holds it, by an OS advisory
-lock), :func:`read_journal` (a torn last line from a power loss is dropped and
-reported; a corrupt line before it is an error naming its line) and :func:`resume`.
-It persists events and knows no rules: the events are :mod:`referee.events`, whether
-the rules allow them is :class:`referee.record.MatchRecord`. Each line holds ``seq``
-(1, 2, 3 ...), ``time`` (ISO 8601, UTC) and the event's fields.
-
-A write the disk refuses (full, file too large, gone read-only) leaves the file as it
-was before it: the part of the line that got out is cut off again, so the file always
-ends on a whole event, and the same event may be appended again later. A journal
-removed while it is open is written again at its path from the open file; a file put
-in its place is never overwritten.
+Owns :class:`Journal` (each event written as one line and ``os.fsync``-ed; one process
+holds it at a time, by an OS lock), :func:`read_journal` (a torn last line is dropped
+and reported; a corrupt line before it names its line) and :func:`resume`. It persists
+events and knows no rules (:mod:`referee.events`, :class:`referee.record.MatchRecord`).
+A write the disk refuses is cut back to the last whole event, so it can be appended
+again later; a journal removed while open is written again at its path.
 """
 
 from __future__ import annotations

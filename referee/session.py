@@ -1,19 +1,11 @@
 """The referee bound to its journal: the game flow, its event stream, and the journal subscribed to it.
 
-Owns :class:`Referee`, what scripts, tests and the table loop hold: each input goes to
-the pure :class:`~referee.flow.GameFlow`, and the step's events are published on
-:attr:`Referee.stream`, whose first subscriber is the journal (each record event
-flushed and synced before the next subscriber sees it). The loop
-(:mod:`referee.loop`) subscribes the LEDs, the buzzer and the terminal; a page or a
-broker may subscribe too. A referee resumed from its journal (:meth:`Referee.resume`)
-is in exactly the state the journal says.
-
-A journal the disk refuses pauses the game: the events not written wait in the
-journal's sink and are written first, in order, once the disk takes them again
-(:meth:`Referee.retry_journal`, which the table loop calls). Meanwhile the referee
-holds every new input (a Notice excepted) and judges them, in order, once the journal
-is written again, so nothing is recorded out of order or lost; it says so once when
-the pause begins and once when it ends.
+Owns :class:`Referee`: each input goes to the pure :class:`~referee.flow.GameFlow` and
+the step's events are published on :attr:`Referee.stream`, whose first subscriber is the
+journal. The loop subscribes the LEDs, the buzzer and the terminal; a page may too. A
+resumed referee is in the state its journal says. A journal the disk refuses pauses the
+game: the unwritten events are written first, in order, once it can be
+(:meth:`Referee.retry_journal`), and inputs meanwhile are held and judged then.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """``tavli virtual``: the whole table stack, played by a person from the live page.
 
-Owns :class:`VirtualTable`: the board emulator on a pseudo-terminal behind the host link,
-the renderer as the camera, the panel on mock pins and the referee, run by the one table
-loop, with the person's actions taken from the page: a checker dragged from one place
-to another (the emulator lifts and puts it, as the hall sensors report a real one; a
-lone checker of the other side on the target is first put on its bar, except where the
-variant pins), the dice rolled (drawn by the renderer in the thrower's right-hand half
-and read by the camera pipeline), and the panel's buttons. Actions arrive on the page
-server's thread and are done on the loop's, in order. With ``against="hint"`` one side
-is played by the hint engine. The set-up of each game is laid out for the players.
+Owns :class:`VirtualTable`: the board emulator behind the host link, the renderer as
+the camera, the mock panel and the referee, run by the one table loop. The page's
+actions (a checker dragged, which the emulator lifts and puts as the hall sensors
+would; the dice rolled, drawn and read by the camera pipeline; the panel's buttons)
+are queued from the page server's thread and done on the loop's, in order. A hit
+checker goes to its bar by itself. With ``against="hint"`` black is the hint engine.
 """
 
 from __future__ import annotations

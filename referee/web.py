@@ -1,18 +1,12 @@
 """The live table page: the table as it is now, in a browser, updated as the referee decides.
 
-Owns :class:`LivePage`: it subscribes a :class:`~referee.view.TableView` to a
-:class:`~referee.session.Referee`'s event stream and serves, with Starlette on uvicorn in a thread of its own:
-
-* ``/`` the page (one HTML file with its script and style, nothing fetched from the network);
-* ``/view`` the view now, as JSON;
-* ``/frame.jpg`` the camera's last frame, annotated with what was read (when there is a camera);
-* ``/events`` server-sent events: the view each time it changes, with the stream's sequence
-  number as the event id, so a browser that reconnects (``Last-Event-ID``) catches up at once.
-
-A table played from the page (``tavli virtual``) also takes actions: ``POST /act`` with a
-JSON object, handed to the ``actions`` callable. Served on any address but the loopback,
-an action needs the page's token (``?token=``, printed at the start); spectators only
-read. It binds to 127.0.0.1 unless told otherwise (:func:`parse_address`).
+Owns :class:`LivePage` (Starlette on uvicorn, in a thread of its own), fed by a
+:class:`~referee.view.TableView` subscribed to a referee's event stream. Routes: ``/``
+(the page, nothing fetched from the network), ``/view`` (JSON), ``/frame.jpg`` (the
+camera's last frame, annotated), ``/events`` (server-sent views with the stream's
+sequence number as id, so a page that reconnects catches up) and ``POST /act`` (a
+virtual table's actions; off the loopback they need the page's token). It binds to
+127.0.0.1 unless told otherwise (:func:`parse_address`).
 """
 
 from __future__ import annotations

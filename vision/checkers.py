@@ -2,12 +2,11 @@
 
 (Some 510 lines in one module: points, bar and trays share the palette and the view they read.)
 
-Owns reading checkers from a :class:`~vision.view.View` at its layout's places: a point reads the
-stack height whose predicted rims (:mod:`vision.rims`) fit what shows best, its colour that of the
-visible top; bar checkers are rings along the bar's centre line; borne-off checkers are counted by
-the length of their row in a tray. Colours come from a :class:`Palette` (:func:`learn_palette`) or
-are split by lightness. A pinned checker is not seen: conservation is reported, not forced. May
-import ``board_rules`` types; must not import ``firmware_bridge`` or ``referee``.
+Owns reading checkers from a :class:`~vision.view.View`: a point reads the stack height
+whose predicted rims (:mod:`vision.rims`) fit best, its colour the visible top's; bar
+checkers are rings along the bar; borne-off checkers the length of their row. Colours
+come from a :class:`Palette` or are split by lightness. May import ``board_rules``
+types; must not import ``firmware_bridge`` or ``referee``.
 """
 
 from __future__ import annotations
