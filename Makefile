@@ -39,6 +39,11 @@ bench: $(STAMP)
 bench-referee: $(STAMP)
 	$(PY) benchmarks/bench_referee.py
 
+# the live page in headless chromium: board change -> page's SVG updated, beside board change -> LED frame
+.PHONY: bench-page
+bench-page: $(STAMP)
+	$(PY) benchmarks/bench_page.py
+
 bench-vision: $(STAMP)
 	$(PY) benchmarks/bench_vision.py
 
