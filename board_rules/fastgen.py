@@ -84,6 +84,16 @@ def _two_dice(b: bytearray, d1: int, d2: int) -> tuple[dict[bytes, tuple], int]:
                 b[26] += 1
             out1 = out - 1 if s1 > 6 and t1 < 7 else out
             m1 = (s1, t1, h1)
+            if not t1 and b[0] == 15:  # the last checker is off: the game ends, the play is complete
+                if best < 2:
+                    best = 2
+                    found.clear()
+                key = bytes(b)
+                if key not in found:
+                    found[key] = ((m1,), da)
+                b[s1] += 1
+                b[0] -= 1
+                continue
             # ---- sources of the second checker move, highest first
             if skip and t1 and out1:
                 cand = (t1,)  # only the same checker onwards can give a new board
@@ -167,9 +177,11 @@ def _doubles(b: bytearray, d: int) -> tuple[dict[bytes, tuple], int]:
     best = [-1]
     path: list[tuple] = [(), (), ()]
 
-    def record(depth: int) -> None:
-        if depth > best[0]:
-            best[0] = depth
+    def record(depth: int, played: int | None = None) -> None:
+        """Record the board after ``depth`` checker moves, ranked as ``played`` dice (default ``depth``)."""
+        rank = depth if played is None else played
+        if rank > best[0]:
+            best[0] = rank
             found.clear()
         key = bytes(b)
         if key not in found:
@@ -219,7 +231,9 @@ def _doubles(b: bytearray, d: int) -> tuple[dict[bytes, tuple], int]:
                 nxt = cand[i:]
             path[depth] = (src, dst, hit)
             out2 = out - 1 if src > 6 and dst < 7 else out
-            if depth < 2:
+            if not dst and b[0] == 15:
+                record(depth + 1, 4)  # the last checker is off: the game ends, the play is complete
+            elif depth < 2:
                 rec(depth + 1, nxt, out2)
             else:
                 last(nxt, out2)

@@ -40,7 +40,8 @@ class _Search(CheckerMoves):
     """Depth-first search of one side's checker moves for a sequence of dice.
 
     Records, per distinct final board, the checker moves of the first path found,
-    keeping only boards reached with the most dice played. In hitting games a double
+    keeping only boards reached with the most dice played; a play that ends the game
+    (the last checker off, the mother pinned) is complete. In hitting games a double
     is searched with sources in non-increasing order (every play has such an order);
     elsewhere intermediate boards are memoised per depth, so transpositions are
     searched once. ``budget`` (boards visited) bounds a search whose plays are too
@@ -103,7 +104,7 @@ class _Search(CheckerMoves):
             dst = u[1]
             mark = u[2] or u[3]
             self.moves.append((src, dst, mark))
-            if u[3] and dst == 1 and self.mother_pin_ends():
+            if (dst == 0 or (u[3] and dst == 1)) and self.ends_game(u):
                 self._record(self.n)  # the game ends at once: the play is complete
             elif self.monotone:
                 self._rec(depth + 1, src)
@@ -176,6 +177,8 @@ def legal_results(position: Position, roll: Roll, budget: int | None = None):
     d1, d2 = roll.d1, roll.d2
     seqs = v.dice_sequences(d1, d2, rolls_played)
     board = Board.of(position)
+    if board.game_over():
+        return [(((),), board, side)]  # a side has every checker off: nothing is played
     head_limit = v.head_limit(d1, d2, rolls_played)
     shared = None if budget is None else Budget(budget)
     results, best, _ = search_side(v, board, seqs, head_limit, shared)

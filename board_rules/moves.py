@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from board_rules.errors import IllegalPlayError
 from board_rules.notation import CheckerMove, Play
-from board_rules.position import Position
+from board_rules.position import CHECKERS, Position
 from board_rules.side import Side
 from board_rules.variants import SAME, Variant
 
@@ -119,6 +119,10 @@ class Board:
         if side is Side.WHITE:
             return pts, pinned, (self.me[25], self.opp[0]), (self.me[0], self.opp_off)
         return pts, pinned, (self.opp[0], self.me[25]), (self.opp_off, self.me[0])
+
+    def game_over(self) -> bool:
+        """Whether a side has all its checkers off: the game is over and nothing more is played."""
+        return self.me[0] == CHECKERS or self.opp_off == CHECKERS
 
     def to_position(self, template: Position, side: Side, turn: Side, rolls: tuple[int, int]) -> Position:
         """A :class:`Position` of this board seen from ``side``; ``template`` gives the variant."""
@@ -305,6 +309,17 @@ class CheckerMoves:
         """Whether the checker move just made, pinning the opponent's mother, ends the game (plakoto)."""
         v = self.variant
         return v.pins and v.mother_pin_ends_game(self.b.me[24])
+
+    def ends_game(self, u) -> bool:
+        """Whether the checker move just made (its undo record ``u``) ended the game.
+
+        It did when it bore off the mover's last checker, or pinned the opponent's mother
+        so that the game ends (plakoto). A play that ends the game is complete: the dice
+        left are not played, and none pass to the opponent (gul-bara).
+        """
+        if u[1]:
+            return bool(u[3]) and u[1] == 1 and self.mother_pin_ends()
+        return self.b.me[0] == CHECKERS
 
 
 def checker_moves(raw) -> tuple[CheckerMove, ...]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from board_rules.backward import backward_path
 from board_rules.moves import Board, CheckerMoves
 from board_rules.notation import Roll
-from board_rules.position import Position
+from board_rules.position import CHECKERS, Position
 from board_rules.side import Side
 from board_rules.variants import Variant
 
@@ -58,9 +58,9 @@ class Walker:
                 u = s.try_move(src, d)
                 if u is None:
                     continue
-                if u[3] and u[1] == 1 and s.mother_pin_ends():
+                if (u[1] == 0 or u[3]) and s.ends_game(u):
                     s.undo(u)
-                    best = n
+                    best = n  # the game is over: the play is complete
                     return True
                 key = (depth, b.key())
                 done = False
@@ -98,20 +98,23 @@ class Walker:
             return self._paths(dice, depth_wanted, target, limit, exact, monotone=False, ending=True)
         if limit == 1 and target is not None and exact:
             if self.v.blocks and not self.b.me[25]:
-                moves = backward_path(self.b, target, dice[:depth_wanted])
-                if moves is None:
-                    return []  # not even reachable without the variant's own limits
-                if self._replays(dice, moves):
-                    return [(moves, target.key())]
-                # the variant's own limits (start rule, primes) stop that path: look again
-                # backwards with them, then forwards in every order (the monotone walk can
-                # take seconds on an escalated gul-bara double, where the order matters)
-                moves = backward_path(
-                    self.b, target, dice[:depth_wanted], (self.v, self.s.head_limit, self.s.head_start)
-                )
-                if moves is not None and self._replays(dice, moves):
-                    return [(moves, target.key())]
-                return self._paths(dice, depth_wanted, target, 1, True, monotone=False)
+                # a play that bears off the last checker ends with the die that does, any of them
+                ends = target.me[0] == CHECKERS and self.b.me[0] < CHECKERS
+                forward = False
+                for k in range(1, depth_wanted + 1) if ends else (depth_wanted,):
+                    moves = backward_path(self.b, target, dice[:k])
+                    if moves is None:
+                        continue  # not even reachable without the variant's own limits
+                    if self._replays(dice, moves):
+                        return [(moves, target.key())]
+                    # the variant's own limits (start rule, primes) stop that path: look again
+                    # backwards with them, then forwards in every order (the monotone walk can
+                    # take seconds on an escalated gul-bara double, where the order matters)
+                    moves = backward_path(self.b, target, dice[:k], (self.v, self.s.head_limit, self.s.head_start))
+                    if moves is not None and self._replays(dice, moves):
+                        return [(moves, target.key())]
+                    forward = True
+                return self._paths(dice, depth_wanted, target, 1, True, monotone=False) if forward else []
             found = self._paths(dice, depth_wanted, target, 1, True, monotone=True)
             if not found:
                 found = self._paths(dice, depth_wanted, target, 1, True, monotone=False)
@@ -182,9 +185,9 @@ class Walker:
                     row.add(acc)
                 sums.append((row, acc))
             # the largest die still to play at each depth; when the target is a game that
-            # ended by pinning the mother, the play may stop before every die is played
-            # (movegen's _Search._rec), and only the next die is sure to be played
-            if mother_pinned_here(v, b, target):
+            # ended (the last checker off, the mother pinned), the play may stop before every
+            # die is played (movegen's _Search._rec), and only the next die is sure to be played
+            if ends_here(v, b, target):
                 bigger = [dice[depth] if depth < n else 0 for depth in range(n + 1)]
             else:
                 bigger = [max(dice[depth:n], default=0) for depth in range(n + 1)]
@@ -287,7 +290,7 @@ class Walker:
                         s.undo(u)
                         continue
                 moves.append((src, u[1], u[2] or u[3]))
-                if u[3] and u[1] == 1 and s.mother_pin_ends():
+                if (u[1] == 0 or u[3]) and s.ends_game(u):
                     # the game ends here: a complete play only if it is the wanted end
                     k = b.key()
                     if (target is None or not exact or k == target_key) and k not in ends:
@@ -312,6 +315,14 @@ class Walker:
         return found
 
 
+def ends_here(v: Variant, start: Board, target: Board) -> bool:
+    """Whether the game, not over at ``start``, is over at ``target`` by the mover's play:
+    its last checker borne off, or the opponent's mother pinned so that the game ends."""
+    if target.me[0] == CHECKERS:
+        return start.me[0] < CHECKERS
+    return mother_pinned_here(v, start, target)
+
+
 def mother_pinned_here(v: Variant, start: Board, target: Board) -> bool:
     """Whether ``target`` has the opponent's mother pinned, not pinned at ``start``, and
     so pinned that the game ended (plakoto's mother rule, by the pinner's start count)."""
@@ -321,7 +332,12 @@ def mother_pinned_here(v: Variant, start: Board, target: Board) -> bool:
 
 
 def most_dice(variant: Variant, board: Board, seqs, head_limit: int) -> tuple[int, int]:
-    """``(most dice playable, the die a single-die play must use or 0)`` for these sequences."""
+    """``(most dice playable, the die a single-die play must use or 0)`` for these sequences.
+
+    A play that ends the game plays them all; none is playable once the game is over.
+    """
+    if board.game_over():
+        return 0, 0
     best = 0
     for seq in seqs:
         best = max(best, Walker(variant, board, head_limit).max_depth(seq))

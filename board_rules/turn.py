@@ -14,7 +14,7 @@ from board_rules.movegen import Budget, SearchBudgetExceeded, search_side
 from board_rules.moves import Board
 from board_rules.notation import Roll
 from board_rules.position import Position
-from board_rules.reach import Walker, most_dice, mother_pinned_here, pips, turn_setup
+from board_rules.reach import Walker, ends_here, most_dice, pips, turn_setup
 from board_rules.side import Side
 
 # Boards the listing of the mover's plays may visit.
@@ -44,6 +44,8 @@ class AnyOrder:
         v = before.variant
         rolls_played = before.rolls[0 if self.side is Side.WHITE else 1]
         seqs = v.dice_sequences(roll.d1, roll.d2, rolls_played)
+        if self.start.game_over():
+            return  # nothing is played once a side has every checker off
         if any(len(seq) > MOST_MOVES for seq in seqs):
             self.complete = False  # an escalated gul-bara double: too many plays of too many moves
             return
@@ -167,13 +169,13 @@ class LazyTurn:
     def stages(self, observed: Position):
         """``(sequence, dice used)`` pairs by which ``observed`` lies on the way to a legal play.
 
-        A play that ended the game by pinning the mother counts as using every die
-        (``self.best``), as :mod:`board_rules.movegen` counts it: nothing more may be played.
+        A play that ended the game (the last checker off, the mother pinned) counts as using
+        every die (``self.best``), as :mod:`board_rules.movegen` counts it: nothing more may be played.
         """
         target = Board.of(observed, self.side)
         if target.opp_off != self.start.opp_off:
             return []
-        ended = mother_pinned_here(self.v, self.start, target)
+        ended = ends_here(self.v, self.start, target)
         out = []
         total = pips(self.start.me) - pips(target.me)
         for seq in self.seqs:
@@ -212,7 +214,7 @@ class LazyTurn:
     def landing_points(self, observed: Position, src: int) -> set[int]:
         """Own points (0 = off) where a checker lifted from own point ``src`` may land now."""
         target = Board.of(observed, self.side)
-        if mother_pinned_here(self.v, self.start, target):
+        if ends_here(self.v, self.start, target) or self.start.game_over():
             return set()  # the game is over: nothing more is played
         found = self.any_order().landing_points(observed, src)
         for seq, j in self.stages(observed):
@@ -230,7 +232,7 @@ class LazyTurn:
                     break
                 undo.append(u)
                 at = u[1]
-                ended = u[3] and at == 1 and w.s.mother_pin_ends()
+                ended = (at == 0 or u[3]) and w.s.ends_game(u)
                 if ended or self._can_finish(board, seq, k + 1):
                     found.add(at)
                 if ended:
