@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint format test-slow bench bench-board bench-referee bench-vision bench-vision-speed bench-dice train-dice setup clean
+.PHONY: demo test lint format test-slow bench bench-board bench-referee bench-vision bench-vision-speed bench-dice train-dice soak-board setup clean
 
 setup: $(STAMP)
 
@@ -64,6 +64,10 @@ train-dice: $(TRAIN_STAMP)
 
 bench-board: $(STAMP)
 	$(PY) benchmarks/bench_board.py
+
+# the board link under line faults (realistic and harsh presets): prints frames, LED ACKs, recovery times
+soak-board: $(STAMP)
+	$(PY) benchmarks/soak_board.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from firmware_bridge.emulator_checkers import EmulatedCheckers, side_sign
-from firmware_bridge.emulator_pty import PtyPort
+from firmware_bridge.emulator_pty import Fault, FaultKind, FaultProfile, PtyPort
 from firmware_bridge.leds import LED_COUNT
 from firmware_bridge.protocol import (
     POINTS,
@@ -81,7 +81,8 @@ class BoardEmulator:
     Drive it with :meth:`set_position`, :meth:`lift`, :meth:`place` and :meth:`move`
     (points 1..24, ``"bar"`` or ``"off"``); read :attr:`led_frame`; inject faults with
     :meth:`inject` and :meth:`replug`. Every action runs on the emulator's thread and
-    returns once its frames are written. ``on_replug(path)`` is called with each new path.
+    returns once its frames are written. ``on_replug(path)`` is called with each new path
+    (after a profile's unplug, on a thread of its own).
     ``heartbeat_s``, ``sensor_config`` and report mode 1 are the board's defaults, which
     a CONFIG changes until the next replug; ``calibrate_s`` is how long ZERO_EMPTY keeps
     the board busy.
@@ -144,9 +145,9 @@ class BoardEmulator:
 
     @property
     def path(self) -> str:
-        """The slave path a host opens (changes on :meth:`replug`); raises RuntimeError before start."""
+        """The slave path a host opens (changes on :meth:`replug`); RuntimeError before start and while unplugged."""
         if self._port.path is None:
-            raise RuntimeError("the emulator is not started")
+            raise RuntimeError("the emulator is not started, or its cable is out")
         return self._port.path
 
     @property
@@ -278,10 +279,39 @@ class BoardEmulator:
         self._call(lambda: self._send_if_ready(Button(button, False, self._now_ms())))
 
     def inject(
-        self, corrupt_rate: float = 0.0, drop_rate: float = 0.0, duplicate_rate: float = 0.0, delay_s: float = 0.0
+        self,
+        corrupt_rate: float = 0.0,
+        drop_rate: float = 0.0,
+        duplicate_rate: float = 0.0,
+        delay_s: float = 0.0,
+        *,
+        profile: FaultProfile | None = None,
     ) -> None:
-        """Faults on the bytes the board sends: per byte corrupted or dropped, per frame duplicated, and a delay before each frame."""
-        self._port.inject(corrupt_rate, drop_rate, duplicate_rate, delay_s)
+        """Faults on the line: a :class:`~firmware_bridge.emulator_pty.FaultProfile` (e.g. ``FAULT_PRESETS["harsh"]``),
+        or per byte sent corrupted or dropped, per frame duplicated, and a delay before each frame.
+
+        No arguments: no faults. Raises ValueError as :meth:`PtyPort.inject` does.
+        """
+        self._port.inject(corrupt_rate, drop_rate, duplicate_rate, delay_s, profile=profile)
+
+    @property
+    def faults(self) -> FaultProfile:
+        """The faults now on the line."""
+        return self._port.profile
+
+    def fault_log(self) -> tuple[Fault, ...]:
+        """The faults put on the line so far (the latest 100,000), oldest first."""
+        return self._call(lambda: tuple(self._port.fault_log)) if self._running else tuple(self._port.fault_log)
+
+    def fault_counts(self) -> dict[FaultKind, int]:
+        """How many faults of each kind were put on the line so far."""
+        port = self._port
+        return self._call(lambda: dict(port.fault_counts)) if self._running else dict(port.fault_counts)
+
+    @property
+    def frames_sent(self) -> int:
+        """Frames the board has written to its line (before faults)."""
+        return self._port.frames_sent
 
     def replug(self) -> str:
         """Unplug and plug in again: close the pty, open one under a new path, reset the board.
@@ -320,6 +350,8 @@ class BoardEmulator:
                 waits.append(self._corrupt_report_at + ERROR_REPORT_S - now)
         if self._calibrating is not None:
             waits.append(self._calibrating[1] - now)
+        if self._port.unplug_due is not None:
+            waits.append(self._port.unplug_due - now)
         return max(0.0, min(waits))
 
     def _run(self) -> None:
@@ -341,6 +373,7 @@ class BoardEmulator:
                     self.frames_received += 1
                     self._handle(raw)
             self._poll()
+            self._unplugged()
 
     def _poll(self) -> None:
         """What the firmware's main loop does besides receiving: calibration, heartbeat, error reports."""
@@ -372,7 +405,26 @@ class BoardEmulator:
 
     def _replug(self) -> str:
         path = self._port.reopen()
-        # the board resets: everything but the calibration (EEPROM) starts over
+        self._reset()
+        return path
+
+    def _unplugged(self) -> None:
+        """A profile's unplug: the board is off while the cable is out, then boots on a new pseudo-terminal."""
+        due = self._port.unplug_due
+        if due is None:
+            return
+        if self._ready:  # the cable is out: the board is off
+            self._reset()
+            self.replugged.clear()
+        if time.monotonic() >= due:
+            path = self._port.plug_in()
+            self._reset()
+            self.replugged.set()
+            if self.on_replug is not None:
+                threading.Thread(target=self.on_replug, args=(path,), daemon=True).start()
+
+    def _reset(self) -> None:
+        """The board resets: everything but the calibration (EEPROM) starts over."""
         self._reader = RawFrameReader()
         self._ready = False
         self._classes = None
@@ -385,7 +437,6 @@ class BoardEmulator:
         self.debounce_scans = 3
         self.corrupt_frames = self._corrupt_reported = 0
         self._corrupt_report_at = float("-inf")
-        return path
 
     # ------------------------------------------------------------------ sending
 
