@@ -19,6 +19,7 @@ from board_rules.movegen import SearchBudgetExceeded, legal_plays
 from board_rules.notation import Roll
 from board_rules.position import Position
 from board_rules.side import Side
+from board_rules.untrusted import MAX_TEXT_BYTES, is_digits, parse_json, read_text, whole_number
 from board_rules.variants import find_variant
 
 PLAYS_BUDGET = 1_000_000
@@ -29,12 +30,24 @@ def _option(text: str) -> tuple[str, Any]:
         raise argparse.ArgumentTypeError(f"an option is NAME=VALUE, not {text!r}")
     name, raw = text.split("=", 1)
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
-        value = raw
+        value = parse_json(raw, f"option {name.strip()}", argparse.ArgumentTypeError)
+    except argparse.ArgumentTypeError:
+        if raw.lstrip()[:1] in ("[", "{") or is_digits(raw.strip().lstrip("-"), len(raw)):
+            raise  # meant as JSON or a number, and not one: say why
+        value = raw  # a word, e.g. third-quarter
     if isinstance(value, list):
         value = tuple(value)
     return name.strip().replace("-", "_"), value
+
+
+def _budget(text: str) -> int:
+    """``--budget``: a whole number of boards, 1 or more (argparse's ``type``)."""
+    return whole_number(text, "--budget", 1, 10**12, argparse.ArgumentTypeError)
+
+
+def _die(text: str) -> int:
+    """A die of ``--dice``: 1..6 in ASCII digits (argparse's ``type``)."""
+    return whole_number(text, "--dice", 1, 6, argparse.ArgumentTypeError)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -60,13 +73,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     p = rsub.add_parser("plays", help="print every legal play for a position and a roll")
     p.add_argument("position", nargs="?", default="-", help="Position JSON file, or - for stdin")
-    p.add_argument("--dice", nargs=2, type=int, metavar=("D1", "D2"))
+    p.add_argument("--dice", nargs=2, type=_die, metavar=("D1", "D2"))
     p.add_argument(
         "--batch", action="store_true", help='read JSON lines {"position": ..., "dice": [d1, d2]} from stdin'
     )
     p.add_argument(
         "--budget",
-        type=int,
+        type=_budget,
         default=PLAYS_BUDGET,
         metavar="BOARDS",
         help=f"give up (exit 2) past this many boards searched (default {PLAYS_BUDGET:,}; "
@@ -77,7 +90,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = rsub.add_parser("check", help="is AFTER the result of a legal play from BEFORE?")
     p.add_argument("before")
     p.add_argument("after")
-    p.add_argument("--dice", nargs=2, type=int, metavar=("D1", "D2"), required=True)
+    p.add_argument("--dice", nargs=2, type=_die, metavar=("D1", "D2"), required=True)
     with_options(p)
 
     p = rsub.add_parser("id", help="gnubg Position ID of a backgammon or portes position")
@@ -92,13 +105,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _read(path: str, stdin: TextIO) -> str:
-    if path == "-":
-        return stdin.read()
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except OSError as exc:
-        raise InvalidPositionError(f"position file {path!r}: {exc.strerror}", "file", path) from None
+    """A Position JSON file's text (``-``: standard input), read up to ``MAX_TEXT_BYTES``."""
+    if path != "-":
+        return read_text(path, "position file", InvalidPositionError)
+    text = stdin.read(MAX_TEXT_BYTES + 1)
+    if len(text) > MAX_TEXT_BYTES:
+        raise InvalidPositionError(f"position: standard input: over {MAX_TEXT_BYTES} characters: no position")
+    return text
 
 
 def _variant_for(data: Any, options: list[tuple[str, Any]]):
@@ -111,10 +124,7 @@ def _variant_for(data: Any, options: list[tuple[str, Any]]):
 
 
 def _load(text: str, options: list[tuple[str, Any]]) -> Position:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidPositionError(f"position: not valid JSON ({exc})", "position", text[:80]) from None
+    data = parse_json(text, "position", InvalidPositionError)
     return Position.from_dict(data, _variant_for(data, options))
 
 
@@ -189,10 +199,7 @@ def _batch(options: list[tuple[str, Any]], stdin: TextIO, stdout: TextIO, budget
         if not line.strip():
             continue
         try:
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidPositionError(f"line {lineno}: not valid JSON ({exc})", "line", lineno) from None
+            item = parse_json(line, f"line {lineno}", InvalidPositionError)
             if not isinstance(item, dict) or "position" not in item or "dice" not in item:
                 raise InvalidPositionError(
                     f'line {lineno}: expected {{"position": ..., "dice": [d1, d2]}}, not {line.strip()[:80]!r}',

@@ -30,8 +30,8 @@ class Budget:
     def __init__(self, boards: int) -> None:
         self.left = boards
 
-    def spend(self) -> None:
-        self.left -= 1
+    def spend(self, boards: int = 1) -> None:
+        self.left -= boards
         if self.left < 0:
             raise SearchBudgetExceeded
 
@@ -130,6 +130,8 @@ def search_side(variant: Variant, board: Board, dice_seqs, head_limit: int, budg
     """
     if fastgen.handles(variant, dice_seqs):
         results, best = fastgen.search(board.me, board.opp, dice_seqs)
+        if budget is not None:  # fastgen counts no boards: it visited at least the ones it found
+            budget.spend(len(results))
         return results, best, None
     return generic_search_side(variant, board, dice_seqs, head_limit, budget)
 

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from board_rules.errors import InvalidPositionError, UnknownVariantError
 from board_rules.side import Side
+from board_rules.untrusted import is_digits, parse_json
 from board_rules.variants import Variant, find_variant
 
 if TYPE_CHECKING:  # pragma: no cover
     from board_rules.notation import Play, Roll
 
 CHECKERS = 15
+MAX_ROLLS = 10_000  # rolls a side has played in one game: a long one takes some hundred
 
 
 def _bad(field_name: str, value: object, expected: str) -> InvalidPositionError:
@@ -80,8 +82,8 @@ class Position:
             if not isinstance(pair, tuple) or len(pair) != 2:
                 raise _bad(name, pair, "must be a (white, black) pair")
             for side, v in zip(("white", "black"), pair):
-                if type(v) is not int or v < 0:
-                    raise _bad(f"{name}.{side}", v, "must be a non-negative integer")
+                if type(v) is not int or not 0 <= v <= MAX_ROLLS:
+                    raise _bad(f"{name}.{side}", v, f"must be an integer 0..{MAX_ROLLS}")
         if not self.variant.hits and any(self.bar):
             raise _bad(
                 "bar", {"white": self.bar[0], "black": self.bar[1]}, f"must be 0: {self.variant.label} has no hitting"
@@ -148,7 +150,7 @@ class Position:
         if not isinstance(raw_pins, dict):
             raise _bad("pinned", raw_pins, "must be an object of point to colour")
         for key, colour in raw_pins.items():
-            if not (isinstance(key, str) and key.isdigit() and 1 <= int(key) <= 24):
+            if not (is_digits(key, 2) and 1 <= int(key) <= 24):
                 raise _bad("pinned", key, "keys must be point numbers '1'..'24'")
             if colour not in ("white", "black"):
                 raise _bad(f"pinned.{key}", colour, "must be 'white' or 'black'")
@@ -168,11 +170,7 @@ class Position:
     @classmethod
     def from_json(cls, text: str | bytes, variant: Variant | None = None) -> Position:
         """A position from Position JSON text; raises :class:`InvalidPositionError`."""
-        try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InvalidPositionError(f"position: not valid JSON ({exc})", "position", text) from None
-        return cls.from_dict(data, variant)
+        return cls.from_dict(parse_json(text, "position", InvalidPositionError), variant)
 
     # ----------------------------------------------------------------- output
 

@@ -79,6 +79,7 @@ class Variant:
                         f"option.{key}",
                         value,
                     )
+                _check_type(key, value, getattr(options, key))
             options = replace(options, **kwargs)
         object.__setattr__(self, "options", options)
         self._configure()
@@ -189,6 +190,15 @@ class Variant:
             w = v.white_point(loser, own)
             n += position.count(loser, w) + (1 if position.pinned[w - 1] == loser.sign else 0)
         return n
+
+
+def _check_type(name: str, value: Any, default: Any) -> None:
+    """An option given a value of another kind than its default's (a word for a yes/no option)."""
+    kinds = {bool: "true or false", int: "a whole number", str: "a word"}
+    kind = type(default)
+    if kind in kinds and type(value) is not kind:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise InvalidPositionError(f"option {name}: {shown} must be {kinds[kind]}", f"option.{name}", value)
 
 
 def _check_choice(name: str, value: Any, choices: tuple) -> None:

@@ -29,6 +29,12 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+def _one_line(message: str, width: int = 400) -> str:
+    """An error message as one line of at most ``width`` characters (an input it quotes may be long)."""
+    line = " ".join(message.split())
+    return line if len(line) <= width else line[: width - 3] + "..."
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tavli",
@@ -162,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     except TavliError as exc:
         where = f"tavli {args.command}" + (f" {args.rules_command}" if args.command == "rules" else "")
-        print(f"{where}: {exc}", file=sys.stderr)
+        print(f"{where}: {_one_line(str(exc))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return 0

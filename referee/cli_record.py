@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TextIO
 
 from board_rules.errors import TavliError
+from board_rules.untrusted import check_output
 from referee.export import FORMATS, export, export_mat, gnubg_commands, load_record, mat_notes
 
 GNUBG_FALLBACK = "/usr/games/gnubg"
@@ -75,6 +76,8 @@ def run(
         return 2
     where = "tavli record export"
     try:
+        if args.output:  # where the export goes is checked before the work
+            check_output(args.output, "-o")
         text = export(args.journal, args.format)
     except TavliError as exc:
         print(f"{where}: {exc}", file=stderr)

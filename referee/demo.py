@@ -23,6 +23,7 @@ from rich.text import Text
 
 from board_rules import Position, Side
 from board_rules.legality import board_diff
+from board_rules.untrusted import check_output_folder
 from referee import events as E
 from referee.errors import JournalError
 from referee.export import export
@@ -175,15 +176,14 @@ def run_demo(
 ) -> int:
     """Play a refereed game (``match`` 0) or a match to ``match`` points on the emulated table; returns the exit
     status. ``web`` (``[HOST:]PORT``) serves the live table page; ``pace`` waits that long between actions."""
-    if pace < 0 or pace != pace:
-        raise DemoError(f"--pace: {pace!r}: give a number of seconds, 0 or more")
+    if not 0 <= pace < 3600:  # NaN fails too
+        raise DemoError(f"--pace: {pace!r}: give a number of seconds, 0 or more (under an hour)")
     if match is not None and match < 1:
         raise DemoError(f"--match: {match!r}: a match is to 1 point or more (leave it out for one money game)")
     match = match or 0
     address = parse_address(web) if web is not None else None
     console = Console(highlight=False)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_output_folder(out, "--out", DemoError)
     journal = out / f"match-{seed}.jsonl"
     if journal.exists():
         journal.unlink()

@@ -9,13 +9,12 @@ naming what was typed. Imports ``board_rules`` and the referee's record.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
-from pathlib import Path
 
 from board_rules import Position, Side
 from board_rules.errors import TavliError
 from board_rules.ids import position_from_id
+from board_rules.untrusted import parse_json, read_text
 from referee.record import Phase
 
 MAX_LINE = 20_000  # a Position JSON is some 300 characters; a longer line is not one
@@ -127,21 +126,15 @@ def typed_board(text: str, like: Position | None) -> Position:
             return position_from_id(t, like.variant, like.turn)
         except (ValueError, TavliError) as exc:
             raise KeyboardError(f"board: {t!r} is not a gnubg Position ID of this board ({exc})") from None
-    path = Path(t)
     try:
-        if path.stat().st_size > MAX_FILE:
-            raise KeyboardError(f"board: {t!r} is over {MAX_FILE} bytes: no position")
-        return _json(path.read_text(encoding="utf-8"), like)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KeyboardError(f"board: {t!r} is neither start, a Position ID, JSON nor a readable file ({exc})") from None
+        text = read_text(t, "board", KeyboardError, MAX_FILE)
+    except KeyboardError as exc:
+        raise KeyboardError(f"{exc}; give start, a gnubg Position ID, Position JSON or a file holding it") from None
+    return _json(text, like)
 
 
 def _json(text: str, like: Position) -> Position:
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise KeyboardError(f"board: not Position JSON ({exc})") from None
-    return Position.from_dict(data, like.variant)
+    return Position.from_dict(parse_json(text, "board: not Position JSON", KeyboardError), like.variant)
 
 
 def _place(text: str, mover: Side) -> tuple[str, int]:

@@ -12,6 +12,7 @@ journal with ``tavli play --resume JOURNAL``; the keyboard's commands are the lo
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any, TextIO
 import cv2
 from rich.console import Console
 
+from board_rules.untrusted import check_output, is_digits
 from firmware_bridge.link import BoardLink
 from firmware_bridge.panel import Panel, PanelConfig
 from referee.errors import JournalError
@@ -32,9 +34,12 @@ from referee.textboard import render as text_board
 from referee.web import LivePage, parse_address
 from vision.calibrate import Geometry
 from vision.checkers import Palette
+from vision.images import check_image_header
 from vision.observe import Pipeline
 
 __all__ = ["COMMANDS", "CameraSource", "TableSession", "match_spec", "run_play"]
+
+MAX_GAMES = 10_000  # --games: a money session's length
 
 
 class CameraSource:
@@ -62,7 +67,7 @@ class CameraSource:
         return self._down_since is not None
 
     def _open(self):
-        src: Any = int(self.where) if self.where.isdigit() else self.where
+        src: Any = int(self.where) if is_digits(self.where) else self.where
         cap = cv2.VideoCapture(src)
         if not cap.isOpened():
             return None
@@ -119,8 +124,16 @@ def match_spec(variant: str | None, match: str | None, args=None):
     if getattr(args, "automatic_doubles", 0):
         cube["automatic_doubles"] = args.automatic_doubles
     games = getattr(args, "games", None)
-    if match:
+    if games is not None and not 1 <= games <= MAX_GAMES:
+        raise JournalError(
+            f"--games: {games!r}: a money session of 1..{MAX_GAMES} games (leave it out to play until quit)"
+        )
+    if variant is not None and not variant.strip():
+        raise JournalError("--variant: '': name a variant, e.g. backgammon, plakoto, long-nardy")
+    if match is not None:
         kind, _, rest = match.partition(":")
+        if not kind or (kind == "money" and not rest):
+            raise JournalError(f"--match {match!r}: give tavli:N, VARIANT:N or money:VARIANT")
         length = _length(rest, match) if kind != "money" else 0
         if kind == "tavli":
             spec = MatchSpec(
@@ -143,7 +156,7 @@ def match_spec(variant: str | None, match: str | None, args=None):
             variant or "backgammon",
             cube=cube,
             variant_options=opts,
-            games=games or (1 if variant else None),
+            games=games if games is not None else (1 if variant else None),
         )
     unused = [
         flag
@@ -168,7 +181,7 @@ def match_spec(variant: str | None, match: str | None, args=None):
 def _length(text: str, match: str) -> int:
     if not text:
         return 0
-    if not text.isdigit() or int(text) < 1:
+    if not is_digits(text, 4) or int(text) < 1:
         raise JournalError(f"--match {match!r}: the length after ':' must be a whole number of points, 1 or more")
     return int(text)
 
@@ -180,7 +193,7 @@ def _option_value(text: str):
         return True
     if low in ("false", "no", "off"):
         return False
-    return int(low) if low.lstrip("-").isdigit() else text.strip()
+    return int(low) if is_digits(low.removeprefix("-"), 9) else text.strip()
 
 
 def run_play(args, stdin: TextIO, stdout: TextIO) -> int:
@@ -197,8 +210,15 @@ def run_play(args, stdin: TextIO, stdout: TextIO) -> int:
         print(text, file=stdout, flush=True)
 
     spec = None if args.resume else match_spec(args.variant, args.match, args)
+    address = parse_address(args.web) if getattr(args, "web", None) else None
     if args.resume:
         read_journal(args.resume)  # a journal that cannot be read is refused before any device is opened
+    elif args.journal:
+        check_output(args.journal, "--journal", JournalError)
+    if args.camera and not (is_digits(args.camera) or "://" in args.camera or os.path.isfile(args.camera)):
+        raise JournalError(f"--camera: {args.camera!r}: neither a camera number nor a video or image file")
+    if args.camera and os.path.isfile(args.camera):
+        check_image_header(args.camera)  # a still that would decode into gigabytes is refused before
     link = camera = panel = page = ref = None
     try:
         if args.board:
@@ -218,8 +238,8 @@ def run_play(args, stdin: TextIO, stdout: TextIO) -> int:
             journal = Path(args.journal or time.strftime("match-%Y%m%d-%H%M%S.jsonl"))
             ref = Referee.new(journal, spec, teach=args.teach)
             say(f"journal: {journal}")
-        if getattr(args, "web", None):
-            host, port = parse_address(args.web)
+        if address is not None:
+            host, port = address
             page = LivePage(ref, host=host, port=port, camera=camera).start()
             say(f"the live table: {page.url}")
         draw = None

@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from board_rules.untrusted import is_digits, parse_json
 from referee.errors import JournalError
 from referee.view import TableView
 from vision.annotate import annotate
@@ -49,7 +50,7 @@ def parse_address(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep:
         host = "127.0.0.1"
-    if not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:
+    if not (port.isascii() and port.isdigit() and len(port) <= 5) or not 0 <= int(port) <= 65535:
         raise WebAddressError(f"--web: {text!r}: give a port (8080) or HOST:PORT (0.0.0.0:8080)")
     return host or "127.0.0.1", int(port)
 
@@ -164,14 +165,14 @@ class LivePage:
         if len(body) > MAX_ACTION_BYTES:
             return JSONResponse({"error": f"action: over {MAX_ACTION_BYTES} bytes"}, status_code=400)
         try:
-            self.actions(json.loads(body))
+            self.actions(parse_json(body, "action"))
         except (ValueError, UnicodeDecodeError) as exc:  # VirtualError is a ValueError; so is bad JSON
             return JSONResponse({"error": str(exc)}, status_code=400)
         return JSONResponse({"ok": True})
 
     async def _events(self, request: Request) -> StreamingResponse:
         last = request.headers.get("last-event-id", "")
-        since = int(last) if last.isascii() and last.isdigit() else -1
+        since = int(last) if is_digits(last, 18) else -1
 
         async def views():
             sent, idle = since, 0.0

@@ -136,7 +136,7 @@ def test_geometry_json_round_trip_and_contents(tmp_path):
 @pytest.mark.parametrize(
     "text, match",
     [
-        ("not json", "not JSON"),
+        ("not json", "not valid JSON"),
         ('{"format": "other"}', "format: 'other'"),
         ('{"format": "tavli-geometry/1", "image_size": [10, 10], "source": "markers"}', "missing field 'homography'"),
         (

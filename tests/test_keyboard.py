@@ -57,7 +57,8 @@ def test_help_lists_every_command_and_each_line_says_what_the_table_waits_for(tm
         ("move 3 4", "move: no checker on 3"),
         ("board " + "[" * 100_000 + "]" * 100_000, "board: a line of 200000 characters is no position"),
         ('board {"variant": "backgammon", "a": ' + "[" * 5000 + "]" * 5000 + "}", "board: not Position JSON"),
-        ("board /no/such/file", "board: '/no/such/file' is neither start"),
+        ("board /no/such/file", "board: '/no/such/file': cannot read it"),
+        ("board /dev/zero", "board: '/dev/zero': over 64000 bytes"),
         ("teleport", "unknown command 'teleport'; type help"),
     ],
 )

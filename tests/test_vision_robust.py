@@ -269,6 +269,53 @@ def test_huge_images_are_refused_from_their_header_with_their_size(tmp_path):
         assert code == 2 and "30000x30000 px" in err and "huge" in err
 
 
+def _png_of(width: int, height: int) -> bytes:
+    """A whole PNG of ``width`` x ``height`` black px: a few hundred KB that decode into ``3 * width * height`` bytes."""
+    z = zlib.compressobj(9)
+    body = b"".join(z.compress(b"\0" * (1 + 3 * width)) for _ in range(height)) + z.flush()
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", body) + chunk(b"IEND", b"")
+
+
+def test_an_image_that_decodes_into_gigabytes_is_refused_before_decoding(tmp_path, monkeypatch):
+    """Issue 19 item 5: a 12000x12000 PNG inside the size limits (420 KB) decoded into 430 MB before."""
+    import vision.images as images
+
+    monkeypatch.setattr(images, "MAX_PIXELS", 1_000_000)  # the same refusal at a cost a test can pay
+    path = tmp_path / "bomb.png"
+    path.write_bytes(_png_of(1500, 1000))
+    code, _, err = run(["vision", "dice", str(path)])
+    assert code == 2 and "1500x1000 px is 2 megapixels: expected at most 1" in err
+    code, _, err = run(["play", "--camera", str(path), "--geometry", str(tmp_path / "g.json")])
+    assert code == 2 and "1500x1000 px" in err
+    with pytest.raises(images.ImageError, match="1500x1000"):
+        images.grab_frame(str(path))
+
+
+def test_a_jpeg_over_the_pixel_cap_is_decoded_at_a_scale_that_fits(tmp_path, monkeypatch):
+    import vision.images as images
+
+    monkeypatch.setattr(images, "MAX_PIXELS", 1_000_000)
+    image = np.full((1200, 2000, 3), 90, np.uint8)
+    cv2.rectangle(image, (0, 0), (999, 1199), (30, 160, 220), -1)
+    path = tmp_path / "phone.jpg"
+    cv2.imwrite(str(path), image)
+    got = load_image(path)
+    assert got.shape == (600, 1000, 3)  # half: 0.6 megapixels
+    assert np.abs(got[300, 200].astype(int) - [30, 160, 220]).max() <= 4
+
+
+def test_a_file_of_no_known_image_format_is_refused_before_decoding(tmp_path):
+    path = tmp_path / "frame.pfm"
+    cv2.imwrite(str(path), np.zeros((32, 32, 3), np.float32))
+    with pytest.raises(ValueError, match="not an image that can be read"):
+        load_image(path)
+
+
 def test_grey_16_bit_alpha_and_cmyk_images_load_as_8_bit_bgr(tmp_path):
     image = np.zeros((32, 48, 3), np.uint8)
     image[:, :, 0], image[:, :, 1], image[:, :, 2] = 40, 120, 200  # B, G, R

@@ -23,6 +23,7 @@ import cv2
 import numpy as np
 
 from board_rules.errors import TavliError
+from board_rules.untrusted import parse_json, read_text
 from vision.board import MARKER_IDS, MARKER_QUIET_MM, MARKER_SIZE_MM
 from vision.config import VisionConfig, default_config
 from vision.profile import DEFAULT_PROFILE, BoardProfile, Layout, ProfileError, layout
@@ -192,11 +193,7 @@ class Geometry:
     @classmethod
     def from_json(cls, text: str | bytes) -> Geometry:
         """Parse :meth:`to_json` text. Raises :class:`CalibrationError` for bad JSON or fields."""
-        try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise CalibrationError(f"geometry: not JSON: {exc}") from None
-        return cls.from_dict(data)
+        return cls.from_dict(parse_json(text, "geometry", CalibrationError))
 
     def save(self, path: str | Path) -> None:
         """Write the geometry JSON to ``path``. Raises OSError if it cannot be written."""
@@ -205,12 +202,7 @@ class Geometry:
     @classmethod
     def load(cls, path: str | Path) -> Geometry:
         """Read a geometry JSON file. Raises :class:`CalibrationError` if it is missing, unreadable or bad."""
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CalibrationError(
-                f"geometry file {str(path)!r}: cannot read: {getattr(exc, 'strerror', None) or exc}"
-            ) from None
+        text = read_text(path, "geometry file", CalibrationError)
         try:
             return cls.from_json(text)
         except CalibrationError as exc:

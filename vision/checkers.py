@@ -12,6 +12,7 @@ types; must not import ``firmware_bridge`` or ``referee``.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -22,6 +23,7 @@ import numpy as np
 
 from board_rules import Position
 from board_rules.errors import TavliError
+from board_rules.untrusted import read_json
 from vision.calibrate import Geometry
 from vision.config import VisionConfig, default_config
 from vision.profile import Layout
@@ -85,6 +87,12 @@ class Palette:
             ) from None
         if len(white) != 3 or len(black) != 3 or (tray_t is not None and len(tray_t) != 3):
             raise PaletteError(f"palette: {str(data)[:200]!r}: expected white, black (and tray) Lab triples")
+        for name, lab in (("white", white), ("black", black), ("tray", tray_t or (0.0, 0.0, 0.0))):
+            if not all(0.0 <= v <= 255.0 for v in lab):  # NaN fails too
+                raise PaletteError(f"palette: {name}: {list(lab)!r}: expected a Lab colour, three numbers 0..255")
+        for x, y in edges:
+            if not (math.isfinite(x) and math.isfinite(y)):
+                raise PaletteError(f"palette: board_edges: {[x, y]!r}: expected places in board mm")
         return cls(white, black, tray_t, edges)
 
     def save(self, path: str | Path) -> None:
@@ -93,11 +101,11 @@ class Palette:
     @classmethod
     def load(cls, path: str | Path) -> Palette:
         """Raises :class:`PaletteError` for a missing or malformed file."""
+        data = read_json(path, "palette", PaletteError)
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise PaletteError(f"palette: {str(path)!r}: cannot read it as JSON ({exc})") from None
-        return cls.from_dict(data)
+            return cls.from_dict(data)
+        except PaletteError as exc:
+            raise PaletteError(f"{str(path)!r}: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)

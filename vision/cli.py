@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import sys
-from pathlib import Path
 from typing import TextIO
 
 import cv2
@@ -21,7 +21,13 @@ import numpy as np
 
 from board_rules import Position, Side
 from board_rules.errors import InvalidPositionError
+from board_rules.untrusted import InputError, check_output, is_digits, read_text, whole_number
 from vision.render import BOARD_STYLES, CHECKER_STYLES, CUBE_COLOURS, CUBE_PLACES, render
+
+
+def _die(text: str) -> int:
+    """A die of ``--dice``: 1..6 in ASCII digits (argparse's ``type``)."""
+    return whole_number(text, "--dice", 1, 6, argparse.ArgumentTypeError)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -129,7 +135,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--dice",
         nargs="*",
-        type=int,
+        type=_die,
         default=[],
         metavar="D",
         help="die values, placed at random in the right-hand half",
@@ -156,6 +162,9 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
     prints it and exits 2); a bad die, cube or output path prints a message and returns 2.
     """
     stdout = sys.stdout if stdout is None else stdout
+    for flag in ("output", "annotate", "truth"):  # where the work goes is checked before the work
+        if getattr(args, flag, None):
+            check_output(getattr(args, flag), "-o" if flag == "output" else f"--{flag}")
     if args.vision_command == "calibrate":
         return _calibrate(args, stdout)
     if args.vision_command == "dice":
@@ -171,13 +180,9 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
     path = args.position_opt or args.position_file
     if path is None:
         raise InvalidPositionError("position: missing; give POSITION_FILE or --position POS.json", "position", None)
+    position = _read_position(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidPositionError(f"position: {path!r}: cannot read it ({exc})", "position", path) from None
-    position = Position.from_json(text)
-    try:
-        cube = None if args.cube is None else (int(args.cube[0]), args.cube[1])
+        cube = None if args.cube is None else (whole_number(args.cube[0], "--cube", 1, 64), args.cube[1])
         frame = render(
             position,
             dice=[(d, None) for d in args.dice],
@@ -194,7 +199,11 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
     if not _write_image("render", args.output, frame.image):
         return 2
     if args.truth:
-        Path(args.truth).write_text(_dumps(frame.truth(), indent=1), encoding="utf-8")
+        try:
+            with open(args.truth, "w", encoding="utf-8") as fh:
+                fh.write(_dumps(frame.truth(), indent=1))
+        except OSError as exc:
+            raise InputError(f"--truth: {args.truth!r}: cannot write it ({exc.strerror or exc})") from None
     print(f"wrote {args.output}" + (f" and {args.truth}" if args.truth else ""), file=stdout)
     return 0
 
@@ -246,11 +255,7 @@ def _calibrate(args: argparse.Namespace, stdout: TextIO) -> int:
 
 
 def _read_position(path: str) -> Position:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidPositionError(f"position: {path!r}: cannot read it ({exc})", "position", path) from None
-    return Position.from_json(text)
+    return Position.from_json(read_text(path, "position", InvalidPositionError))
 
 
 def _read(args: argparse.Namespace, stdout: TextIO) -> int:
@@ -314,10 +319,10 @@ def _corners(text: str | None) -> list[tuple[float, float]] | None:
     if not text:
         return None
     try:
-        values = [float(v) for v in text.split(",")]
+        values = [float(v) for v in text.split(",") if v.isascii()]
     except ValueError:
         values = []
-    if len(values) != 8:
+    if len(values) != 8 or not all(math.isfinite(v) for v in values):
         raise CalibrationError(f"--corners: {text!r} must be eight numbers x1,y1,...,x4,y4")
     return [(values[i], values[i + 1]) for i in range(0, 8, 2)]
 
@@ -355,7 +360,7 @@ def _grab(args: argparse.Namespace, stdout: TextIO) -> int:
     size = None
     if args.size:
         w, x, h = args.size.lower().partition("x")
-        if not (x and w.isdigit() and h.isdigit() and int(w) > 0 and int(h) > 0):
+        if not (x and is_digits(w, 5) and is_digits(h, 5) and int(w) > 0 and int(h) > 0):
             raise ImageError(f"--size: {args.size!r}: expected WxH in px, e.g. 1280x720")
         size = (int(w), int(h))
     if args.settle < 0:

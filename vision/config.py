@@ -7,11 +7,13 @@ code. Imports only ``board_rules.errors``; must not import ``firmware_bridge`` o
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 from board_rules.errors import TavliError
+from board_rules.untrusted import read_text
 
 DEFAULT_PATH = Path(__file__).with_name("vision.toml")
 
@@ -122,11 +124,10 @@ class ConfigError(TavliError, ValueError):
 
 def read_toml(path: str | Path) -> dict:
     """A vision config file's tables. Raises :class:`ConfigError` if it cannot be read or is not TOML."""
+    text = read_text(path, "vision config", ConfigError)
     try:
-        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"vision config {str(path)!r}: cannot read: {exc.strerror or exc}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"vision config {str(path)!r}: not valid TOML: {exc}") from None
 
 
@@ -279,6 +280,8 @@ class VisionConfig:
                 raise ConfigError(f"{name}: {v!r}: expected a fraction between 0 and 1")
         for f in fields(self):
             v = getattr(self, f.name)
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ConfigError(f"{f.name}: {v!r}: expected a finite number")
             if f.name.startswith("dice_") and (isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0):
                 raise ConfigError(f"{f.name}: {v!r}: expected a positive number")
 
@@ -303,6 +306,14 @@ class VisionConfig:
         Raises :class:`ConfigError` if the file cannot be read, is not TOML, or holds a bad value.
         """
         data = read_toml(path)
+        known: dict[str, set[str]] = {}
+        for section, key in _KEYS.values():
+            known.setdefault(section, set()).add(key)
+        for section, keys in known.items():
+            table = data.get(section, {})
+            unknown = sorted(set(table) - keys) if isinstance(table, dict) else []
+            if unknown:
+                raise ConfigError(f"vision config {str(path)!r}: [{section}] {unknown[0]}: not a threshold of vision")
         values = {}
         for f in fields(cls):
             section, key = _KEYS[f.name]

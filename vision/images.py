@@ -8,6 +8,7 @@ import ``firmware_bridge`` or ``referee``.
 
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 
@@ -15,10 +16,13 @@ import cv2
 import numpy as np
 
 from board_rules.errors import TavliError
+from board_rules.untrusted import is_digits
 
 MIN_SIDE_PX = 16
 MAX_SIDE_PX = 20000
+MAX_PIXELS = 50_000_000  # decoded as BGR that is 150 MB; a Raspberry Pi has 1 to 8 GB
 MAX_FILE_BYTES = 200 * 1024 * 1024
+_REDUCED = ((2, cv2.IMREAD_REDUCED_COLOR_2), (4, cv2.IMREAD_REDUCED_COLOR_4), (8, cv2.IMREAD_REDUCED_COLOR_8))
 
 
 class ImageError(TavliError, ValueError):
@@ -31,11 +35,13 @@ def load_image(path: str | Path) -> np.ndarray:
     Grey, 16-bit and CMYK images are converted to 8-bit BGR; an alpha channel is laid
     over white (a product photo's transparent background); a JPEG is turned upright
     as its EXIF orientation says. The size is read from the file's header before it
-    is decoded (PNG, JPEG, BMP, GIF, WebP, TIFF, PNM), so an absurdly large image is
-    refused without decoding it.
+    is decoded (PNG, JPEG, BMP, GIF, WebP, TIFF, PNM), so an image that would decode
+    into gigabytes is refused without decoding it; a JPEG over ``MAX_PIXELS`` is decoded
+    at a half, quarter or eighth of its size instead (the decoder scales as it goes).
 
-    Raises :class:`ImageError` if the file is missing, unreadable, empty, not an
-    image or truncated, or smaller than ``MIN_SIDE_PX`` or larger than ``MAX_SIDE_PX`` on a side.
+    Raises :class:`ImageError` if the file is missing, unreadable, empty, not one of
+    those formats, truncated, smaller than ``MIN_SIDE_PX`` or larger than ``MAX_SIDE_PX``
+    on a side, or (not a JPEG) over ``MAX_PIXELS``.
     """
     p = Path(path)
     try:
@@ -53,8 +59,12 @@ def load_image(path: str | Path) -> np.ndarray:
     except OSError as exc:
         raise ImageError(f"image: {str(path)!r}: cannot read it ({exc.strerror or exc})") from None
     kind, dims = _header_size(memoryview(data))
-    if dims is not None:
-        _check_size(path, *dims)
+    if kind is None:
+        raise ImageError(f"image: {str(path)!r}: not an image that can be read (PNG, JPEG, BMP, TIFF ...)")
+    if dims is None:
+        raise ImageError(f"image: {str(path)!r}: a {kind.upper()} file whose header does not say its size (damaged)")
+    _check_size(path, *dims)
+    flag = _decode_flag(path, kind, dims)
     alpha = kind == "webp" or (
         kind == "png" and data[25:26].tobytes() in (b"\x04", b"\x06")
     )  # PNG colour types grey+alpha, RGBA
@@ -62,7 +72,7 @@ def load_image(path: str | Path) -> np.ndarray:
         if alpha:
             image = _to_bgr8(cv2.imdecode(data, cv2.IMREAD_UNCHANGED))
         else:
-            image = cv2.imdecode(data, cv2.IMREAD_COLOR)
+            image = cv2.imdecode(data, flag)
     except cv2.error:
         image = None
     if image is None:
@@ -72,13 +82,46 @@ def load_image(path: str | Path) -> np.ndarray:
             else "not an image that can be read (PNG, JPEG, BMP, TIFF ...)"
         )
         raise ImageError(f"image: {str(path)!r}: {what}")
-    _check_size(path, image.shape[1], image.shape[0])
+    h, w = image.shape[:2]
+    if flag == cv2.IMREAD_COLOR:
+        _check_size(path, w, h)
     return np.ascontiguousarray(image)
 
 
 def _check_size(path: str | Path, w: int, h: int) -> None:
     if min(w, h) < MIN_SIDE_PX or max(w, h) > MAX_SIDE_PX:
         raise ImageError(f"image: {str(path)!r}: {w}x{h} px: expected {MIN_SIDE_PX} to {MAX_SIDE_PX} px a side")
+
+
+def _decode_flag(path: str | Path, kind: str, dims: tuple[int, int]) -> int:
+    """``cv2.imdecode``'s flag for an image of ``dims`` px: full size up to ``MAX_PIXELS``; a larger
+    JPEG at the first scale that fits; any other larger image refused (its decoder would hold it whole)."""
+    pixels = dims[0] * dims[1]
+    if pixels <= MAX_PIXELS:
+        return cv2.IMREAD_COLOR
+    if kind == "jpeg":
+        for scale, flag in _REDUCED:
+            if pixels // (scale * scale) <= MAX_PIXELS:
+                return flag
+    raise ImageError(
+        f"image: {str(path)!r}: {dims[0]}x{dims[1]} px is {pixels / 1e6:.0f} megapixels: "
+        f"expected at most {MAX_PIXELS // 1_000_000} (save it smaller)"
+    )
+
+
+def check_image_header(path: str | Path) -> None:
+    """Refuse a still for a camera source (decoded whole, by the video reader) whose header states
+    more than ``MAX_PIXELS`` or a side out of range, reading only its first megabyte; a file that
+    is no image of a known format passes (a video). Raises :class:`ImageError`."""
+    try:
+        with open(path, "rb") as fh:
+            head = np.frombuffer(fh.read(1 << 20), dtype=np.uint8)
+    except OSError as exc:
+        raise ImageError(f"image: {str(path)!r}: cannot read it ({exc.strerror or exc})") from None
+    kind, dims = _header_size(memoryview(head))
+    if kind is not None and dims is not None:
+        _check_size(path, *dims)
+        _decode_flag(path, "a still", dims)  # a camera source decodes it whole: no JPEG scaling
 
 
 def _to_bgr8(image: np.ndarray | None) -> np.ndarray | None:
@@ -196,7 +239,9 @@ def grab_frame(source: str, size: tuple[int, int] | None = None, settle: int = 1
         len(size) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in size)
     ):
         raise ValueError(f"size: {size!r}: expected (width, height) in px")
-    camera = source.isdigit()
+    camera = is_digits(source)
+    if not camera and os.path.isfile(source):
+        check_image_header(source)
     cap = cv2.VideoCapture(int(source) if camera else source)
     try:
         if not cap.isOpened():

@@ -9,6 +9,7 @@ canvas. May import ``board_rules`` types; must not import ``firmware_bridge`` or
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, fields
 from functools import lru_cache
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from board_rules.errors import TavliError
+from board_rules.untrusted import read_text
 from vision import board
 from vision.board import GEOMETRY, LAYER_ACROSS, LAYER_ALONG, BoardGeometry, PointRegion
 
@@ -69,6 +71,7 @@ class BoardProfile:
             elif (
                 isinstance(v, bool)
                 or not isinstance(v, (int, float))
+                or not math.isfinite(v)
                 or v < 0
                 or (v == 0 and f.name not in ("point_margin_mm", "tray_gap_mm"))
             ):
@@ -117,13 +120,17 @@ def load_profiles(path: str | Path = PROFILES_PATH) -> dict[str, BoardProfile]:
 
     Raises :class:`ProfileError` if the file cannot be read or a table holds an unknown key or a bad value.
     """
+    text = read_text(path, "board profiles", ProfileError)
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ProfileError(f"board profiles {str(path)!r}: cannot read: {exc}") from None
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"board profiles {str(path)!r}: not valid TOML: {exc}") from None
+    tables = data.get(_TABLE, {})
+    if not isinstance(tables, dict):
+        raise ProfileError(f"{_TABLE} in {str(path)!r}: {tables!r}: expected [{_TABLE}.<name>] tables")
     known = {f.name for f in fields(BoardProfile)} - {"name"}
     out = {DEFAULT_PROFILE: RENDERED}
-    for name, table in data.get(_TABLE, {}).items():
+    for name, table in tables.items():
         if not isinstance(table, dict) or set(table) - known:
             extra = sorted(set(table) - known) if isinstance(table, dict) else table
             raise ProfileError(f"[{_TABLE}.{name}] in {str(path)!r}: {extra!r}: expected keys among {sorted(known)}")
