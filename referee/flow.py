@@ -562,6 +562,8 @@ class GameFlow:
                 who = self.on_roll
             else:  # take, pass, beaver, raccoon: the side the last offer was made to (a beaver's: the doubler)
                 who = cube.offered_by.other if cube.offered_by is not None else self.on_roll
+            if who is None:
+                return self._refuse(f"{name}: nobody is on roll yet; the opening roll comes first")
             event = E.CubeActed(E.CubeAction(name), who, None)
             reason = self._try(event)
             if reason is not None:
@@ -573,6 +575,8 @@ class GameFlow:
             return self._calls(says)
         if name.startswith("resign-"):
             who = side or self.on_roll
+            if who is None:
+                return self._refuse("resign: nobody is on roll yet; say who resigns: resign LEVEL white|black")
             level = int(name[-1])
             event = E.Resigned(E.ResignAction.OFFER, who, level)
             reason = self._try(event)

@@ -113,7 +113,9 @@ class MatchRecord:
         if self.outcome is not None:
             raise self.fail(f"{kind} after the game was decided ({self.outcome.kind}); expected game_end")
 
-    def _on_turn(self, side: Side, kind: str) -> None:
+    def _on_turn(self, side: Side | None, kind: str) -> None:
+        if side is None or self.position.turn is None:
+            raise self.fail(f"{kind} before anyone is on roll")
         if side is not self.position.turn:
             raise self.fail(f"{kind} by {side.value!r}, but {self.position.turn.value!r} is on roll")
 

@@ -113,6 +113,8 @@ class MatchSpec:
             raise JournalError("match.kind: missing")
         kwargs = dict(data)
         if kwargs.get("order") is not None:
+            if not isinstance(kwargs["order"], list):
+                raise JournalError(f"match.order: {kwargs['order']!r} must be a list of variants")
             kwargs["order"] = tuple(kwargs["order"])
         try:
             return cls(**kwargs)
