@@ -1,9 +1,10 @@
-"""``tavli record``: match journals from the command line (``export``, ``open``).
+"""``tavli record``: match journals from the command line (``export``, ``open``, ``analyse``).
 
 ``export JOURNAL --format mat|txt|json [-o FILE]`` writes the journal in gnubg's ``.mat``
 format, as text or as JSON. ``open JOURNAL [--mat FILE] [--tty] [--dry-run]`` writes the
 ``.mat`` and opens it in GNU Backgammon with the settings that make gnubg score it as the
 referee did (``set jacoby on|off``: gnubg takes the Jacoby rule from its own setting).
+``analyse MATCH [--html REPORT] [--json]`` has gnubg analyse the match (``referee.analyse``).
 A journal, file or gnubg that cannot be used is one line on stderr and exit status 2.
 """
 
@@ -58,6 +59,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     o.add_argument(
         "--gnubg", metavar="PROGRAM", help=f"gnubg's program (default: gnubg on PATH, else {GNUBG_FALLBACK})"
     )
+    a = rsub.add_parser(
+        "analyse",
+        aliases=["analyze"],
+        help="analyse a match: PR, error rate, chequer and cube errors, luck and blunders per player",
+        description=(
+            "Analyse a match with GNU Backgammon (backgammon games) or, for the tavli games gnubg does "
+            "not play, with tavli-table's own evaluator; the report says which. gnubg's analysis is also "
+            "saved as an .sgf beside the report."
+        ),
+    )
+    a.add_argument("match", help="the match: a journal (.jsonl, as the referee writes it) or a gnubg .mat file")
+    a.add_argument("--html", metavar="REPORT", help="also write the report as an HTML page")
+    a.add_argument("--json", action="store_true", help="print the report as JSON, not as text")
+    a.add_argument(
+        "--sgf",
+        metavar="FILE",
+        help="where gnubg's analysis goes (default: beside the HTML report, else beside MATCH, suffix .sgf)",
+    )
+    a.add_argument(
+        "--plies", type=int, choices=(0, 1), default=0, help="gnubg's analysis depth: 0 (default, quick) or 1"
+    )
+    a.add_argument(
+        "--gnubg", metavar="PROGRAM", help=f"gnubg's program (default: gnubg on PATH, else {GNUBG_FALLBACK})"
+    )
 
 
 def run(
@@ -72,6 +97,8 @@ def run(
     stdin = sys.stdin if stdin is None else stdin
     if args.record_command == "open":
         return _open(args, stdout, stderr, stdin)
+    if args.record_command in ("analyse", "analyze"):
+        return _analyse(args, stdout, stderr)
     if args.record_command != "export":  # pragma: no cover - argparse restricts it
         return 2
     where = "tavli record export"
@@ -193,3 +220,44 @@ def _run_tty(program: str, commands: list[str], stdin: TextIO) -> int:
     if send("".join(c + "\n" for c in commands)):
         threading.Thread(target=relay, name="gnubg-stdin", daemon=True).start()
     return proc.wait()
+
+
+# =============================================================================== record analyse
+
+
+def _analyse(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from referee.analyse import analyse, report_html, report_json, report_text
+
+    where = "tavli record analyse"
+    match = Path(args.match)
+    if args.sgf:
+        sgf = Path(args.sgf)
+    elif args.html:
+        sgf = Path(args.html).with_suffix(".sgf")
+    else:
+        sgf = match.with_suffix(".sgf")
+    try:
+        for path, what in ((args.html, "--html"), (str(sgf), "--sgf")):
+            if path is None:
+                continue
+            check_output(path, what)
+            if Path(path).resolve() == match.resolve():
+                raise TavliError(f"{what}: {path!r} is MATCH itself; name another file")
+        result = analyse(match, plies=args.plies, sgf=sgf, gnubg=args.gnubg)
+    except TavliError as exc:
+        print(f"{where}: {exc}", file=stderr)
+        return 2
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"{where}: {args.match!r}: cannot read it ({exc})", file=stderr)
+        return 2
+    if args.html:
+        try:
+            Path(args.html).write_text(report_html(result), encoding="utf-8")
+        except OSError as exc:
+            print(f"{where}: --html: {args.html!r}: cannot write it ({exc})", file=stderr)
+            return 2
+        print(f"wrote {args.html}", file=stderr)
+    if result.sgf:
+        print(f"wrote {result.sgf}", file=stderr)
+    stdout.write(report_json(result) if args.json else report_text(result))
+    return 0
