@@ -1,6 +1,6 @@
 """Accuracy of the camera pipeline on rendered frames whose seeds no tuning used.
 
-Usage: python benchmarks/bench_vision.py [--frames 500] [--first-seed 500000] [--hands 0.2]
+Usage: python benchmarks/bench_vision.py [--frames 500] [--first-seed 500000] [--hands 0.2] [--reader classical]
 
 Each frame is a random position (backgammon with hits and bear-offs, plakoto,
 fevga and long nardy with stacks to 15), a random board style and checker
@@ -29,6 +29,7 @@ import numpy as np  # noqa: E402
 from board_rules import find_variant  # noqa: E402
 from tests.positions import random_backgammon, random_plakoto, random_same_direction  # noqa: E402
 from vision.calibrate import calibrate  # noqa: E402
+from vision.learned_checkers import READERS, checker_reader  # noqa: E402
 from vision.observe import read_frame  # noqa: E402
 from vision.rectify import warp  # noqa: E402
 from vision.render import BOARD_STYLES, CHECKER_STYLES, DIE_COLOURS, DieSpec, render  # noqa: E402
@@ -75,6 +76,12 @@ def main() -> int:
         default=0.0,
         help="Gaussian noise (sigma, grey levels) added to each frame, as a camera's sensor adds",
     )
+    ap.add_argument(
+        "--reader",
+        choices=READERS,
+        default=None,
+        help="the checker reader of the points (default: vision.toml's [learned_checkers] reader)",
+    )
     args = ap.parse_args()
     size = tuple(int(v) for v in args.size.lower().split("x"))
     noise_rng = np.random.default_rng(args.first_seed)
@@ -101,7 +108,7 @@ def main() -> int:
             else calibrate(frame.image)
         )
         t0 = time.perf_counter()
-        obs = read_frame(geometry, frame.image)
+        obs = read_frame(geometry, frame.image, reader=args.reader)
         t1 = time.perf_counter()
         warp(geometry, frame.image, 2.0)
         t2 = time.perf_counter()
@@ -166,6 +173,7 @@ def main() -> int:
             cube_false += 1
     frames = n_clear + n_hand
     print(
+        f"checker reader: {args.reader or checker_reader()}; "
         f"frames: {frames} {size[0]}x{size[1]}, sensor noise {args.sensor_noise:g} ({n_clear} clear, {n_hand} with a hand), seeds {args.first_seed}..{args.first_seed + args.frames - 1}"
     )
     print(

@@ -35,6 +35,7 @@ from vision.gate import (
     small_grey,
     static_samples,
 )
+from vision.learned_checkers import checker_reader, learned_field
 from vision.rectify import prepare
 from vision.view import View, view
 
@@ -198,15 +199,22 @@ def read_dice_on_board(config: VisionConfig, geometry: Geometry, image: np.ndarr
     return out
 
 
+def dice_discs(dice: list[DieObservation], die_mm: float) -> list[tuple[float, float, float]]:
+    """Where the dice lie, as discs (x, y, radius in board mm) that the checker readers look past."""
+    return [(d.centre_mm[0], d.centre_mm[1], die_mm * (1.1 if d.cocked else 0.9)) for d in dice]
+
+
 def read_frame(
     geometry: Geometry,
     image: np.ndarray,
     palette: Palette | None = None,
     config: VisionConfig | None = None,
+    reader: str | None = None,
 ) -> Observation:
     """Read one camera frame on the geometry's board layout, each stage once: the view from above
     (:func:`vision.view.view`), the dice (:func:`read_dice_on_board`), the checkers on the points and
-    in the trays (:func:`vision.checkers.read_field`, clear of the dice), the cube and the checkers
+    in the trays (:func:`vision.checkers.read_field`, clear of the dice; the points read again by
+    ``reader``, by default ``vision.toml``'s, see :func:`vision.learned_checkers.learned_field`), the cube and the checkers
     beside it on the bar (:func:`vision.cube.read_bar`), then the gate. The status is
     ``board-not-found``, ``occluded`` (also for more than 15 checkers of a side) or ``settling``: one
     frame alone is never ``stable`` (:class:`Pipeline`).
@@ -217,8 +225,8 @@ def read_frame(
     v = view(geometry, image, cfg)
     prof = v.layout.profile
     dice = read_dice_on_board(cfg, geometry, image)
-    on_board = [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * (1.1 if d.cocked else 0.9)) for d in dice]
-    field = read_field(v, palette, cfg, on_board)
+    on_board = dice_discs(dice, prof.die_size_mm)
+    field = learned_field(v, read_field(v, palette, cfg, on_board), reader or checker_reader(), palette, on_board)
     board_edges = palette.board_edges if palette is not None else ()
     bar = read_bar(v, field, cfg, board_edges)
     reading = field.with_bar(bar.checkers, bar.confidence)

@@ -1,0 +1,149 @@
+"""The learned checker reader: the shipped network, its slot crops, the reading of a point, the switch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from board_rules import Position
+from vision.calibrate import calibrate
+from vision.config import ConfigError
+from vision.learned_checkers import (
+    CLASSES,
+    CROP,
+    READERS,
+    CheckerModelError,
+    CheckerNet,
+    checker_reader,
+    combine,
+    decode,
+    read_points,
+    slot_crops,
+    slot_places,
+)
+from vision.observe import read_frame
+from vision.profile import layout
+from vision.render import render
+from vision.view import view
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "boards" / "backgammoncv"
+
+
+def chances(*rows: str) -> np.ndarray:
+    """Slot chances from letters: e empty, l light, d dark (each sure at 0.9)."""
+    out = np.full((len(rows), 3), 0.05, np.float32)
+    for i, r in enumerate(rows):
+        out[i, "eld".index(r)] = 0.9
+    return out
+
+
+def test_shipped_model_loads_and_gives_three_chances_a_crop():
+    net = CheckerNet()
+    p = net.probabilities(np.zeros((5, CROP, CROP, 3), np.uint8))
+    assert p.shape == (5, len(CLASSES))
+    assert np.allclose(p.sum(axis=1), 1.0, atol=1e-5)
+    assert net.probabilities(np.zeros((0, CROP, CROP, 3), np.uint8)).shape == (0, 3)
+
+
+def test_a_missing_model_is_a_checker_model_error(tmp_path):
+    with pytest.raises(CheckerModelError, match="does not exist"):
+        CheckerNet(tmp_path / "none.onnx")
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a network")
+    with pytest.raises(CheckerModelError, match="not a network"):
+        CheckerNet(bad)
+    assert issubclass(CheckerModelError, FileNotFoundError)
+
+
+def test_a_point_has_a_slot_for_each_checker_of_its_first_row():
+    centres, dirs, k = slot_places(layout())
+    assert k == 5 and centres.shape == (24 * 5, 2) and set(dirs) == {-1.0, 1.0}
+    assert slot_places(layout("tournament", "left"))[2] == 6
+
+
+def test_slot_crops_cut_every_slot_of_a_view():
+    frame = render(Position.start("backgammon"), seed=3)
+    crops = slot_crops(view(calibrate(frame.image), frame.image))
+    assert crops.shape == (24, 5, CROP, CROP, 3) and crops.dtype == np.uint8
+
+
+def test_a_point_reads_the_run_of_checkers_from_its_base():
+    assert decode(chances("l", "l", "l", "e", "e"))[:2] == (3, 1)
+    assert decode(chances("d", "e", "e", "e", "e"))[:2] == (1, -1)
+    assert decode(chances("e", "e", "e", "e", "e"))[:2] == (0, 0)
+    assert decode(chances("d", "d", "d", "d", "d"))[:2] == (5, -1)
+    n, side, conf = decode(chances("l", "l", "e", "e", "e"))
+    assert conf > 0.9
+    # a lone checker off its place: one slot unsure, the run still explains the point best
+    p = chances("l", "l", "e", "e", "e")
+    p[1] = (0.45, 0.5, 0.05)
+    assert decode(p)[:2] == (2, 1) and decode(p)[2] < 1.0
+
+
+def test_the_hybrid_takes_the_classical_count_of_a_stack_in_layers():
+    assert combine((5, -2, 0, 5), (9, -3, 1, 4), per_row=5) == (9, -2, 0, 5)
+    assert combine((-5,), (7,), per_row=5) == (-7,)
+
+
+def test_the_reader_switch_is_read_from_the_config(tmp_path):
+    assert checker_reader() in READERS
+    good = tmp_path / "good.toml"
+    good.write_text('[learned_checkers]\nreader = "hybrid"\n')
+    assert checker_reader(good) == "hybrid"
+    assert checker_reader(tmp_path / "good.toml") == "hybrid"
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[learned_checkers]\nreader = "guess"\n')
+    with pytest.raises(ConfigError, match="guess"):
+        checker_reader(bad)
+    none = tmp_path / "none.toml"
+    none.write_text("")
+    assert checker_reader(none) == "classical"
+
+
+@pytest.mark.parametrize("reader", ["learned", "hybrid"])
+def test_a_rendered_frame_reads_right(reader):
+    position = Position.start("backgammon")
+    frame = render(position, seed=11, dice=[(3, None), (5, None)])
+    obs = read_frame(calibrate(frame.image), frame.image, reader=reader)
+    assert obs.status == "settling"
+    assert obs.checkers.points == position.points
+
+
+def test_a_stack_in_layers_reads_its_count_in_the_hybrid():
+    points = [0] * 24
+    points[5], points[18] = 9, -6
+    position = Position.from_dict(
+        {
+            "variant": "backgammon",
+            "turn": "white",
+            "points": points,
+            "bar": {"white": 0, "black": 0},
+            "off": {"white": 6, "black": 9},
+        }
+    )
+    frame = render(position, seed=12)
+    obs = read_frame(calibrate(frame.image), frame.image, reader="hybrid")
+    assert obs.checkers.points == position.points
+
+
+def test_an_unknown_reader_is_refused():
+    frame = render(Position.start("backgammon"), seed=3)
+    with pytest.raises(ValueError, match="reader"):
+        read_frame(calibrate(frame.image), frame.image, reader="guess")
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data/boards/backgammoncv is absent")
+def test_the_shipped_model_reads_the_wbf_frames_points():
+    from training.checkers_data import real_frames
+    from vision.images import load_image
+
+    frames = [f for f in real_frames() if f.camera == "wbf"]
+    right = total = 0
+    for f in frames:
+        points = read_points(view(f.geometry, load_image(DATA / f"{f.name}.jpg")))[0]
+        known = [(t, r) for t, r in zip(f.points, points) if t is not None]
+        right += sum(t == r for t, r in known)
+        total += len(known)
+    assert total > 150 and right / total >= 0.97

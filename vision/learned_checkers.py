@@ -1,0 +1,337 @@
+"""The learned checker reader: each checker's place on a point, seen from above, classified empty, light or dark.
+
+Owns :class:`CheckerNet` (``vision/models/checkers.onnx``, made by ``make train-checkers``, run by
+``cv2.dnn`` on the CPU), the crops of a point's first-row places (:func:`slot_crops`), the reading
+of the points from them (:func:`read_points`), the hybrid with the classical reader (:func:`combine`)
+and the reader switch (:func:`checker_reader`). ``docs/vision-notes.md`` says how it reads and was
+trained. May import ``board_rules``; must not import ``firmware_bridge`` or ``referee``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from board_rules.errors import TavliError
+from vision.checkers import FieldReading, Palette
+from vision.config import DEFAULT_PATH, ConfigError, read_toml
+from vision.profile import Layout
+from vision.view import View, disc_colour
+
+MODEL_PATH = Path(__file__).resolve().parent / "models" / "checkers.onnx"
+CROP = 32  # px on a side of the network's input
+CROP_PER_DIAMETER = 1.6  # a crop's side in checker diameters: the checker and a part of each neighbour
+CLASSES = ("empty", "light", "dark")
+READERS = ("classical", "learned", "hybrid")
+_OVERSAMPLE = 2  # crops are sampled at twice CROP and shrunk by area: no aliasing of a fine texture
+MIN_SPLIT_LAB = 12.0  # two groups of checker colours nearer than this are one side's
+_CONFIDENT_LOG = 3.0  # a lead of this much log-likelihood over the best other count is certain (odds of 20 to 1)
+
+
+def checker_reader(path: Path | str = DEFAULT_PATH) -> str:
+    """Which reader counts the checkers on the points: ``[learned_checkers] reader`` of a vision config
+    file (``vision.toml`` by default), one of :data:`READERS`; ``classical`` where the file names none.
+
+    Raises :class:`vision.config.ConfigError` for a file that cannot be read or another reader.
+    """
+    return _default_reader() if Path(path) == DEFAULT_PATH else _reader(str(path))
+
+
+@lru_cache(maxsize=1)
+def _default_reader() -> str:
+    return _reader(str(DEFAULT_PATH))
+
+
+def _reader(path: str) -> str:
+    table = read_toml(path).get("learned_checkers", {})
+    reader = table.get("reader", "classical") if isinstance(table, dict) else table
+    if reader not in READERS:
+        raise ConfigError(f"vision config {path!r}: [learned_checkers] reader: {reader!r}: expected one of {READERS}")
+    return reader
+
+
+class CheckerModelError(TavliError, FileNotFoundError):
+    """The checker network's ONNX file is missing or cannot be loaded."""
+
+
+class CheckerNet:
+    """The checker network loaded from an ONNX file. ``CheckerNet()`` loads the shipped model;
+    :func:`shared_net` gives one per thread (``cv2.dnn`` nets are not reentrant).
+
+    Raises :class:`CheckerModelError` where the model file is missing or not a network.
+    """
+
+    def __init__(self, path: Path | str = MODEL_PATH) -> None:
+        path = Path(path)
+        if not path.is_file():
+            raise CheckerModelError(f"checker model: {str(path)!r} does not exist (make train-checkers writes it)")
+        self.path = path
+        try:
+            self._net = cv2.dnn.readNetFromONNX(str(path))
+        except cv2.error as exc:
+            raise CheckerModelError(
+                f"checker model: {str(path)!r}: not a network OpenCV can load: {str(exc).strip()[-200:]}"
+            ) from None
+
+    def probabilities(self, crops: np.ndarray) -> np.ndarray:
+        """Chances (N x 3: empty, light, dark) for N Lab uint8 crops (N x CROP x CROP x 3)."""
+        if not len(crops):
+            return np.zeros((0, len(CLASSES)), np.float32)
+        blob = np.ascontiguousarray((crops.astype(np.float32) * (1 / 255.0) - 0.5).transpose(0, 3, 1, 2))
+        self._net.setInput(blob)
+        logits = self._net.forward().reshape(len(crops), len(CLASSES)).astype(np.float64)
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        return (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+_local = threading.local()
+
+
+def shared_net(path: Path | str = MODEL_PATH) -> CheckerNet:
+    """This thread's :class:`CheckerNet` of ``path`` (the shipped model by default), loaded on first use."""
+    nets = getattr(_local, "nets", None)
+    if nets is None:
+        nets = _local.nets = {}
+    key = str(path)
+    if key not in nets:
+        nets[key] = CheckerNet(path)
+    return nets[key]
+
+
+def crops_at(
+    lab: np.ndarray,
+    ppm: float,
+    centres_mm: np.ndarray,
+    directions: np.ndarray,
+    side_mm: float | np.ndarray,
+    turn_rad: np.ndarray | None = None,
+    size: int = CROP,
+) -> np.ndarray:
+    """Square crops (N x size x size x 3) of a top-down view (``lab`` at ``ppm`` px per board mm)
+    centred at N board-mm places, ``side_mm`` across (one for all, or one each), their rows
+    running along +y for ``direction`` +1 and along -y (turned half a turn) for -1, turned a
+    further ``turn_rad`` where given."""
+    n = len(centres_mm)
+    s = size * _OVERSAMPLE
+    u = (np.arange(s, dtype=np.float32) + 0.5) / s - 0.5  # -0.5..0.5 across a crop
+    side = np.broadcast_to(np.asarray(side_mm, np.float32), (n,))
+    d = np.asarray(directions, np.float32)
+    turn = np.zeros(n, np.float32) if turn_rad is None else np.asarray(turn_rad, np.float32)
+    c, sn = np.cos(turn) * d * side, np.sin(turn) * d * side
+    along, across = u[None, :, None], u[None, None, :]  # rows: along the point; columns: across it
+    xs = centres_mm[:, 0, None, None] + across * c[:, None, None] - along * sn[:, None, None]
+    ys = centres_mm[:, 1, None, None] + along * c[:, None, None] + across * sn[:, None, None]
+    map_x = (xs * ppm - 0.5).astype(np.float32).reshape(n * s, s)
+    map_y = (ys * ppm - 0.5).astype(np.float32).reshape(n * s, s)
+    big = cv2.remap(lab, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    small = cv2.resize(big, (size, n * size), interpolation=cv2.INTER_AREA)
+    return small.reshape(n, size, size, 3)
+
+
+@lru_cache(maxsize=16)
+def slot_places(lay: Layout) -> tuple[np.ndarray, np.ndarray, int]:
+    """The first row's slots of every point of a layout: centres (24 * K x 2 board mm, point 1's
+    first), directions (+1 down the board, -1 up) and K, the slots a point has."""
+    k = max(1, min(lay.profile.checkers_per_row, 15))
+    centres = np.array([lay.checker_slot(p, i)[:2] for p in range(1, 25) for i in range(k)], np.float32)
+    dirs = np.array([lay.geometry.points[p - 1].direction for p in range(1, 25) for _ in range(k)], np.float32)
+    centres.setflags(write=False)
+    dirs.setflags(write=False)
+    return centres, dirs, k
+
+
+def slot_crops(v: View, lab: np.ndarray | None = None) -> np.ndarray:
+    """The crops of every point's first-row slots in a view (or in ``lab``, its Lab colours changed):
+    24 x K x CROP x CROP x 3 (Lab uint8)."""
+    centres, dirs, k = slot_places(v.layout)
+    side = CROP_PER_DIAMETER * v.layout.profile.checker_diameter_mm
+    return crops_at(v.lab if lab is None else lab, v.ppm, centres, dirs, side).reshape(24, k, CROP, CROP, 3)
+
+
+def without(v: View, ignore: Sequence[tuple[float, float, float]]) -> np.ndarray:
+    """The view's Lab colours with the discs ``ignore`` (x, y, radius in board mm: the dice) filled in from
+    around them (``cv2.inpaint``): a die on an empty point is not a checker, one on a checker hides less of it."""
+    if not ignore:
+        return v.lab
+    lab = v.lab.copy()
+    h, w = lab.shape[:2]
+    for x, y, r in ignore:
+        cx, cy, rad = x * v.ppm - 0.5, y * v.ppm - 0.5, r * v.ppm
+        m = int(rad) + 6
+        x0, y0, x1, y1 = max(0, int(cx) - m), max(0, int(cy) - m), min(w, int(cx) + m + 1), min(h, int(cy) + m + 1)
+        if x1 <= x0 or y1 <= y0:
+            continue
+        mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+        cv2.circle(mask, (int(round(cx - x0)), int(round(cy - y0))), int(round(rad)), 255, -1)
+        lab[y0:y1, x0:x1] = cv2.inpaint(np.ascontiguousarray(lab[y0:y1, x0:x1]), mask, 3, cv2.INPAINT_TELEA)
+    return lab
+
+
+def decode(probs: np.ndarray) -> tuple[int, int, float]:
+    """A point's reading from its slots' chances (K x 3, base first): ``(count, side, confidence)``,
+    side 1 light, -1 dark (0 where empty), count the run of checkers from the base that explains the
+    chances best; confidence 0..1 from the lead of that count's log-likelihood over the best other."""
+    logp = np.log(np.clip(probs.astype(np.float64), 1e-6, 1.0))
+    k = len(logp)
+    empty_tail = np.concatenate([np.cumsum(logp[::-1, 0])[::-1], [0.0]])  # slots n.. empty
+    scores = np.full((k + 1, 2), -np.inf)
+    scores[0, :] = empty_tail[0]
+    for c in (1, 2):
+        run = np.concatenate([[0.0], np.cumsum(logp[:, c])])
+        scores[1:, c - 1] = run[1:] + empty_tail[1:]
+    best = np.unravel_index(int(np.argmax(scores)), scores.shape)
+    n, col = int(best[0]), int(best[1])
+    by_count = scores.max(axis=1)
+    rival = np.max(np.delete(by_count, n)) if k else -np.inf
+    conf = float(min(1.0, max(0.0, (by_count[n] - rival) / _CONFIDENT_LOG)))
+    return n, (0 if n == 0 else (1 if col == 0 else -1)), conf
+
+
+def read_points(
+    v: View,
+    net: CheckerNet | None = None,
+    palette: Palette | None = None,
+    ignore: Sequence[tuple[float, float, float]] = (),
+) -> tuple[tuple[int, ...], tuple[float, ...], np.ndarray]:
+    """Every point of a view read by the network: signed counts of the first rows (white positive: the
+    side of ``palette`` whose colour the point's checkers are nearer, without one the lighter of the
+    two colours the points' checkers fall into, see :func:`sides_by_colour`), a confidence for each, and
+    the slots' chances (24 x K x 3). ``ignore`` are discs (x, y, radius in board mm) where dice lie: they are
+    filled in from around them first (:func:`without`).
+
+    Raises :class:`CheckerModelError` where the shipped model is missing.
+    """
+    lab = without(v, ignore)
+    crops = slot_crops(v, lab)
+    n_points, k = crops.shape[:2]
+    probs = (net or shared_net()).probabilities(crops.reshape(-1, CROP, CROP, 3)).reshape(n_points, k, 3)
+    counts, confs = [], []
+    for p in range(n_points):
+        n, side, conf = decode(probs[p])
+        counts.append(n * side)
+        confs.append(conf)
+    return sides_by_colour(v, tuple(counts), palette, lab), tuple(confs), probs
+
+
+def top_colours(v: View, counts: tuple[int, ...], lab: np.ndarray | None = None) -> dict[int, np.ndarray]:
+    """The colour (Lab) of each occupied point's checkers: the median over its first row's checkers of a
+    disc of 0.3 of a checker's diameter at each one's place (in ``lab`` where given, else the view's)."""
+    lay = v.layout
+    lab = v.lab if lab is None else lab
+    radius = lay.profile.checker_diameter_mm * 0.3
+    out = {}
+    for i, n in enumerate(counts):
+        if n:
+            k = min(abs(n), slot_places(lay)[2])
+            cols = [disc_colour(lab, lay.checker_slot(i + 1, j)[:2], v.ppm, radius) for j in range(k)]
+            out[i] = np.median(np.array(cols, np.float32), axis=0)
+    return out
+
+
+def sides_by_colour(
+    v: View, counts: tuple[int, ...], palette: Palette | None = None, lab: np.ndarray | None = None
+) -> tuple[int, ...]:
+    """The counts with their sides told by colour across the whole frame: which of ``palette``'s
+    colours a point's checkers are nearer; without a palette, the points' colours are split in two
+    (k-means from the network's sides) and the lighter group is white. Where the two groups lie
+    less than :data:`MIN_SPLIT_LAB` apart (one side alone on the points), the network's sides stay."""
+    tops = top_colours(v, counts, lab)
+    if not tops:
+        return counts
+    idx = sorted(tops)
+    cols = np.array([tops[i] for i in idx], np.float32)
+    if palette is not None:
+        dw = np.linalg.norm(cols - np.float32(palette.white), axis=1)
+        db = np.linalg.norm(cols - np.float32(palette.black), axis=1)
+        light = dw <= db
+    else:
+        light = np.array([counts[i] > 0 for i in idx])
+        if light.all() or not light.any():
+            light = cols[:, 0] > np.median(cols[:, 0])
+        for _ in range(10):
+            if light.all() or not light.any():
+                return counts
+            a, b = cols[light].mean(axis=0), cols[~light].mean(axis=0)
+            new = np.linalg.norm(cols - a, axis=1) <= np.linalg.norm(cols - b, axis=1)
+            if (new == light).all():
+                break
+            light = new
+        if light.all() or not light.any():
+            return counts
+        a, b = cols[light].mean(axis=0), cols[~light].mean(axis=0)
+        if np.linalg.norm(a - b) < MIN_SPLIT_LAB:
+            return counts
+        if a[0] < b[0]:
+            light = ~light
+    out = list(counts)
+    for i, is_light in zip(idx, light):
+        out[i] = abs(counts[i]) if is_light else -abs(counts[i])
+    return tuple(out)
+
+
+def combine(
+    learned: tuple[int, ...], classical: tuple[int, ...], per_row: int, off: tuple[int, int] = (0, 0)
+) -> tuple[int, ...]:
+    """The hybrid reading: the network's count and side on every point, but where it finds the first row
+    full, the classical count when that is longer (a stack in layers), with the network's side, as long as
+    that side's checkers on the points and ``off`` stay 15 at most (a board's drawing counted as a tall
+    stack is not taken)."""
+    out = list(learned)
+    totals = {1: sum(n for n in learned if n > 0) + off[0], -1: -sum(n for n in learned if n < 0) + off[1]}
+    for i, (a, b) in enumerate(zip(learned, classical)):
+        n, side = abs(a), (1 if a > 0 else -1)
+        if n >= per_row and abs(b) > n and totals[side] + abs(b) - n <= 15:
+            totals[side] += abs(b) - n
+            out[i] = side * abs(b)
+    return tuple(out)
+
+
+def learned_field(
+    v: View,
+    classical: FieldReading,
+    reader: str,
+    palette: Palette | None = None,
+    ignore: Sequence[tuple[float, float, float]] = (),
+    net: CheckerNet | None = None,
+) -> FieldReading:
+    """``classical`` (:func:`vision.checkers.read_field` of the view) with its points read again by
+    ``reader``: ``classical`` keeps them; ``learned`` takes the network's first rows; ``hybrid`` the
+    network's, with the classical count where the network finds a first row full (:func:`combine`).
+    Without a ``palette`` (the one ``classical`` was read with), the colours of the tops the network
+    found replace the one guessed from the classical reading (the bar's checkers are told by it).
+    ``ignore``: the dice, as for :func:`read_points`.
+
+    Raises ValueError for another reader, :class:`CheckerModelError` where the shipped model is missing.
+    """
+    if reader not in READERS:
+        raise ValueError(f"reader: {reader!r}: expected one of {READERS}")
+    if reader == "classical":
+        return classical
+    points, confs, _ = read_points(v, net, palette, ignore)
+    if reader == "hybrid":
+        per_row = slot_places(v.layout)[2]
+        points = combine(points, classical.points, per_row, classical.off)
+    pal = classical.palette if palette is not None else palette_of_tops(v, points, classical.palette)
+    return FieldReading(points, confs, classical.off, classical.off_confidence, pal)
+
+
+def palette_of_tops(v: View, points: tuple[int, ...], fallback: Palette) -> Palette:
+    """A palette from the tops of the first checkers on the points read (light ones white), or ``fallback``
+    where a side has none; the tray and board edges are ``fallback``'s."""
+    lay = v.layout
+    cols: dict[int, list[np.ndarray]] = {1: [], -1: []}
+    for i, n in enumerate(points):
+        if n:
+            centre = lay.checker_slot(i + 1, 0)[:2]
+            cols[1 if n > 0 else -1].append(disc_colour(v.lab, centre, v.ppm, lay.profile.checker_diameter_mm * 0.3))
+    if not cols[1] or not cols[-1]:
+        return fallback
+    white = tuple(float(c) for c in np.median(np.array(cols[1]), axis=0))
+    black = tuple(float(c) for c in np.median(np.array(cols[-1]), axis=0))
+    return Palette(white, black, fallback.tray, fallback.board_edges)
