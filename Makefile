@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint format test-slow bench bench-board bench-referee bench-vision bench-vision-speed bench-dice train-dice soak-board setup clean
+.PHONY: demo test lint format test-slow bench bench-board bench-referee bench-vision bench-vision-speed bench-dice train-dice train-checkers train-checkers-cv bench-checkers-real soak-board setup clean
 
 setup: $(STAMP)
 
@@ -61,6 +61,19 @@ $(TRAIN_STAMP): $(STAMP)
 
 train-dice: $(TRAIN_STAMP)
 	$(PY) training/train_dice.py --holdout-fold 4 --out vision/models/dice.onnx
+
+# the learned checker reader: trains on the labelled real frames of ../shared/data/boards and rendered ones
+# (one CPU thread), writes vision/models/checkers.onnx
+train-checkers: $(TRAIN_STAMP)
+	$(PY) training/train_checkers.py --out vision/models/checkers.onnx
+
+# the same training once per real camera left out (build/checkers-cv), then the real frames read by them
+train-checkers-cv: $(TRAIN_STAMP)
+	$(PY) training/train_checkers.py --cv build/checkers-cv
+	$(PY) benchmarks/bench_checkers_real.py --cv build/checkers-cv
+
+bench-checkers-real: $(STAMP)
+	$(PY) benchmarks/bench_checkers_real.py
 
 bench-board: $(STAMP)
 	$(PY) benchmarks/bench_board.py
