@@ -30,7 +30,8 @@ from board_rules.ids import position_from_id
 from board_rules.untrusted import parse_json, read_text
 from referee.errors import JournalError
 from referee.evaluate import candidate_plays, score_position
-from referee.export import Record, export_mat, gnubg_settings, load_record
+from referee.export import Record, export_mat, gnubg_settings, load_record, mat_notes
+from referee.svgboard import render as board_svg
 from referee.textboard import render as text_board
 
 GNUBG_FALLBACK = "/usr/games/gnubg"
@@ -77,7 +78,8 @@ class Mistake:
 
     ``kind`` is ``"chequer"`` or ``"cube"``; ``loss`` the equity given away (EMG for gnubg,
     pip-like units for our evaluator); ``position_id`` gnubg's Position ID with the side
-    that acts on roll, ``match_id`` its Match ID (gnubg games only); ``board`` the board drawn.
+    that acts on roll, ``match_id`` its Match ID (gnubg games only); ``board`` the board
+    drawn as text and ``position`` as Position JSON (``docs/position-json.md``).
     """
 
     game: int
@@ -92,6 +94,7 @@ class Mistake:
     position_id: str | None
     match_id: str | None
     board: str
+    position: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -107,6 +110,7 @@ class Mistake:
             "position_id": self.position_id,
             "match_id": self.match_id,
             "board": self.board,
+            "position": self.position,
         }
 
 
@@ -291,7 +295,10 @@ def run_gnubg(
         if "error" in doc:
             raise AnalysisError(f"MATCH: {doc['error']}")
         if sgf is not None:
-            shutil.copyfile(work / "analysis.sgf", sgf)
+            try:
+                shutil.copyfile(work / "analysis.sgf", sgf)
+            except OSError as exc:
+                raise AnalysisError(f"--sgf: {str(sgf)!r}: cannot write it ({exc.strerror or exc})") from None
         return doc
 
 
@@ -367,13 +374,13 @@ class _GameState:
             return None
 
 
-def _board(pid: str | None, side: Side, title: str) -> str:
+def _position(pid: str | None, side: Side) -> Position | None:
     if not pid:
-        return ""
+        return None
     try:
-        return text_board(position_from_id(pid, "backgammon", side), title=title).plain
+        return position_from_id(pid, "backgammon", side)
     except ValueError:
-        return ""
+        return None
 
 
 def _crawford_games(infos: list[dict[str, Any]], length: int, rule: bool) -> list[bool]:
@@ -391,6 +398,7 @@ def _blunder(at: tuple[int, int], side: Side, kind: str, what: tuple, ids: tuple
     """A blunder gnubg marked: ``at`` (game, turn), ``what`` (action, best, loss, dice), ``ids`` (Position, Match ID)."""
     action, best, loss, dice = what
     pid, mid = ids
+    position = _position(pid, on_roll)
     return Mistake(
         game=at[0],
         turn=at[1],
@@ -403,7 +411,8 @@ def _blunder(at: tuple[int, int], side: Side, kind: str, what: tuple, ids: tuple
         dice=dice,
         position_id=pid,
         match_id=mid,
-        board=_board(pid, on_roll, f"game {at[0]}, turn {at[1]}: {title}"),
+        board="" if position is None else text_board(position, title=f"game {at[0]}, turn {at[1]}: {title}").plain,
+        position=None if position is None else position.to_dict(),
     )
 
 
@@ -613,6 +622,7 @@ def analyse_with_evaluator(record: Record, match: str) -> Analysis:
                         position_id=None,
                         match_id=None,
                         board=text_board(before, title=title).plain,
+                        position=before.to_dict(),
                     )
                 )
     players = {}
@@ -706,6 +716,7 @@ def analyse(
         try:
             mat = export_mat(record)
             settings = gnubg_settings(record)
+            notes = [f"the .mat: {note}" for note in mat_notes(record)]
         except JournalError as exc:
             raise exc.at(path) from None
         cube = record.spec.cube if record.spec.kind == "money" else {}
@@ -839,8 +850,13 @@ def report_html(a: Analysis) -> str:
     for side, p in a.players.items():
         parts.append(f"<h2>Blunders of {e(p.name)} ({side}): {len(p.blunders) or 'none'}</h2>")
         for m in p.blunders:
-            ids = f"<br>Position ID <code>{e(m.position_id)}</code> Match ID <code>{e(m.match_id or 'n/a')}</code>"
-            parts.append(f"<p>{e(_blunder_head(m))}{ids if m.position_id else ''}</p><pre>{e(m.board)}</pre>")
+            ids = ""
+            if m.position_id:
+                ids = f"<br>Position ID <code>{e(m.position_id)}</code> Match ID <code>{e(m.match_id or 'n/a')}</code>"
+            board = f"<pre>{e(m.board)}</pre>"
+            if m.position is not None:
+                board = f"<figure>{board_svg(Position.from_dict(m.position), title=m.board.splitlines()[0])}</figure>"
+            parts.append(f"<p>{e(_blunder_head(m))}{ids}</p>{board}")
     if a.sgf:
         parts.append(f"<p>gnubg's analysis, to open in gnubg: <code>{e(a.sgf)}</code></p>")
     parts.append("</body></html>")

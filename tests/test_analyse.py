@@ -210,7 +210,7 @@ def test_the_html_report_and_the_sgf_lie_side_by_side(tmp_path, gnubg):
     assert code == 0, err
     page = report.read_text()
     assert "<title>Analysis: Alice v Bob</title>" in page
-    assert "at 0 ply" in page and "PR" in page and "Position ID <code>" in page and "<pre>" in page
+    assert "at 0 ply" in page and "PR" in page and "Position ID <code>" in page and "<svg" in page
     assert (tmp_path / "out" / "report.sgf").read_text().startswith("(;FF[4]GM[6]")
     assert "PR" in out and "blunders of Alice (white)" in out and "Position ID:" in out
 
@@ -262,7 +262,7 @@ def test_the_json_shape(tmp_path):
         for m in p["blunders"]:
             assert set(m) == {
                 "game", "turn", "side", "kind", "mark", "action", "best", "loss", "dice",
-                "position_id", "match_id", "board",
+                "position_id", "match_id", "board", "position",
             }  # fmt: skip
 
 
@@ -337,3 +337,30 @@ def test_bad_input_from_the_real_command_line_is_one_line(tmp_path):
         cwd=Path(__file__).parent.parent,
     )
     _one_line(proc.returncode, proc.stderr, "MATCH")
+
+
+def test_the_html_report_of_our_evaluator_draws_each_blunder_and_says_who_judged(tmp_path):
+    page = tmp_path / "portes.html"
+    code, _, err = analyse_cli(str(PORTES), "--html", str(page), "--gnubg", str(tmp_path / "no-gnubg"))
+    assert code == 0, err
+    text = page.read_text()
+    assert "Not analysed by gnubg" in text and "tavli-table evaluator (heuristic) at 0 ply" in text
+    assert "<svg" in text and "Position ID" not in text
+    assert not (tmp_path / "portes.sgf").exists()
+
+
+def test_the_portes_games_of_a_tavli_mat_go_to_gnubg_with_a_note(tmp_path, gnubg):
+    path = tmp_path / "tavli.jsonl"
+    journal(path, MatchSpec("tavli", 5), [Plan()])
+    mat = tmp_path / "tavli.mat"
+    mat.write_text(export_mat(load_record(path)))
+    report = analyse(mat, sgf=tmp_path / "tavli.sgf").to_dict()
+    assert report["engine"].startswith("GNU Backgammon")
+    assert any("portes games" in n for n in report["notes"])
+    assert all(p["cube"]["decisions"] == 0 for p in report["players"].values())  # set cube use off
+
+
+def test_one_ply_is_offered_and_said(tmp_path, gnubg):
+    code, out, err = analyse_cli(str(DEMO), "--plies", "1", "--sgf", str(tmp_path / "d.sgf"))
+    assert code == 0, err
+    assert "at 1 ply" in out
