@@ -12,9 +12,17 @@ Run ``.venv/bin/python benchmarks/bench_rules.py`` (or ``make bench``) from the 
    with their last legal result as ``after`` (the whole list is scanned), (ii) crowded
    positions rolling 1-1, (iii) gul-bara's escalated doubles (the mover has played at
    least 3 rolls, so 1-1 is four ones, four twos, ... four sixes, numbers the mover
-   cannot play passing to the opponent). The worst call of each is printed with its
-   position and roll. Target: every call under 50 ms. A call still running after
-   ``--limit`` seconds is stopped (SIGALRM) and counted as at least that long.
+   cannot play passing to the opponent), issue 22's fuzz case (a legal 1-1 that took
+   4 s) among them, (iv) long nardy doubles: off a full head on the first roll (6-6,
+   4-4 and 3-3 let two checkers leave it) and later, crowded heads behind the
+   opponent's blocks. Each group again with one checker a point off (illegal: ``check``
+   finds the nearest legal play). The worst call of each is printed with its position.
+3. Mid-turn queries: a :class:`board_rules.legality.TurnTracker` built per roll, then
+   ``on_the_way`` and ``landing_points`` on every board the mover's leg of a legal play
+   passes through, each call timed, on the cases of (ii) to (iv).
+
+Target: every call under 10 ms. A call still running after ``--limit`` seconds is
+stopped (SIGALRM) and counted as at least that long. ``--quick`` leaves out 1 and (i).
 """
 
 from __future__ import annotations
@@ -32,15 +40,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repositor
 
 from board_rules import Position, Roll, Side  # noqa: E402
 from board_rules.ids import halves  # noqa: E402
-from board_rules.legality import check, is_legal_result  # noqa: E402
+from board_rules.legality import TurnTracker, check, is_legal_result  # noqa: E402
 from board_rules.movegen import legal_results  # noqa: E402
+from board_rules.moves import Board, apply_moves, checker_moves  # noqa: E402
+from board_rules.places import Place  # noqa: E402
 from board_rules.reach import sample_results  # noqa: E402
 from referee.demo import slip  # noqa: E402
 from tests import gnubg_oracle  # noqa: E402
 from tests.positions import random_backgammon, random_same_direction  # noqa: E402
 
 TARGET_RATE = 5_000  # positions/s, ours
-TARGET_MS = 50.0  # per check call
+TARGET_MS = 10.0  # per check call and mid-turn query
+
+# issue 22: a legal gul-bara 1-1 (escalated) whose check took 4.0-4.3 s through the command line
+FUZZ_BEFORE = (
+    '{"variant": "gul-bara", "turn": "white", "points": [2, 3, -4, 1, 1, 0, 1, 1, 1, 2, 1, 0, -2, -4, 0, 1, 1, '
+    '-1, 0, -2, 0, 0, -2, 0], "bar": {"white": 0, "black": 0}, "off": {"white": 0, "black": 0}, '
+    '"rolls": {"white": 12, "black": 11}}'
+)
+FUZZ_AFTER = (
+    '{"variant": "gul-bara", "turn": "black", "points": [3, 3, -4, 4, 0, 0, 0, 0, 0, 0, 0, 0, -2, -4, 0, 0, 0, '
+    '-1, 0, -2, 0, 0, -2, 0], "bar": {"white": 0, "black": 0}, "off": {"white": 5, "black": 0}, '
+    '"rolls": {"white": 12, "black": 11}}'
+)
 
 
 class Stopped(Exception):
@@ -111,6 +133,35 @@ def gul_bara_escalated(rng: random.Random) -> Position:
         return replace(p, rolls=(rolls[0], rolls[1]))
 
 
+def long_nardy_cases(rng: random.Random, n: int) -> list[tuple[Position, Roll]]:
+    """Long nardy doubles: the first roll off a full head, and crowded heads behind the opponent's blocks."""
+    out = []
+    start = Position.start("long-nardy")
+    v = start.variant
+    for i in range(n // 4):  # the first roll of the game: 6-6, 4-4 and 3-3 let two checkers leave the head
+        d = (6, 4, 3, 5, 2, 1)[i % 6]
+        out.append((replace(start, turn=rng.choice((Side.WHITE, Side.BLACK))), Roll(d, d)))
+    while len(out) < n:
+        try:
+            p = random_same_direction(rng, "long-nardy", rolls=(rng.randint(0, 9), rng.randint(0, 9)))
+        except ValueError:
+            continue
+        if p.count(p.turn, v.white_point(p.turn, 24)) < 5:
+            continue  # a crowded head: the head rule and the blocks decide which plays exist
+        d = rng.randint(1, 6)
+        out.append((p, Roll(d, d)))
+    return out
+
+
+def some_result(position: Position, roll: Roll) -> tuple[tuple, Position]:
+    """A legal play's legs and result, found depth-first (listing them all can mean over a million plays)."""
+    legs, final, final_side = sample_results(position, roll, limit=25)[-1]
+    si = 0 if position.turn is Side.WHITE else 1
+    rolls = list(position.rolls)
+    rolls[si] += 1
+    return legs, final.to_position(position, final_side, position.turn.other, (rolls[0], rolls[1]))
+
+
 def last_result(position: Position, roll: Roll) -> Position:
     """The last legal result of ``roll`` as a position (what ``check`` compares boards with)."""
     _legs, final, final_side = legal_results(position, roll)[-1]
@@ -172,9 +223,10 @@ def settle() -> None:
 def bench_check(label: str, cases, limit: float, expect_legal: bool = True) -> None:
     """Time every single call of both functions; print the worst of each."""
     settle()
-    worst = {"is_legal_result": (0.0, None), "check": (0.0, None)}
-    total = {"is_legal_result": 0.0, "check": 0.0}
-    stopped = {"is_legal_result": 0, "check": 0}
+    names = ("is_legal_result", "check")
+    worst = dict.fromkeys(names, (0.0, None))
+    total = dict.fromkeys(names, 0.0)
+    stopped = dict.fromkeys(names, 0)
     for position, roll, after in cases:
         for name, fn in (("is_legal_result", is_legal_result), ("check", check)):
             seconds, result = timed(limit, fn, position, roll, after)
@@ -185,15 +237,71 @@ def bench_check(label: str, cases, limit: float, expect_legal: bool = True) -> N
             total[name] += seconds
             if seconds > worst[name][0]:
                 worst[name] = (seconds, (position, roll))
-    print(f"{label}: {len(cases):,} calls each")
-    for name in ("is_legal_result", "check"):
+    print(f"check {label}: {len(cases):,} calls each")
+    report(names, worst, total, dict.fromkeys(names, len(cases)), stopped, limit)
+
+
+def passed_through(position: Position, legs) -> list[tuple[Position, Place]]:
+    """The boards the mover's own leg passes through, each with the place its next checker leaves."""
+    v = position.variant
+    side = position.turn
+    board = Board.of(position)
+    out = []
+    for m in checker_moves(legs[0]):
+        src = Place.bar(side) if m.src == 25 else Place.point(v.white_point(side, m.src))
+        out.append((board.to_position(position, side, side, position.rolls), src))
+        apply_moves(board, v, [m])
+    return out
+
+
+def bench_mid_turn(label: str, cases, limit: float) -> None:
+    """Time building a :class:`TurnTracker`, and each ``on_the_way`` and ``landing_points`` on the way."""
+    settle()
+    names = ("TurnTracker()", "on_the_way", "landing_points")
+    worst = dict.fromkeys(names, (0.0, None))
+    total = dict.fromkeys(names, 0.0)
+    calls = dict.fromkeys(names, 0)
+    stopped = dict.fromkeys(names, 0)
+
+    def note(name, seconds, result, where):
+        calls[name] += 1
+        total[name] += seconds
+        stopped[name] += result is None
+        if seconds > worst[name][0]:
+            worst[name] = (seconds, where)
+
+    for position, roll, legs in cases:
+        where = (position, roll)
+        seconds, tracker = timed(limit, TurnTracker, position, roll)
+        note("TurnTracker()", seconds, tracker, where)
+        if tracker is None:
+            continue
+        for board, src in passed_through(position, legs):
+            seconds, ok = timed(limit, tracker.on_the_way, board)
+            if ok is False:
+                raise AssertionError(f"on_the_way refuses a board on the way: {position.to_json()} {roll}")
+            note("on_the_way", seconds, ok, where)
+            seconds, landing = timed(limit, tracker.landing_points, board, src)
+            if landing == ():
+                raise AssertionError(f"landing_points: nowhere for a checker of a legal play: {position.to_json()}")
+            note("landing_points", seconds, landing, where)
+    print(f"mid-turn {label}: {len(cases):,} rolls")
+    report(names, worst, total, calls, stopped, limit)
+
+
+def report(names, worst, total, calls, stopped, limit: float) -> None:
+    """Print each call's worst and mean time against the target, and where the worst was."""
+    for name in names:
         seconds, where = worst[name]
         ms = seconds * 1e3
-        mean = total[name] / max(len(cases), 1) * 1e3
+        mean = total[name] / max(calls[name], 1) * 1e3
         over = f" (>= {limit:g} s: stopped, {stopped[name]} calls)" if stopped[name] else ""
         verdict = "yes" if ms < TARGET_MS else "NO"
-        print(f"  {name:16} worst {ms:10.1f} ms{over}, mean {mean:.2f} ms; under {TARGET_MS:g} ms: {verdict}")
-        if where is not None:
+        print(
+            f"  {name:16} worst {ms:8.1f} ms{over}, mean {mean:6.2f} ms of {calls[name]:,}; "
+            f"under {TARGET_MS:g} ms: {verdict}"
+        )
+        if where is not None and ms >= TARGET_MS:
             print(f"    worst at roll {where[1]}: {where[0].to_json()}")
 
 
@@ -202,53 +310,60 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--positions", type=int, default=10_000, help="backgammon positions (default 10,000)")
     parser.add_argument("--rounds", type=int, default=3, help="timing rounds of each engine (default 3)")
     parser.add_argument("--crowded", type=int, default=300, help="crowded 1-1 positions (default 300)")
-    parser.add_argument("--gul-bara", type=int, default=40, help="gul-bara escalated doubles (default 40)")
-    parser.add_argument("--limit", type=float, default=2.0, help="seconds before a check call is stopped")
+    parser.add_argument("--gul-bara", type=int, default=60, help="gul-bara escalated doubles (default 60)")
+    parser.add_argument("--long-nardy", type=int, default=60, help="long nardy doubles (default 60)")
+    parser.add_argument("--limit", type=float, default=2.0, help="seconds before a call is stopped")
+    parser.add_argument("--quick", action="store_true", help="leave out gnubg and the backgammon checks")
     parser.add_argument("--seed", type=int, default=20261122)
     args = parser.parse_args(argv)
     signal.signal(signal.SIGALRM, _alarm)
-    if not gnubg_oracle.available():
-        print("gnubg-nn is not installed: pip install 'gnubg-nn>=1.1.0a11,<2'", file=sys.stderr)
-        return 2
 
     cases = backgammon_cases(args.positions, args.seed)
-    bench_plays(cases, args.rounds)
-    print()
-
-    bench_check("check (i) backgammon, last legal result", [(p, r, last_result(p, r)) for p, r in cases], args.limit)
+    if not args.quick:
+        if not gnubg_oracle.available():
+            print("gnubg-nn is not installed: pip install 'gnubg-nn>=1.1.0a11,<2'", file=sys.stderr)
+            return 2
+        bench_plays(cases, args.rounds)
+        print()
+        bench_check("(i) backgammon, last legal result", [(p, r, last_result(p, r)) for p, r in cases], args.limit)
 
     rng = random.Random(args.seed + 1)
     one_one = Roll(1, 1)
     crowded_cases = []
     for _ in range(args.crowded):
         p = crowded(rng)
-        crowded_cases.append((p, one_one, last_result(p, one_one)))
-    most = max(len(legal_results(p, r)) for p, r, _ in crowded_cases)
-    bench_check(f"check (ii) crowded 1-1 (up to {most:,} plays)", crowded_cases, args.limit)
+        legs, final, final_side = legal_results(p, one_one)[-1]
+        crowded_cases.append((p, one_one, last_result(p, one_one), legs))
+    most = max(len(legal_results(p, r)) for p, r, _, _ in crowded_cases)
 
     rng = random.Random(args.seed + 2)
     gul_cases = []
     for _ in range(args.gul_bara):
         p = gul_bara_escalated(rng)
         d = rng.randint(1, 6)
-        roll = Roll(d, d)
-        # a legal result found depth-first (listing them all can mean over a million plays)
-        legs, final, final_side = sample_results(p, roll, limit=25)[-1]
-        si = 0 if p.turn is Side.WHITE else 1
-        rolls = list(p.rolls)
-        rolls[si] += 1
-        gul_cases.append((p, roll, final.to_position(p, final_side, p.turn.other, (rolls[0], rolls[1]))))
-    bench_check("check (iii) gul-bara escalated doubles, a legal result", gul_cases, args.limit)
+        gul_cases.append((p, Roll(d, d), *reversed(some_result(p, Roll(d, d)))))
+    fuzz = Position.from_json(FUZZ_BEFORE)
+    gul_cases.append((fuzz, one_one, Position.from_json(FUZZ_AFTER), some_result(fuzz, one_one)[0]))
 
+    rng = random.Random(args.seed + 3)
+    nardy_cases = [(p, r, *reversed(some_result(p, r))) for p, r in long_nardy_cases(rng, args.long_nardy)]
+
+    groups = (
+        (f"(ii) crowded 1-1 (up to {most:,} plays)", crowded_cases),
+        ("(iii) gul-bara escalated doubles", gul_cases),
+        ("(iv) long nardy doubles, head and blocks", nardy_cases),
+    )
+    for label, group in groups:
+        bench_check(f"{label}, a legal result", [c[:3] for c in group], args.limit)
     # the same observations with one checker one point off: check must find the nearest legal play
-    for label, group in (
-        ("(i) backgammon", [c for c in [(p, r, last_result(p, r)) for p, r in cases[:2000]]]),
-        ("(ii) crowded 1-1", crowded_cases),
-        ("(iii) gul-bara escalated", gul_cases),
-    ):
+    rng = random.Random(args.seed + 4)
+    backgammon = [] if args.quick else [("(i) backgammon", [(p, r, last_result(p, r)) for p, r in cases[:2000]])]
+    for label, group in backgammon + [(label, [c[:3] for c in group]) for label, group in groups]:
         wrong = [(p, r, slip(a, a.turn.other, rng)) for p, r, a in group]
         wrong = [(p, r, a) for p, r, a in wrong if a is not None]
-        bench_check(f"check {label}, one checker a point off (illegal)", wrong, args.limit, expect_legal=False)
+        bench_check(f"{label}, one checker a point off (illegal)", wrong, args.limit, expect_legal=False)
+    for label, group in groups:
+        bench_mid_turn(label, [(p, r, legs) for p, r, _, legs in group], args.limit)
     return 0
 
 

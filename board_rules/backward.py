@@ -15,7 +15,9 @@ from board_rules.variants import Variant
 Moves = tuple[tuple[int, int, bool], ...]
 
 
-def backward_path(start: Board, target: Board, dice, rules: tuple[Variant, int, int] | None = None) -> Moves | None:
+def backward_path(
+    start: Board, target: Board, dice, rules: tuple[Variant, int, int] | None = None, budget=None
+) -> Moves | None:
     """A path from ``start`` to ``target`` found backwards, as forward moves, or ``None`` (blocking games).
 
     Walks from the target, last die first, moving checkers back (and back from off): in
@@ -23,7 +25,9 @@ def backward_path(start: Board, target: Board, dice, rules: tuple[Variant, int, 
     own limits (start rule, primes). Without ``rules`` the caller replays the path
     forwards to check those; with ``rules`` (the variant, its head limit, the checkers on
     the head when the turn began) each move back is also checked forwards by
-    :meth:`~board_rules.moves.CheckerMoves.try_move`.
+    :meth:`~board_rules.moves.CheckerMoves.try_move`. ``budget`` (a
+    :class:`~board_rules.movegen.Budget` of boards) stops a long walk with
+    :class:`~board_rules.movegen.SearchBudgetExceeded`.
     """
     opp = start.opp
     if any(opp[i] != target.opp[i] for i in range(1, 25)) or target.me[0] < start.me[0]:
@@ -82,6 +86,8 @@ def backward_path(start: Board, target: Board, dice, rules: tuple[Variant, int, 
     def rec(i: int) -> bool:
         if i == 0:
             return me == start.me
+        if budget is not None:
+            budget.spend()
         d = dice[i - 1]
         for q in range(1, 25 - d):
             if me[q] and not opp[q + d] and crossing[q + 1] > 0:

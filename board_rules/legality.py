@@ -14,20 +14,26 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from board_rules.errors import IllegalPlayError
-from board_rules.movegen import SearchBudgetExceeded, legal_results
+from board_rules.movegen import Budget, SearchBudgetExceeded, legal_results
 from board_rules.moves import Board, apply_moves, play_of
 from board_rules.notation import Play, Roll
 from board_rules.places import PLACES, Place
 from board_rules.position import Position
-from board_rules.reach import find_play
+from board_rules.reach import PlayFinder, find_play
 from board_rules.side import Side
 from board_rules.turn import LazyTurn
 
 # Boards a search for the nearest legal play may visit before it settles for the
 # nearest among those found (only escalated gul-bara doubles come near it).
 NEAREST_BUDGET = 4_000
+ESCALATION_BUDGET = 800  # the same for an escalated gul-bara double, which seldom lists in fewer
 # How many plays, found depth-first, it then compares instead.
 NEAREST_SAMPLE = 200
+# Boards the search of the repaired boards (one side's checkers moved, :func:`_repairs`) may visit in all,
+# and how many such boards it tries at most, before the nearest legal play is looked for among every play.
+REPAIR_BUDGET = 3_000
+REPAIR_MOST = 200
+FIRST_REPAIR_BUDGET = 50  # boards for each candidate in the first round (four times more each round)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +88,30 @@ def _diff(a, b) -> tuple[int, ...]:
     return tuple(out)
 
 
+class _DiffCounter:
+    """How many places a board differs in from ``want`` (both in one side's view), counted on their keys."""
+
+    __slots__ = ("pins", "me", "opp", "pinned", "ends", "opp_off")
+
+    def __init__(self, want: Board) -> None:
+        key = want.key()
+        self.pins = want.pins is not None
+        self.me = int.from_bytes(key[1:25], "big")
+        self.opp = int.from_bytes(key[27:51], "big")
+        self.pinned = int.from_bytes(key[53:77], "big") if self.pins else 0
+        self.ends = (key[0], key[25], key[26])  # the mover's tray and bar, the opponent's bar
+        self.opp_off = want.opp_off
+
+    def count(self, board: Board) -> int:
+        key = board.key()
+        x = (int.from_bytes(key[1:25], "big") ^ self.me) | (int.from_bytes(key[27:51], "big") ^ self.opp)
+        if self.pins:
+            x |= int.from_bytes(key[53:77], "big") ^ self.pinned
+        n = 24 - x.to_bytes(24, "big").count(0)
+        ends = self.ends
+        return n + (key[0] != ends[0]) + (key[25] != ends[1]) + (key[26] != ends[2]) + (board.opp_off != self.opp_off)
+
+
 def _places(indices) -> tuple[Place, ...]:
     return tuple(PLACES[i] for i in indices)
 
@@ -102,31 +132,149 @@ def check(before: Position, roll: Roll, after: Position) -> CheckResult:
     passes). If ``after`` is not legal, ``wrong`` is the smallest set of locations that
     differ from the nearest legal result, for lighting exactly what is wrong.
     """
-    legs = find_play(before, roll, after)
+    finder = PlayFinder(before, roll)
+    legs = finder.legs(after)
     if legs is not None:
         return CheckResult(True, play_of(legs), (), _after(before, after))
+    if not before.variant.pins:
+        near = _repaired(finder, after)
+        if near is not None:
+            return near
     return _nearest(before, roll, after)
+
+
+def _repaired(finder: PlayFinder, after: Position) -> CheckResult | None:
+    """The nearest legal result when one is ``after`` with a few checkers of one side moved elsewhere.
+
+    Two boards of 15 checkers a side that differ differ in at least two places, so such a
+    legal result is as near as any: no listing of every play is needed. The candidates of
+    :func:`_repairs` are searched in rounds, each within a budget of boards that grows
+    fourfold a round (a legal one is found in few boards, proving one illegal can take
+    many); ``None`` when none is found within :data:`REPAIR_BUDGET` boards in all.
+    """
+    candidates = list(_repairs(finder, after))
+    left = REPAIR_BUDGET
+    boards = FIRST_REPAIR_BUDGET
+    while candidates and left > 0:
+        unsettled = []
+        for candidate in candidates:
+            given = min(boards, left)
+            if given <= 0:
+                break
+            mine = Budget(given)
+            try:
+                legs = finder.legs(candidate, mine)
+            except SearchBudgetExceeded:
+                legs = False
+            left -= given - max(mine.left, 0)
+            if legs is False:
+                unsettled.append(candidate)
+            elif legs is not None:
+                before = finder.before
+                return CheckResult(False, play_of(legs), board_diff(candidate, after), _after(before, candidate))
+        candidates = unsettled
+        boards *= 4
+    return None
+
+
+def _repairs(finder: PlayFinder, after: Position):
+    """Boards of ``after`` with ``k`` checkers of one side moved from one place to another (no pins).
+
+    Only those the roll could give: when no number passes, the mover's pips moved must be
+    what its dice can move (exactly, while no checker is borne off) and the opponent's
+    checkers are as they were (the blocking games); when numbers pass, one checker of
+    either side moves, and the pips of all legs together are those of the first dice. At
+    most :data:`REPAIR_MOST`, nearest first.
+    """
+    v, mover = finder.v, finder.side
+    passes = finder.passes and 0 < finder.best < len(finder.seqs[0])
+    sums = {sum(seq[: finder.best]) for seq in finder.seqs}
+    seq = finder.seqs[0]
+    prefixes = {sum(seq[:m]) for m in range(finder.best, len(seq) + 1)}  # pips of all legs together
+    views = {}
+    for side in (mover, mover.other):
+        si = 0 if side is Side.WHITE else 1
+        count = [0] * 26  # the side's checkers by own place: 0 off, 1..24 points, 25 bar
+        free = [True] * 26  # own places the side may hold: not the opponent's points
+        for own in range(1, 25):
+            n = after.points[v.white_point(side, own) - 1] * side.sign
+            count[own] = max(n, 0)
+            free[own] = n >= 0
+        count[0], count[25] = after.off[si], after.bar[si]
+        free[25] = v.hits
+        ref = Board.of(finder.before, side)
+        moved = sum(i * (ref.me[i] - count[i]) for i in range(1, 26))  # pips this side has moved
+        views[side] = (count, free, ref.me[0], moved)
+    bore_off = any(views[x][0][0] != views[x][2] for x in views)
+    out = []
+    for side in (mover, mover.other):
+        if not passes and side is not mover and v.hits:
+            continue  # hits change the opponent's checkers: repair the mover's alone
+        count, free, off0, moved = views[side]
+        others = views[side.other][3]
+        for a in range(26):
+            for b in range(26):
+                if a == b or not count[a] or not free[b]:
+                    continue
+                for k in range(1, count[a] + 1):
+                    now = moved + k * (a - b)
+                    if not passes:
+                        if side is mover:
+                            off = count[0] + (k if b == 0 else -k if a == 0 else 0)
+                            if off == off0 and now not in sums:
+                                continue
+                            if off != off0 and now > max(sums):
+                                continue
+                        elif now != 0:
+                            continue
+                    elif now < 0:
+                        continue
+                    elif not bore_off and a and b and now + others not in prefixes:
+                        continue  # the legs together play the first dice of the escalation
+                    out.append((k, abs(a - b), side, a, b))
+    out.sort(key=lambda c: c[:2])
+    for k, _, side, a, b in out[:REPAIR_MOST]:
+        si = 0 if side is Side.WHITE else 1
+        points, bar, off = list(after.points), list(after.bar), list(after.off)
+        for own, n in ((a, -k), (b, k)):
+            if own == 0:
+                off[si] += n
+            elif own == 25:
+                bar[si] += n
+            else:
+                points[v.white_point(side, own) - 1] += n * side.sign
+        try:
+            yield replace(after, points=tuple(points), bar=(bar[0], bar[1]), off=(off[0], off[1]))
+        except ValueError:
+            continue  # not a position the rules accept
 
 
 def _nearest(before: Position, roll: Roll, after: Position) -> CheckResult:
     v = before.variant
     exhaustive = True
+    seqs = v.dice_sequences(roll.d1, roll.d2, before.rolls[0 if before.turn is Side.WHITE else 1])
     try:
-        results = legal_results(before, roll, budget=NEAREST_BUDGET)
+        results = legal_results(before, roll, budget=NEAREST_BUDGET if len(seqs[0]) <= 4 else ESCALATION_BUDGET)
     except SearchBudgetExceeded:
         # too many plays to compare: settle for those a bounded search finds
         exhaustive = False
         results = _some_results(before, roll)
-    want = (after.points, after.pinned, after.bar, after.off)
+    # count differing places in each result's own view (cheap), name them for the nearest alone
+    wants = {}
+    floor = 1 if v.pins else 2  # two valid boards differ in no place or in two (a pin alone differs in one)
     best = None
     for legs, final, final_side in results:
-        diff = _diff(final.white_view(v, final_side), want)
-        if best is None or len(diff) < len(best[0]):
-            best = (diff, legs, final, final_side)
-            if len(diff) <= 1:
+        want = wants.get(final_side)
+        if want is None:
+            want = wants[final_side] = _DiffCounter(Board.of(after, final_side))
+        n = want.count(final)
+        if best is None or n < best[0]:
+            best = (n, legs, final, final_side)
+            if n <= floor:
                 break
     assert best is not None  # there is always at least the passed turn
-    diff, legs, final, final_side = best
+    _, legs, final, final_side = best
+    diff = _diff(final.white_view(v, final_side), (after.points, after.pinned, after.bar, after.off))
     si = 0 if before.turn is Side.WHITE else 1
     rolls = list(before.rolls)
     rolls[si] += 1

@@ -12,6 +12,7 @@ leg by leg. Imports :mod:`board_rules.moves` and :mod:`board_rules.backward`.
 from __future__ import annotations
 
 from board_rules.backward import backward_path
+from board_rules.movegen import Budget, SearchBudgetExceeded
 from board_rules.moves import Board, CheckerMoves
 from board_rules.notation import Roll
 from board_rules.position import CHECKERS, Position
@@ -19,6 +20,9 @@ from board_rules.side import Side
 from board_rules.variants import Variant
 
 Moves = tuple[tuple[int, int, bool], ...]
+
+# Boards each walk of :meth:`Walker._blocking_path` may visit in its first round (four times more each round).
+FIRST_BUDGET = 100
 
 
 def pips(me: list[int]) -> int:
@@ -36,8 +40,11 @@ class Walker:
 
     # ------------------------------------------------------------------ most dice playable
 
-    def max_depth(self, dice: tuple[int, ...], at_least: int | None = None) -> int:
-        """The most dice of ``dice`` (in order) that can be played; stops early at ``at_least``."""
+    def max_depth(self, dice: tuple[int, ...], at_least: int | None = None, budget: Budget | None = None) -> int:
+        """The most dice of ``dice`` (in order) that can be played; stops early at ``at_least``.
+
+        Past ``budget`` boards, :class:`SearchBudgetExceeded` (the board is left as it was).
+        """
         n = len(dice)
         goal = n if at_least is None else min(n, at_least)
         seen: set = set()
@@ -47,6 +54,8 @@ class Walker:
 
         def rec(depth: int) -> bool:
             nonlocal best
+            if budget is not None:
+                budget.spend()
             if depth > best:
                 best = depth
             if best >= goal:
@@ -72,7 +81,14 @@ class Walker:
                     return True
             return False
 
-        rec(0)
+        saved = (list(b.me), list(b.opp), None if b.pins is None else list(b.pins))
+        try:
+            rec(0)
+        except SearchBudgetExceeded:
+            b.me[:], b.opp[:] = saved[0], saved[1]
+            if saved[2] is not None:
+                b.pins[:] = saved[2]
+            raise
         return best
 
     # ------------------------------------------------------------------ paths to a target
@@ -85,6 +101,7 @@ class Walker:
         limit: int = 1,
         exact: bool = True,
         ending: bool = False,
+        budget: Budget | None = None,
     ):
         """Up to ``limit`` ``(moves, end board key)`` playing exactly ``depth_wanted`` dice.
 
@@ -92,36 +109,79 @@ class Walker:
         path must end on it, else anywhere behind it (a later leg may move on). A pin of the
         mother that ends the game ends the path too; ``ending`` keeps only such paths. A single
         path is looked for first with equal dice played from the back (one order of every set
-        of commuting checker moves), then in every order (the start rule, prime rules).
+        of commuting checker moves), then in every order (the start rule, prime rules). Past
+        ``budget`` boards, :class:`SearchBudgetExceeded`, and the walker's board is not to be used again.
         """
         if ending:
-            return self._paths(dice, depth_wanted, target, limit, exact, monotone=False, ending=True)
+            return self._paths(dice, depth_wanted, target, limit, exact, monotone=False, ending=True, budget=budget)
         if limit == 1 and target is not None and exact:
             if self.v.blocks and not self.b.me[25]:
-                # a play that bears off the last checker ends with the die that does, any of them
-                ends = target.me[0] == CHECKERS and self.b.me[0] < CHECKERS
-                forward = False
-                for k in range(1, depth_wanted + 1) if ends else (depth_wanted,):
-                    moves = backward_path(self.b, target, dice[:k])
-                    if moves is None:
-                        continue  # not even reachable without the variant's own limits
-                    if self._replays(dice, moves):
-                        return [(moves, target.key())]
-                    # the variant's own limits (start rule, primes) stop that path: look again
-                    # backwards with them, then forwards in every order (the monotone walk can
-                    # take seconds on an escalated gul-bara double, where the order matters)
-                    moves = backward_path(self.b, target, dice[:k], (self.v, self.s.head_limit, self.s.head_start))
-                    if moves is not None and self._replays(dice, moves):
-                        return [(moves, target.key())]
-                    forward = True
-                return self._paths(dice, depth_wanted, target, 1, True, monotone=False) if forward else []
-            found = self._paths(dice, depth_wanted, target, 1, True, monotone=True)
+                return self._blocking_path(dice, depth_wanted, target, budget)
+            found = self._paths(dice, depth_wanted, target, 1, True, monotone=True, budget=budget)
             if not found:
-                found = self._paths(dice, depth_wanted, target, 1, True, monotone=False)
+                found = self._paths(dice, depth_wanted, target, 1, True, monotone=False, budget=budget)
             if found and self.v.pins:
                 found = self._fewest_pins(dice, depth_wanted, target, found)
             return found
-        return self._paths(dice, depth_wanted, target, limit, exact, monotone=False)
+        return self._paths(dice, depth_wanted, target, limit, exact, monotone=False, budget=budget)
+
+    def _blocking_path(self, dice, depth_wanted: int, target: Board, budget: Budget | None = None):
+        """:meth:`paths` to ``target`` in the blocking games: backwards, then forwards, by turns.
+
+        Walking back from the target (:func:`~board_rules.backward.backward_path`, without
+        the variant's own limits, then with them) and walking forwards in every order each
+        settle some boards in a few hundred boards visited and others only after millions,
+        and which one depends on the board. So each walks in turn within a budget of boards
+        that grows fourfold a round until one settles it: a path found (and replayed under
+        every rule), the forward walk finished (its answer is exact), or each backward walk
+        finished without a path (it relaxes the rules: none exists). A play that bears off
+        the last checker ends with the die that does, so each such prefix of the dice is tried.
+        ``budget`` bounds the boards of every walk together.
+        """
+
+        def walk(fn, *args):
+            given = boards if budget is None else max(1, min(boards, budget.left))
+            mine = Budget(given)
+            try:
+                return fn(*args, mine)
+            finally:
+                if budget is not None:
+                    budget.spend(given - max(mine.left, 0))
+
+        ends = target.me[0] == CHECKERS and self.b.me[0] < CHECKERS
+        open_ = list(range(1, depth_wanted + 1)) if ends else [depth_wanted]  # lengths not yet settled
+        limits = (self.v, self.s.head_limit, self.s.head_start)
+        key = target.key()
+        boards = FIRST_BUDGET
+        while True:
+            for k in list(open_):
+                try:
+                    moves = walk(backward_path, self.b, target, dice[:k], None)
+                    if moves is None:
+                        open_.remove(k)  # not even reachable without the variant's own limits
+                        continue
+                    if self._replays(dice, moves):
+                        return [(moves, key)]
+                    # the variant's own limits (start rule, primes) stop that path: look again with them
+                    moves = walk(backward_path, self.b, target, dice[:k], limits)
+                    if moves is not None and self._replays(dice, moves):
+                        return [(moves, key)]
+                except SearchBudgetExceeded:
+                    if budget is not None and budget.left <= 0:
+                        raise
+            if not open_:
+                return []
+            ahead = Walker(self.v, self.b.copy(), self.s.head_limit)  # a walk stopped midway leaves its board so
+            ahead.s.head_start = self.s.head_start
+            try:
+                return walk(ahead._forward, dice, depth_wanted, target)
+            except SearchBudgetExceeded:
+                if budget is not None and budget.left <= 0:
+                    raise
+                boards *= 4
+
+    def _forward(self, dice, depth_wanted: int, target: Board, budget: Budget):
+        return self._paths(dice, depth_wanted, target, 1, True, monotone=False, budget=budget)
 
     def _fewest_pins(self, dice, depth_wanted: int, target: Board, found):
         """``found`` (one path to ``target``), or a path to it that pins fewer times.
@@ -155,9 +215,10 @@ class Walker:
             s.undo(u)
         return ok
 
-    def _paths(self, dice, depth_wanted, target, limit, exact, monotone, spare=None, ending=False):
+    def _paths(self, dice, depth_wanted, target, limit, exact, monotone, spare=None, ending=False, budget=None):
         """:meth:`paths` by one depth-first walk; ``spare`` (pin variants, with a target)
-        bounds the pins beyond those the target needs (see :meth:`_fewest_pins`)."""
+        bounds the pins beyond those the target needs (see :meth:`_fewest_pins`); past
+        ``budget`` boards, :class:`~board_rules.movegen.SearchBudgetExceeded`."""
         n = depth_wanted
         s = self.s
         b = self.b
@@ -251,6 +312,8 @@ class Walker:
             return True
 
         def rec(depth: int, top: int, spent: int) -> bool:
+            if budget is not None:
+                budget.spend()
             if target is not None and hopeless(depth):
                 return False
             if depth == n:
@@ -373,24 +436,38 @@ def find_play(before: Position, roll: Roll, after: Position):
     Compares boards only (points, pins, bar, off). Legs are tuples of ``(src, dst, hit)``
     in each leg's mover numbering, as :func:`board_rules.movegen.legal_results` gives them.
     """
-    v, side, seqs, head, start, passes = turn_setup(before, roll)
-    target_me = Board.of(after, side)
-    if target_me.opp_off != start.opp_off and not passes:
-        return None
-    best, forced = most_dice(v, start, seqs, head)
-    if passes and 0 < best < len(seqs[0]):
-        return _legs(v, start, side, tuple(seqs[0]), best, after)
-    chosen = None
-    for seq in seqs:
-        if forced and seq[0] != forced:
-            continue
-        board = Board.of(before)
-        got = Walker(v, board, head).paths(seq, best, target_me)
-        if got and (chosen is None or _pins_made(got[0][0]) < _pins_made(chosen)):
-            chosen = got[0][0]
-            if start.pins is None or _pins_made(chosen) == _least_pins(start, target_me):
-                break
-    return None if chosen is None else (chosen,)
+    return PlayFinder(before, roll).legs(after)
+
+
+class PlayFinder:
+    """:func:`find_play` for one roll, asked about many boards: the turn's set-up and the
+    most dice playable are worked out once."""
+
+    def __init__(self, before: Position, roll: Roll) -> None:
+        self.before = before
+        self.v, self.side, self.seqs, self.head, self.start, self.passes = turn_setup(before, roll)
+        self.best, self.forced = most_dice(self.v, self.start, self.seqs, self.head)
+
+    def legs(self, after: Position, budget: Budget | None = None):
+        """:func:`find_play`'s answer for ``after``; past ``budget`` boards, :class:`SearchBudgetExceeded`."""
+        v, side, seqs, head, start, passes = self.v, self.side, self.seqs, self.head, self.start, self.passes
+        best = self.best
+        target_me = Board.of(after, side)
+        if target_me.opp_off != start.opp_off and not passes:
+            return None
+        if passes and 0 < best < len(seqs[0]):
+            return _legs(v, start.copy(), side, tuple(seqs[0]), best, after, budget)
+        chosen = None
+        for seq in seqs:
+            if self.forced and seq[0] != self.forced:
+                continue
+            board = Board.of(self.before)
+            got = Walker(v, board, head).paths(seq, best, target_me, budget=budget)
+            if got and (chosen is None or _pins_made(got[0][0]) < _pins_made(chosen)):
+                chosen = got[0][0]
+                if start.pins is None or _pins_made(chosen) == _least_pins(start, target_me):
+                    break
+        return None if chosen is None else (chosen,)
 
 
 def _pins_made(moves: Moves) -> int:
@@ -402,25 +479,25 @@ def _least_pins(start: Board, target: Board) -> int:
     return sum(1 for i in range(1, 25) if target.pins[i] == 2 and start.pins[i] != 2)
 
 
-def _legs(v: Variant, board: Board, side: Side, dice: tuple[int, ...], best: int, after: Position):
+def _legs(v: Variant, board: Board, side: Side, dice: tuple[int, ...], best: int, after: Position, budget=None):
     """Legs from ``board`` (``side`` to play ``dice``, ``best`` of them playable) ending on ``after``."""
     target = Board.of(after, side)
     if best == len(dice):
-        got = Walker(v, board, 15).paths(dice, best, target)
+        got = Walker(v, board, 15).paths(dice, best, target, budget=budget)
         return (got[0][0],) if got else None
     pins = board.pins is not None
-    ends = Walker(v, board, 15).paths(dice[:best], best, target, limit=10**9, exact=False)
+    ends = Walker(v, board, 15).paths(dice[:best], best, target, limit=10**9, exact=False, budget=budget)
     for moves, key in ends:
         b = Board.from_key(key, pins, board.opp_off)
         rest = dice[best:]
         other = side.other
         ob = b.flipped(v)
-        other_best = Walker(v, ob, 15).max_depth(rest)
+        other_best = Walker(v, ob, 15).max_depth(rest, budget=budget)
         if other_best == 0:
             if b.key() == target.key() and b.opp_off == target.opp_off:
                 return (moves,)
             continue
-        tail = _legs(v, ob, other, rest, other_best, after)
+        tail = _legs(v, ob, other, rest, other_best, after, budget)
         if tail is not None:
             return (moves,) + tail
     return None

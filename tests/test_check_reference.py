@@ -1,0 +1,101 @@
+"""``check``'s targeted searches against the reference: every legal play listed by the generic search.
+
+The fast paths (walks back and forth within budgets, the nearest play by counted places)
+must say what listing every legal result says: the same verdict, and a nearest legal
+result that differs from the observed board in as few places as any legal result does.
+"""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from board_rules import Position, Roll, Side
+from board_rules.legality import board_diff, check, is_legal_result
+from board_rules.movegen import SearchBudgetExceeded, legal_plays
+from referee.demo import slip
+from tests.positions import random_backgammon, random_plakoto, random_same_direction
+
+GENERATORS = {
+    "backgammon": lambda rng: random_backgammon(rng, "backgammon"),
+    "plakoto": lambda rng: random_plakoto(rng, "plakoto"),
+    "fevga": lambda rng: random_same_direction(rng, "fevga"),
+    "gul-bara": lambda rng: random_same_direction(rng, "gul-bara", rolls=(rng.randint(3, 9), rng.randint(3, 9))),
+    "long-nardy": lambda rng: random_same_direction(rng, "long-nardy", rolls=(rng.randint(0, 1), rng.randint(0, 1))),
+}
+REFERENCE_BUDGET = 20_000  # boards the reference listing may search; rolls with more plays are skipped
+settle = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _case(name: str, seed: int, d1: int, d2: int):
+    """A position, a roll and every legal result (the reference), or None when there are too many to list."""
+    rng = random.Random(seed)
+    while True:
+        try:
+            position = GENERATORS[name](rng)
+            break
+        except ValueError:  # tests/positions.py can draw both sides onto one point: draw again
+            continue
+    roll = Roll(d1, d2)
+    try:
+        results = [after for _, after in legal_plays(position, roll, budget=REFERENCE_BUDGET)]
+    except SearchBudgetExceeded:
+        return None
+    return position, roll, results, rng
+
+
+@settle
+@given(st.sampled_from(sorted(GENERATORS)), st.integers(0, 2**32), st.integers(1, 6), st.integers(1, 6))
+def test_check_agrees_with_every_legal_result_listed(name, seed, d1, d2):
+    case = _case(name, seed, d1, d2)
+    if case is None:
+        return
+    position, roll, results, rng = case
+    observed = [rng.choice(results)]
+    for after in list(observed):
+        for side in (Side.WHITE, Side.BLACK):
+            slipped = slip(after, side, rng)
+            if slipped is not None:
+                observed.append(slipped)
+    for seen in observed:
+        nearest = min(len(board_diff(r, seen)) for r in results)
+        verdict = check(position, roll, seen)
+        where = f"{position.to_json()} {roll} {seen.to_json()}"
+        assert verdict.legal is (nearest == 0) is is_legal_result(position, roll, seen), where
+        if verdict.exhaustive:
+            assert len(verdict.wrong) == nearest, where
+            assert verdict.nearest in results or verdict.legal, where
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**32), st.sampled_from([1, 2, 3, 4, 5, 6]))
+def test_gul_bara_escalations_check_as_the_listing_says(seed, d):
+    # escalated doubles with few enough plays to list: the walks within budgets against the whole list
+    case = _case("gul-bara", seed, d, d)
+    if case is None:
+        return
+    position, roll, results, rng = case
+    after = rng.choice(results)
+    assert check(position, roll, after).legal
+    slipped = slip(after, position.turn, rng)
+    if slipped is not None:
+        legal = any(not board_diff(r, slipped) for r in results)
+        assert is_legal_result(position, roll, slipped) is legal, f"{position.to_json()} {roll} {slipped.to_json()}"
+
+
+def test_issue_22_fuzz_case_is_legal():
+    before = Position.from_json(
+        '{"variant": "gul-bara", "turn": "white", "points": [2, 3, -4, 1, 1, 0, 1, 1, 1, 2, 1, 0, -2, -4, 0, 1, 1, '
+        '-1, 0, -2, 0, 0, -2, 0], "bar": {"white": 0, "black": 0}, "off": {"white": 0, "black": 0}, '
+        '"rolls": {"white": 12, "black": 11}}'
+    )
+    after = Position.from_json(
+        '{"variant": "gul-bara", "turn": "black", "points": [3, 3, -4, 4, 0, 0, 0, 0, 0, 0, 0, 0, -2, -4, 0, 0, 0, '
+        '-1, 0, -2, 0, 0, -2, 0], "bar": {"white": 0, "black": 0}, "off": {"white": 5, "black": 0}, '
+        '"rolls": {"white": 12, "black": 11}}'
+    )
+    verdict = check(before, Roll(1, 1), after)
+    assert verdict.legal
+    assert before.play(verdict.play, Roll(1, 1)).points == after.points
