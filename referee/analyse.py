@@ -30,12 +30,9 @@ from board_rules.ids import position_from_id
 from board_rules.untrusted import parse_json, read_text
 from referee.errors import JournalError
 from referee.evaluate import candidate_plays, score_position
-from referee.export import Record, export_mat, gnubg_settings, load_record, mat_notes
+from referee.export import Record, export_mat, find_gnubg, gnubg_settings, load_record, mat_notes
 from referee.svgboard import render as board_svg
 from referee.textboard import render as text_board
-
-GNUBG_FALLBACK = "/usr/games/gnubg"
-"""Where Debian installs gnubg, off the usual PATH."""
 
 PLIES = (0, 1)
 """The analysis depths offered: quick enough for a hall that analyses every match."""
@@ -235,16 +232,6 @@ else:
     done({"match-info": m["match-info"], "stats": m["stats"], "games": games, "version": P["version"]})
 '''
 """The Python gnubg runs (``gnubg -t -q -p``): import, analyse, save the ``.sgf``, write JSON."""
-
-
-def find_gnubg(program: str | None = None) -> str | None:
-    """The gnubg program to run: ``program`` when given, else gnubg on PATH or Debian's /usr/games/gnubg."""
-    if program:
-        return shutil.which(program) or (program if os.access(program, os.X_OK) else None)
-    found = shutil.which("gnubg")
-    if found:
-        return found
-    return GNUBG_FALLBACK if os.access(GNUBG_FALLBACK, os.X_OK) else None
 
 
 def run_gnubg(
@@ -693,7 +680,7 @@ def analyse(
     """The analysis of the match at ``path``: a journal (exported to ``.mat`` first) or a ``.mat``.
 
     A record of backgammon games goes to gnubg (``gnubg`` the program, found as
-    :func:`find_gnubg` finds it), which also saves its analysis as ``sgf``; any other
+    :func:`referee.export.find_gnubg` finds it), which also saves its analysis as ``sgf``; any other
     game is judged by :func:`analyse_with_evaluator`. Raises :class:`AnalysisError`
     for a missing file or one that is no match, :class:`referee.errors.JournalError`
     for a journal that cannot be replayed and :class:`EngineError` when gnubg is missing

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,10 +21,16 @@ from typing import TextIO
 
 from board_rules.errors import TavliError
 from board_rules.untrusted import check_output
-from referee.export import FORMATS, export, export_mat, gnubg_commands, load_record, mat_notes
-
-GNUBG_FALLBACK = "/usr/games/gnubg"
-"""Where Debian installs gnubg, off the usual PATH."""
+from referee.export import (
+    FORMATS,
+    GNUBG_FALLBACK,
+    export,
+    export_mat,
+    find_gnubg,
+    gnubg_commands,
+    load_record,
+    mat_notes,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -125,16 +130,6 @@ def run(
 
 
 # =============================================================================== record open
-
-
-def find_gnubg(program: str | None = None) -> str | None:
-    """The gnubg program to run: ``program`` when given, else gnubg on PATH or Debian's /usr/games/gnubg."""
-    if program:
-        return shutil.which(program) or (program if os.access(program, os.X_OK) else None)
-    found = shutil.which("gnubg")
-    if found:
-        return found
-    return GNUBG_FALLBACK if os.access(GNUBG_FALLBACK, os.X_OK) else None
 
 
 def _open(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, stdin: TextIO) -> int:

@@ -4,14 +4,17 @@
 
 Owns :func:`export_mat` (backgammon and portes games), :func:`gnubg_settings` and
 :func:`mat_notes` (what gnubg must be told before it imports the file, and what the
-format cannot say), :func:`export_text`, :func:`export_json` and :func:`export`. Each
-replays the journal through the rules first, so an illegal play is never exported.
+format cannot say), :func:`find_gnubg` (which gnubg to run), :func:`export_text`,
+:func:`export_json` and :func:`export`. Each replays the journal through the rules
+first, so an illegal play is never exported.
 The ``.mat`` conventions and gnubg's scoring are in ``docs/referee.md``.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,6 +30,8 @@ from referee.spec import MatchSpec
 
 FORMATS = ("mat", "txt", "json")
 MAT_VARIANTS = ("backgammon", "portes")
+GNUBG_FALLBACK = "/usr/games/gnubg"
+"""Where Debian installs gnubg, off the usual PATH."""
 
 
 class ExportError(JournalError):
@@ -265,6 +270,17 @@ def gnubg_settings(record: Record) -> list[str]:
         out.append(f"set jacoby {'on' if board.options.jacoby else 'off'}")
     out.append(f"set cube use {'on' if cube else 'off'}")
     return out
+
+
+def find_gnubg(program: str | None = None) -> str | None:
+    """The gnubg program to run: ``program`` when given, else gnubg on PATH or Debian's /usr/games/gnubg;
+    None when there is none."""
+    if program:
+        return shutil.which(program) or (program if os.access(program, os.X_OK) else None)
+    found = shutil.which("gnubg")
+    if found:
+        return found
+    return GNUBG_FALLBACK if os.access(GNUBG_FALLBACK, os.X_OK) else None
 
 
 def gnubg_commands(record: Record, mat_path) -> list[str]:
