@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from board_rules import Position
+from board_rules.ids import position_id
 from referee import cli_record
 from referee.analyse import EngineError, analyse
 from referee.export import export_mat, gnubg_settings, load_record
@@ -364,3 +366,20 @@ def test_one_ply_is_offered_and_said(tmp_path, gnubg):
     code, out, err = analyse_cli(str(DEMO), "--plies", "1", "--sgf", str(tmp_path / "d.sgf"))
     assert code == 0, err
     assert "at 1 ply" in out
+
+
+def test_each_chequer_blunder_is_the_journals_position_before_that_play(tmp_path, gnubg):
+    """gnubg's Position ID of a blunder, our own encoder's of the journal's board: the same turn, the same ID."""
+    path = _money(tmp_path)
+    record = load_record(path)
+    report = analyse(path).to_dict()
+    chequer = [m for p in report["players"].values() for m in p["blunders"] if m["kind"] == "chequer"]
+    assert len(chequer) > 10
+    for m in chequer:
+        turns = [e for e in record.games[m["game"] - 1].events if e["type"] in ("play", "pass")]
+        event = turns[m["turn"] - 1]
+        assert event["side"] == m["side"]
+        assert sorted(event["dice"], reverse=True) == m["dice"]
+        before, drawn = Position.from_dict(event["before"]), Position.from_dict(m["position"])
+        assert position_id(before) == m["position_id"]
+        assert (drawn.points, drawn.bar, drawn.off, drawn.turn) == (before.points, before.bar, before.off, before.turn)
