@@ -520,22 +520,24 @@ def from_gnubg(doc: dict[str, Any], match: str, plies: int, jacoby: bool = True)
         cube_err = sum(float(cube.get(f"err-{k}-skill", 0.0)) for k in _CUBE_ERRORS)
         unforced, close = int(moves["unforced-moves"]), int(cube["close-cube"])
         decisions = unforced + close
-        rate = 1000.0 * (chequer_err + cube_err) / decisions if decisions else 0.0
+        rate = 1000.0 * (chequer_err + cube_err) / decisions if decisions else None
         total_moves = int(moves["total-moves"])
         players[side] = PlayerReport(
             side=side,
             name=str(info.get(player, {}).get("name", side)),
-            pr=rate / 2,
+            pr=None if rate is None else rate / 2,
             error_rate=rate,
-            chequer=Errors(unforced, _marked(moves), chequer_err, 1000.0 * chequer_err / unforced if unforced else 0.0),
+            chequer=Errors(
+                unforced, _marked(moves), chequer_err, 1000.0 * chequer_err / unforced if unforced else None
+            ),
             cube=Errors(
                 close,
                 {k.replace("-", " "): int(cube.get(k, 0)) for k in _CUBE_ERRORS},
                 cube_err,
-                1000.0 * cube_err / close if close else 0.0,
+                1000.0 * cube_err / close if close else None,
             ),
             luck=float(dice["luck"]),
-            luck_rate=1000.0 * float(dice["luck"]) / total_moves if total_moves else 0.0,
+            luck_rate=1000.0 * float(dice["luck"]) / total_moves if total_moves else None,
             blunders=tuple(blunders[side]),
         )
     return Analysis(
@@ -614,7 +616,7 @@ def analyse_with_evaluator(record: Record, match: str) -> Analysis:
                 )
     players = {}
     for side, t in tally.items():
-        rate = t["total"] / t["plays"] if t["plays"] else 0.0
+        rate = t["total"] / t["plays"] if t["plays"] else None
         players[side] = PlayerReport(
             side=side,
             name=record.players.get(side, side),
@@ -771,7 +773,9 @@ def _marks(e: Errors) -> str:
 
 
 def _luck(p: PlayerReport) -> str:
-    return "n/a" if p.luck is None else f"{p.luck:+.3f}; {p.luck_rate:+.1f}"
+    if p.luck is None:
+        return "n/a"
+    return f"{p.luck:+.3f}; " + ("n/a" if p.luck_rate is None else f"{p.luck_rate:+.1f}")
 
 
 def _engine_line(a: Analysis) -> str:

@@ -383,3 +383,11 @@ def test_each_chequer_blunder_is_the_journals_position_before_that_play(tmp_path
         before, drawn = Position.from_dict(event["before"]), Position.from_dict(m["position"])
         assert position_id(before) == m["position_id"]
         assert (drawn.points, drawn.bar, drawn.off, drawn.turn) == (before.points, before.bar, before.off, before.turn)
+
+
+def test_a_game_just_begun_has_no_pr_yet_rather_than_a_perfect_one(tmp_path, gnubg):
+    begun = tmp_path / "begun.jsonl"
+    begun.write_text("".join(DEMO.read_text().splitlines(keepends=True)[:3]))
+    report = analyse(begun).to_dict()
+    for p in report["players"].values():
+        assert p["chequer"]["decisions"] == 0 and p["pr"] is None and p["error_rate"] is None
