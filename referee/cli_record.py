@@ -74,7 +74,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             "saved as an .sgf beside the report."
         ),
     )
-    a.add_argument("match", help="the match: a journal (.jsonl, as the referee writes it) or a gnubg .mat file")
+    a.add_argument(
+        "match", metavar="MATCH", help="the match: a journal (.jsonl, as the referee writes it) or a gnubg .mat file"
+    )
     a.add_argument("--html", metavar="REPORT", help="also write the report as an HTML page")
     a.add_argument("--json", action="store_true", help="print the report as JSON, not as text")
     a.add_argument(
