@@ -127,6 +127,16 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="[HOST:]PORT",
             help="serve the live table page on PORT (127.0.0.1 unless HOST is given; 0 picks a free port)",
         )
+    for command in (play, demo):
+        command.add_argument(
+            "--broker",
+            metavar="mqtt://[USER:PASS@]HOST:PORT",
+            help="publish the table on the hall's MQTT broker (it plays on without one)",
+        )
+        command.add_argument("--hall", default="club", help="the hall's name on the broker (default club)")
+        command.add_argument(
+            "--table", default=None, help="this table's id in the hall, and its user on the broker (default table-1)"
+        )
     demo.add_argument(
         "--pace", type=float, default=0.0, metavar="SECONDS", help="wait this long between the players' actions"
     )
@@ -165,6 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 out=args.out,
                 web=args.web,
                 pace=args.pace,
+                broker=args.broker,
+                hall=args.hall,
+                table_id=args.table or "demo",
             )
     except TavliError as exc:
         where = f"tavli {args.command}" + (f" {args.rules_command}" if args.command == "rules" else "")

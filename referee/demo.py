@@ -25,6 +25,7 @@ from board_rules import Position, Side
 from board_rules.legality import board_diff
 from board_rules.untrusted import check_output_folder
 from referee import events as E
+from referee.broker import BrokerAddress, TablePublisher, check_name
 from referee.errors import JournalError
 from referee.export import export
 from referee.fusion import fuse
@@ -173,15 +174,22 @@ def run_demo(
     out: str | Path = "demo-match",
     web: str | None = None,
     pace: float = 0.0,
+    broker: str | None = None,
+    hall: str = "club",
+    table_id: str = "demo",
 ) -> int:
     """Play a refereed game (``match`` 0) or a match to ``match`` points on the emulated table; returns the exit
-    status. ``web`` (``[HOST:]PORT``) serves the live table page; ``pace`` waits that long between actions."""
+    status. ``web`` (``[HOST:]PORT``) serves the live table page; ``pace`` waits that long between actions;
+    ``broker`` (``mqtt://...``) publishes the table there as ``table_id`` of ``hall``."""
     if not 0 <= pace < 3600:  # NaN fails too
         raise DemoError(f"--pace: {pace!r}: give a number of seconds, 0 or more (under an hour)")
     if match is not None and match < 1:
         raise DemoError(f"--match: {match!r}: a match is to 1 point or more (leave it out for one money game)")
     match = match or 0
     address = parse_address(web) if web is not None else None
+    hall_address = BrokerAddress.parse(broker) if broker is not None else None
+    check_name(hall, "--hall")
+    check_name(table_id, "--table")
     console = Console(highlight=False)
     out = check_output_folder(out, "--out", DemoError)
     journal = out / f"match-{seed}.jsonl"
@@ -190,7 +198,7 @@ def run_demo(
     demo = _Demo(seed, match, quiet, camera, journal, console)
     demo.pace = pace
     ref, rng, table = demo.ref, demo.rng, demo.table
-    page = None
+    page = publisher = None
     if address is not None:
         try:
             page = LivePage(ref, host=address[0], port=address[1], camera=table.camera).start()
@@ -199,6 +207,9 @@ def run_demo(
             table.close()
             raise
         console.print(f"  the live table: {page.url}")
+    if hall_address is not None:
+        say = lambda text: console.print(f"  {text}")  # noqa: E731
+        publisher = TablePublisher(ref, hall_address, hall, table_id, paused=demo.session.paused, say=say).start()
     what = "a game of backgammon" if match == 0 else f"a backgammon match to {match}"
     console.print(f"[bold]tavli-table demo[/bold]: {what} refereed on the emulated table (seed {seed})")
     console.print(
@@ -283,6 +294,8 @@ def run_demo(
             raise RuntimeError(f"the demo did not finish in {MAX_STEPS} steps")
     finally:
         demo.live.stop()
+        if publisher is not None:
+            publisher.close()
         ref.close()
         table.close()
         if page is not None:

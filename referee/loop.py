@@ -98,7 +98,7 @@ class TableSession:
 
     def _end_turn(self, ending: F.Input) -> None:
         """End the turn unless a source is down: the last board seen may not be the board now."""
-        why = self._not_live()
+        why = self.not_live()
         if why is not None and self.referee.phase is Phase.PLAY:
             self.referee.notice(
                 f"{why}: the turn cannot be judged until it is back; end the turn again then", buzzer=True
@@ -277,7 +277,7 @@ class TableSession:
             if not busy:
                 time.sleep(0.01)
 
-    def _not_live(self) -> str | None:
+    def not_live(self) -> str | None:
         """Why the board cannot be judged now (a source of this table that is down), or None."""
         if self.link is not None and not self._board_present:
             return "the board is unplugged"
@@ -286,6 +286,15 @@ class TableSession:
         if self.link is None and self.camera is not None and self._hidden_since is not None:
             return "the camera cannot see the board"
         return None
+
+    def paused(self) -> str | None:
+        """Why the game waits now, as a hall shows it: a source down, or the board hidden for
+        ``hand_pause_s`` or more (a hand over the board for a move is no pause)."""
+        why = self.not_live()
+        since = self._hidden_since
+        if why is not None and self.link is None and since is not None:
+            return why if time.monotonic() - since >= self.hand_pause_s else None
+        return why
 
     def _hidden_too_long(self) -> None:
         since = self._hidden_since

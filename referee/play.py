@@ -24,6 +24,7 @@ from rich.console import Console
 from board_rules.untrusted import check_output, is_digits
 from firmware_bridge.link import BoardLink
 from firmware_bridge.panel import Panel, PanelConfig
+from referee.broker import BrokerAddress, TablePublisher, check_name
 from referee.errors import JournalError
 from referee.journal import read_journal
 from referee.keyboard import COMMANDS
@@ -211,6 +212,11 @@ def run_play(args, stdin: TextIO, stdout: TextIO) -> int:
 
     spec = None if args.resume else match_spec(args.variant, args.match, args)
     address = parse_address(args.web) if getattr(args, "web", None) else None
+    hall_address = BrokerAddress.parse(args.broker) if getattr(args, "broker", None) else None
+    hall, table_id = getattr(args, "hall", "club"), getattr(args, "table", None) or "table-1"
+    if hall_address is not None:
+        check_name(hall, "--hall")
+        check_name(table_id, "--table")
     if args.resume:
         read_journal(args.resume)  # a journal that cannot be read is refused before any device is opened
     elif args.journal:
@@ -219,7 +225,7 @@ def run_play(args, stdin: TextIO, stdout: TextIO) -> int:
         raise JournalError(f"--camera: {args.camera!r}: neither a camera number nor a video or image file")
     if args.camera and os.path.isfile(args.camera):
         check_image_header(args.camera)  # a still that would decode into gigabytes is refused before
-    link = camera = panel = page = ref = None
+    link = camera = panel = page = ref = publisher = None
     try:
         if args.board:
             link = BoardLink(args.board).start()
@@ -250,8 +256,12 @@ def run_play(args, stdin: TextIO, stdout: TextIO) -> int:
                 console.print(text_board(board, leds=leds))
 
         session = TableSession(ref, link=link, camera=camera, panel=panel, lines=stdin, say=say, draw=draw)
+        if hall_address is not None:
+            publisher = TablePublisher(ref, hall_address, hall, table_id, paused=session.paused, say=say).start()
         return session.run()
     finally:
+        if publisher is not None:
+            publisher.close()
         if page is not None:
             page.stop()
         if ref is not None:
