@@ -137,6 +137,17 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--table", default=None, help="this table's id in the hall, and its user on the broker (default table-1)"
         )
+    hall = sub.add_parser("hall", help="the organiser's dashboard: every table of a hall from the MQTT broker")
+    hall.add_argument("--broker", required=True, metavar="mqtt://hall:PASS@HOST:PORT", help="the hall's broker")
+    hall.add_argument("--hall", default="club", help="the hall's name on the broker (default club)")
+    hall.add_argument(
+        "--web", default="8080", metavar="[HOST:]PORT", help="where to serve the dashboard (default 127.0.0.1:8080)"
+    )
+    hall.add_argument(
+        "--delay", type=float, default=0.0, metavar="SECONDS", help="show every table this late (a broadcast delay)"
+    )
+    hall.add_argument("--out", default="hall", help="where the matches and their reports are kept (default hall/)")
+    hall.add_argument("--for", dest="for_seconds", type=float, default=None, help=argparse.SUPPRESS)
     demo.add_argument(
         "--pace", type=float, default=0.0, metavar="SECONDS", help="wait this long between the players' actions"
     )
@@ -164,6 +175,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from referee.virtual import run_virtual
 
             return run_virtual(args)
+        if args.command == "hall":
+            from referee.hall import run_hall
+
+            return run_hall(args)
         if args.command == "demo":
             from referee.demo import run_demo
 

@@ -1,0 +1,429 @@
+"""The organiser's hall: every table of a hall from the broker, on one page, with each match kept.
+
+Owns :class:`Hall` (subscribes as the organiser to ``tavli/<hall>/table/+/...``, keeps each
+table's state as the broker's retained topics and live events give it, shown ``delay``
+seconds late as broadcasts do, and writes each table's match journal from its ``event``
+lines, exported and analysed once the match ends) and :class:`HallPage` (the dashboard: a
+small board per table, players, score, status, whose turn, a mark on a table whose referee
+calls an illegal play or is paused; each table's live page fed from the broker; the match
+files and reports to download). Spectators read; changing the delay needs the organiser's
+token. The page binds to 127.0.0.1 unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from board_rules.untrusted import is_digits
+from referee.broker import NAME_CHARS, BrokerAddress, check_name, new_client
+from referee.errors import JournalError
+from referee.web import WebAddressError
+
+STATIC = Path(__file__).with_name("static")
+POLL_S = 0.02
+KEEPALIVE_S = 15.0
+MAX_DELAY_S = 3600.0
+LEAVES = ("status", "position", "match", "view", "event", "live")
+
+
+class HallError(JournalError):
+    """A hall that cannot be watched: the message names the flag."""
+
+
+class Table:
+    """One table as the hall knows it: its retained state and the summary the dashboard shows."""
+
+    def __init__(self, table_id: str) -> None:
+        self.id = table_id
+        self.status = "unknown"
+        self.position: dict[str, Any] | None = None
+        self.match: dict[str, Any] | None = None
+        self.view: dict[str, Any] | None = None
+        self.last_seq = 0  # the highest journal seq received on ``event``
+        self.version = 0  # one more each time anything shown changes
+        self.files: list[str] = []
+        self.updated = time.monotonic()
+
+    def summary(self) -> dict[str, Any]:
+        view = self.view or {}
+        leds = view.get("leds") or {}
+        return {
+            "id": self.id,
+            "status": self.status,
+            "players": (self.match or {}).get("players") or view.get("players"),
+            "score": view.get("score") or (self.match or {}).get("score"),
+            "variant": view.get("variant") or (self.match or {}).get("variant"),
+            "game": view.get("game"),
+            "on_roll": view.get("on_roll"),
+            "phase": view.get("phase"),
+            "position": view.get("position") or (None if self.position is None else _board_only(self.position)),
+            "dice": view.get("dice", []),
+            "cube": view.get("cube"),
+            "illegal": "red" in leds.values(),
+            "paused": self.status == "paused",
+            "over": bool(view.get("over") or (self.match or {}).get("over")),
+            "seq": self.last_seq,
+            "view_seq": view.get("seq", 0),
+            "files": list(self.files),
+            "version": self.version,
+        }
+
+
+def _board_only(position: dict[str, Any]) -> dict[str, Any]:
+    keys = ("variant", "turn", "points", "bar", "off", "pinned", "rolls")
+    return {k: position[k] for k in keys if k in position}
+
+
+class Hall:
+    """The tables of ``hall`` on the broker at ``address``, as the organiser sees them (module docstring).
+
+    ``folder`` receives ``<table>/<journal>`` for every match and, once one ends, its ``.mat``
+    and analysis report (``analyse``: a function of (journal path) -> list of files written,
+    run in a thread of its own; None: no analysis).
+    """
+
+    def __init__(
+        self,
+        address: BrokerAddress,
+        hall: str,
+        folder: str | Path,
+        *,
+        delay: float = 0.0,
+        analyse: Callable[[Path], list[Path]] | None = None,
+        say: Callable[[str], None] = print,
+    ) -> None:
+        self.hall = check_name(hall, "--hall")
+        self.address = address
+        self.folder = Path(folder)
+        self.delay = check_delay(delay)
+        self.analyse = analyse
+        self.say = say
+        self.lock = threading.Lock()
+        self.tables: dict[str, Table] = {}
+        self.version = 0
+        self._pending: deque[tuple[float, str, str, bytes]] = deque()  # (arrived, table, leaf, payload)
+        self._journals: dict[str, Path] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.client = new_client(address, f"tavli-hall-{hall}-{secrets.token_hex(3)}")
+        self.client.on_connect = self._on_connect
+        self.client.on_message = self._on_message
+        self.client.on_disconnect = lambda *a: self.say("hall: the broker is gone; waiting for it")
+
+    def start(self) -> Hall:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.client.connect_async(self.address.host, self.address.port, keepalive=10)
+        self.client.loop_start()
+        self._thread = threading.Thread(target=self._pump, name="tavli-hall", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    # ------------------------------------------------------------------ paho's thread
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+        if reason_code.is_failure:
+            self.say(f"hall: the broker refused the organiser ({reason_code})")
+            return
+        client.subscribe(f"tavli/{self.hall}/table/+/+", qos=1)
+        self.say(f"hall: watching hall {self.hall} on {self.address.host}:{self.address.port}")
+
+    def _on_message(self, client, userdata, message) -> None:
+        parts = message.topic.split("/")
+        if len(parts) != 5 or parts[3] == "" or not set(parts[3]) <= NAME_CHARS or parts[4] not in LEAVES:
+            return
+        with self.lock:
+            self._pending.append((time.monotonic(), parts[3], parts[4], bytes(message.payload)))
+
+    # ------------------------------------------------------------------ the hall's thread
+
+    def _pump(self) -> None:
+        while not self._stop.is_set():
+            self.apply_due(time.monotonic())
+            self._stop.wait(POLL_S)
+
+    def apply_due(self, now: float) -> int:
+        """Apply every message that arrived ``delay`` seconds ago or more; returns how many."""
+        done = 0
+        while True:
+            with self.lock:
+                if not self._pending or self._pending[0][0] + self.delay > now:
+                    return done
+                _, table_id, leaf, payload = self._pending.popleft()
+            self._apply(table_id, leaf, payload)
+            done += 1
+
+    def _apply(self, table_id: str, leaf: str, payload: bytes) -> None:
+        if leaf == "event":
+            self._archive(table_id, payload)
+        try:
+            data = payload.decode("utf-8") if leaf == "status" else json.loads(payload)
+        except (UnicodeDecodeError, ValueError):
+            return  # not ours to show: a table writes only its own topics, in its own format
+        with self.lock:
+            table = self.tables.get(table_id)
+            if table is None:
+                table = self.tables[table_id] = Table(table_id)
+            if leaf == "status" and isinstance(data, str):
+                table.status = data[:20]
+            elif leaf in ("position", "match", "view") and isinstance(data, dict):
+                setattr(table, leaf, data)
+            elif leaf == "event" and isinstance(data, dict) and type(data.get("seq")) is int:
+                table.last_seq = max(table.last_seq, data["seq"])
+            else:
+                return
+            table.version += 1
+            table.updated = time.monotonic()
+            self.version += 1
+            ended = leaf == "match" and isinstance(data, dict) and data.get("over") and data.get("record")
+        if ended:
+            self._ended(table_id, str(data["record"]))
+
+    def _archive(self, table_id: str, payload: bytes) -> None:
+        """Append a table's journal line to its match file, in order, each seq once."""
+        try:
+            event = json.loads(payload)
+        except ValueError:
+            return
+        if not isinstance(event, dict) or type(event.get("seq")) is not int:
+            return
+        path = self._journals.get(table_id)
+        if event["seq"] == 1 and event.get("type") == "match_start":
+            stamp = "".join(c for c in str(event.get("time", "")) if c.isdigit())[:14] or "match"
+            path = self.folder / table_id / f"match-{stamp}.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists():
+                path.unlink()  # a resumed table publishes its match from the start again
+            self._journals[table_id] = path
+        if path is None:
+            return
+        held = _lines(path)
+        if event["seq"] == held + 1:
+            with open(path, "ab") as fh:
+                fh.write(payload.strip() + b"\n")
+
+    def _ended(self, table_id: str, record: str) -> None:
+        path = self._journals.get(table_id)
+        if path is None or not path.exists():
+            return
+        files = [path]
+
+        def work() -> None:
+            out = list(files)
+            if self.analyse is not None:
+                try:
+                    out += self.analyse(path)
+                except Exception as exc:  # noqa: BLE001 - an analysis that fails is said; the hall goes on
+                    self.say(f"hall: table {table_id}: the analysis of {path.name} failed: {exc}")
+            with self.lock:
+                table = self.tables[table_id]
+                table.files = [str(p.relative_to(self.folder)) for p in out]
+                table.version += 1
+                self.version += 1
+            self.say(f"hall: table {table_id}: match over ({record}); " + ", ".join(p.name for p in out))
+
+        threading.Thread(target=work, name=f"tavli-hall-analyse-{table_id}", daemon=True).start()
+
+    # ------------------------------------------------------------------ for the page
+
+    def summaries(self) -> list[dict[str, Any]]:
+        with self.lock:
+            return [t.summary() for t in sorted(self.tables.values(), key=lambda t: t.id)]
+
+    def view_of(self, table_id: str) -> dict[str, Any] | None:
+        with self.lock:
+            table = self.tables.get(table_id)
+            return None if table is None or table.view is None else dict(table.view)
+
+
+def _lines(path: Path) -> int:
+    try:
+        with open(path, "rb") as fh:
+            return sum(1 for _ in fh)
+    except OSError:
+        return 0
+
+
+def check_delay(value: float) -> float:
+    if not 0.0 <= value <= MAX_DELAY_S:  # NaN fails too
+        raise HallError(f"--delay: {value!r}: give seconds, 0 to {MAX_DELAY_S:.0f}")
+    return float(value)
+
+
+def analyse_match(path: Path) -> list[Path]:
+    """The hall's analysis of one finished match: its ``.mat`` and an HTML report beside the journal."""
+    from referee.analyse import analyse, report_html
+    from referee.export import export
+
+    mat = path.with_suffix(".mat")
+    mat.write_text(export(path, "mat"), encoding="utf-8")
+    report, sgf = path.with_suffix(".html"), path.with_suffix(".sgf")
+    report.write_text(report_html(analyse(path, sgf=sgf)), encoding="utf-8")
+    return [mat, report] + ([sgf] if sgf.exists() else [])
+
+
+class HallPage:
+    """The dashboard on ``host``:``port`` (0: a free one); ``token`` lets the organiser change the delay."""
+
+    def __init__(self, hall: Hall, host: str = "127.0.0.1", port: int = 8080, token: str | None = None) -> None:
+        self.hall = hall
+        self.host = host
+        self.token = token or secrets.token_urlsafe(12)
+        try:
+            self._sock = socket.create_server((host, port), reuse_port=False)
+        except OSError as exc:
+            raise WebAddressError(f"--web: {host}:{port}: cannot serve there ({exc.strerror or exc})") from None
+        self.port = self._sock.getsockname()[1]
+        app = Starlette(
+            routes=[
+                Route("/", self._index),
+                Route("/tables", self._tables),
+                Route("/events", self._events),
+                Route("/delay", self._delay, methods=["POST"]),
+                Route("/files/{table}/{name}", self._file),
+                Route("/table/{table}/", self._table_page),
+                Route("/table/{table}/view", self._table_view),
+                Route("/table/{table}/events", self._table_events),
+            ]
+        )
+        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        return f"http://{host}:{self.port}/"
+
+    def start(self, timeout: float = 10.0) -> HallPage:
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise WebAddressError(f"--web: the hall page on {self.host}:{self.port} did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._sock.close()
+
+    async def _index(self, request: Request) -> HTMLResponse:
+        return HTMLResponse((STATIC / "hall.html").read_text(encoding="utf-8"))
+
+    async def _tables(self, request: Request) -> JSONResponse:
+        return JSONResponse({"hall": self.hall.hall, "delay": self.hall.delay, "tables": self.hall.summaries()})
+
+    async def _events(self, request: Request) -> StreamingResponse:
+        """Server-sent events: the tables that changed, each as its summary, as they change."""
+
+        async def changes():
+            sent: dict[str, int] = {}
+            idle, version = 0.0, -1
+            yield "retry: 500\n\n"
+            while not await request.is_disconnected():
+                if self.hall.version != version:
+                    version = self.hall.version
+                    changed = [t for t in self.hall.summaries() if sent.get(t["id"]) != t["version"]]
+                    for t in changed:
+                        sent[t["id"]] = t["version"]
+                    if changed:
+                        yield f"event: tables\ndata: {json.dumps(changed, separators=(',', ':'))}\n\n"
+                        idle = 0.0
+                        continue
+                await asyncio.sleep(POLL_S)
+                idle += POLL_S
+                if idle >= KEEPALIVE_S:
+                    idle = 0.0
+                    yield ": keep-alive\n\n"
+
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(changes(), media_type="text/event-stream", headers=headers)
+
+    async def _delay(self, request: Request) -> JSONResponse:
+        if not secrets.compare_digest(request.query_params.get("token", ""), self.token):
+            return JSONResponse({"error": "token: missing or wrong; spectators only read"}, status_code=403)
+        text = request.query_params.get("seconds", "")
+        if not is_digits(text, 4) or int(text) > MAX_DELAY_S:
+            return JSONResponse({"error": f"seconds: {text[:20]!r}: give 0 to {MAX_DELAY_S:.0f}"}, status_code=400)
+        self.hall.delay = float(text)
+        return JSONResponse({"ok": True, "delay": self.hall.delay})
+
+    async def _file(self, request: Request) -> Response:
+        table, name = request.path_params["table"], request.path_params["name"]
+        if not (set(table) <= NAME_CHARS and set(name) <= NAME_CHARS) or name.startswith("."):
+            return Response("no such file", status_code=404, media_type="text/plain")
+        path = self.hall.folder / table / name
+        if not path.is_file():
+            return Response("no such file", status_code=404, media_type="text/plain")
+        return FileResponse(path)
+
+    async def _table_page(self, request: Request) -> HTMLResponse:
+        return HTMLResponse((STATIC / "live.html").read_text(encoding="utf-8"))
+
+    async def _table_view(self, request: Request) -> JSONResponse:
+        view = self.hall.view_of(request.path_params["table"])
+        if view is None:
+            return JSONResponse({"error": "no such table, or it has shown nothing yet"}, status_code=404)
+        return JSONResponse({**view, "can_act": False, "camera": False})
+
+    async def _table_events(self, request: Request) -> StreamingResponse:
+        table_id = request.path_params["table"]
+
+        async def views():
+            sent = -1
+            yield "retry: 500\n\n"
+            while not await request.is_disconnected():
+                view = self.hall.view_of(table_id)
+                if view is not None and view.get("seq") != sent:
+                    sent = view.get("seq")
+                    yield f"id: {sent}\nevent: view\ndata: {json.dumps(view, separators=(',', ':'))}\n\n"
+                await asyncio.sleep(POLL_S * 5)
+
+        return StreamingResponse(views(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+def run_hall(args, say: Callable[[str], None] = print) -> int:
+    """``tavli hall --broker URL [--hall NAME] [--web [HOST:]PORT] [--delay S] [--out DIR] [--for S]``."""
+    from referee.web import parse_address
+
+    address = BrokerAddress.parse(args.broker)
+    host, port = parse_address(args.web)
+    hall = Hall(address, args.hall, args.out, delay=args.delay, analyse=analyse_match, say=say)
+    page = HallPage(hall, host, port)
+    hall.start()
+    try:
+        page.start()
+        say(f"the hall: {page.url}  (organiser's token: {page.token})")
+        deadline = None if args.for_seconds is None else time.monotonic() + args.for_seconds
+        while deadline is None or time.monotonic() < deadline:
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        page.stop()
+        hall.stop()
+    return 0
