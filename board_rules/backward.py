@@ -65,6 +65,8 @@ def backward_path(
         need[0] += by * (hi - lo + 1)
 
     def step(i: int, src: int, dst: int) -> bool:
+        if budget is not None:
+            budget.spend()  # each move back tried counts a board
         if forward is not None:
             u = forward.try_move(src, dice[i - 1])
             if u is None:
@@ -86,8 +88,6 @@ def backward_path(
     def rec(i: int) -> bool:
         if i == 0:
             return me == start.me
-        if budget is not None:
-            budget.spend()
         d = dice[i - 1]
         for q in range(1, 25 - d):
             if me[q] and not opp[q + d] and crossing[q + 1] > 0:

@@ -2,7 +2,9 @@
 
 Owns :func:`check` (a finished turn) and :class:`TurnTracker` (a turn being made:
 whether the board is on the way to some legal play, and where a lifted checker
-may land). The referee asks these; it never decides a rule itself. Imports
+may land). The referee asks these; it never decides a rule itself. The nearest legal
+play of an illegal board is looked for among boards a few checkers away first
+(:func:`_repairs`), then among the plays listed. Imports
 :mod:`board_rules.moves`, :mod:`board_rules.movegen`, :mod:`board_rules.reach` and :mod:`board_rules.turn`; nothing outside
 ``board_rules``.
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from board_rules.errors import IllegalPlayError
-from board_rules.movegen import Budget, SearchBudgetExceeded, legal_results
+from board_rules.movegen import Budget, SearchBudgetExceeded, legal_results, search_side
 from board_rules.moves import Board, apply_moves, play_of
 from board_rules.notation import Play, Roll
 from board_rules.places import PLACES, Place
@@ -103,13 +105,15 @@ class _DiffCounter:
         self.opp_off = want.opp_off
 
     def count(self, board: Board) -> int:
-        key = board.key()
+        return self.count_key(board.key(), board.opp_off)
+
+    def count_key(self, key: bytes, opp_off: int) -> int:
         x = (int.from_bytes(key[1:25], "big") ^ self.me) | (int.from_bytes(key[27:51], "big") ^ self.opp)
         if self.pins:
             x |= int.from_bytes(key[53:77], "big") ^ self.pinned
         n = 24 - x.to_bytes(24, "big").count(0)
         ends = self.ends
-        return n + (key[0] != ends[0]) + (key[25] != ends[1]) + (key[26] != ends[2]) + (board.opp_off != self.opp_off)
+        return n + (key[0] != ends[0]) + (key[25] != ends[1]) + (key[26] != ends[2]) + (opp_off != self.opp_off)
 
 
 def _places(indices) -> tuple[Place, ...]:
@@ -136,11 +140,48 @@ def check(before: Position, roll: Roll, after: Position) -> CheckResult:
     legs = finder.legs(after)
     if legs is not None:
         return CheckResult(True, play_of(legs), (), _after(before, after))
-    if not before.variant.pins:
+    if not finder.passes:
+        near = _nearest_listed(finder, after)
+    elif not before.variant.pins:
         near = _repaired(finder, after)
-        if near is not None:
-            return near
-    return _nearest(before, roll, after)
+    else:
+        near = None
+    return near if near is not None else _nearest(before, roll, after)
+
+
+def _nearest_listed(finder: PlayFinder, after: Position) -> CheckResult | None:
+    """The nearest legal result among every play of a roll that passes nothing, listed as board keys.
+
+    What :func:`_nearest` finds, the first nearest in the order plays are listed, without
+    building a board for each; ``None`` when they are too many to list (or the game is over).
+    """
+    v, side, start = finder.v, finder.side, finder.start
+    if start.game_over():
+        return None
+    try:
+        results, _, _ = search_side(v, start.copy(), finder.seqs, finder.head, Budget(NEAREST_BUDGET))
+    except SearchBudgetExceeded:
+        return None
+    counter = _DiffCounter(Board.of(after, side))
+    floor = 1 if v.pins else 2  # two valid boards differ in no place or in two (a pin alone differs in one)
+    best = None
+    for key, (moves, _) in results.items():
+        n = counter.count_key(key, start.opp_off)
+        if best is None or n < best[0]:
+            best = (n, key, moves)
+            if n <= floor:
+                break
+    if best is None:
+        return None
+    _, key, moves = best
+    final = Board.from_key(key, start.pins is not None, start.opp_off)
+    diff = _diff(final.white_view(v, side), (after.points, after.pinned, after.bar, after.off))
+    before = finder.before
+    si = 0 if side is Side.WHITE else 1
+    rolls = list(before.rolls)
+    rolls[si] += 1
+    nearest = final.to_position(before, side, side.other, (rolls[0], rolls[1]))
+    return CheckResult(False, play_of((moves,)), _places(diff), nearest)
 
 
 def _repaired(finder: PlayFinder, after: Position) -> CheckResult | None:

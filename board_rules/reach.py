@@ -1,12 +1,14 @@
 """Targeted search: is one board reached from another by a legal play, without listing every play?
 
-Owns :func:`find_play` (behind :func:`board_rules.legality.check`), :class:`Walker` and
-:func:`sample_results`. The walk makes the single checker moves of
+Owns :func:`find_play` and :class:`PlayFinder` (behind :func:`board_rules.legality.check`),
+:class:`Walker` and :func:`sample_results`. The walk makes the single checker moves of
 :mod:`board_rules.moves`, pruning every board the target cannot be reached from
 (checkers only move forward; the pips left must be a sum of the next dice; no opposing
 checker is added to a point). The play found plays the most dice the roll allows;
 plakoto's takes the route with the fewest pins; gul-bara's passed numbers are followed
-leg by leg. Imports :mod:`board_rules.moves` and :mod:`board_rules.backward`.
+leg by leg. In the blocking games walks back from the target and forwards take turns
+within growing budgets of boards (``docs/rules-notes.md``). Imports :mod:`board_rules.moves`,
+:mod:`board_rules.backward` and :mod:`board_rules.movegen`'s budget.
 """
 
 from __future__ import annotations

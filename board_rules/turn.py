@@ -2,9 +2,10 @@
 
 Owns :class:`LazyTurn`, behind :class:`board_rules.legality.TurnTracker`, and
 :class:`AnyOrder`. :class:`LazyTurn` follows the dice in order without listing every
-play; :class:`AnyOrder` lists, once per roll, the boards of each legal play made in any
-order: some of its checker moves made, and any of the checkers it hits on the bar
-(``docs/rules-notes.md``). Imports :mod:`board_rules.movegen`, :mod:`board_rules.moves`
+play, and remembers the boards it found, so that the next board (one checker moved on)
+needs no search; :class:`AnyOrder` lists, once per roll and only when the dice in order
+cannot answer, the boards of each legal play made in any order: some of its checker
+moves made, and any of the checkers it hits on the bar (``docs/rules-notes.md``). Imports :mod:`board_rules.movegen`, :mod:`board_rules.moves`
 and :mod:`board_rules.reach`; nothing outside ``board_rules``.
 """
 
@@ -24,6 +25,8 @@ PLAYS_BUDGET = 20_000
 MOST_MOVES = 4
 # Boards listed for one roll at most.
 MOST_BOARDS = 50_000
+# Boards on the way whose stages a turn remembers.
+REMEMBERED = 64
 
 
 class AnyOrder:
@@ -154,6 +157,10 @@ class LazyTurn:
         self.roll = roll
         self.best, self.forced = most_dice(self.v, self.start, self.seqs, self.head)
         self._any_order: AnyOrder | None = None
+        # boards found on the way, by key: their stages (the last few asked about), and the
+        # (sequence, dice used) boards a next observed board may extend by one checker move
+        self._stages: dict[bytes, list] = {}
+        self._reached: list[tuple[Board, tuple[int, ...], int]] = [(self.start, seq, 0) for seq in self.seqs]
 
     def any_order(self) -> AnyOrder:
         """The boards of the legal plays made in any order (listed on first use)."""
@@ -175,8 +182,45 @@ class LazyTurn:
         target = Board.of(observed, self.side)
         if target.opp_off != self.start.opp_off:
             return []
-        ended = ends_here(self.v, self.start, target)
-        out = []
+        key = target.key()
+        known = self._stages.get(key)
+        if known is not None:
+            return known
+        out = self._find_stages(target)
+        if len(self._stages) >= REMEMBERED:
+            self._stages.clear()
+        self._stages[key] = out
+        for seq, j in out:
+            self._reached.append((target, seq, j))
+        del self._reached[:-REMEMBERED]
+        return out
+
+    def _extends(self, target: Board, seq, j: int) -> bool:
+        """Whether ``target`` is a board already found after ``j - 1`` dice of ``seq``, and one checker move more.
+
+        Players make a play one checker move at a time, so the board seen next is most
+        often the last one found with one more checker moved: no search is needed for it.
+        """
+        key = target.key()
+        d = seq[j - 1]
+        for board, s, k in reversed(self._reached):
+            if k != j - 1 or s != seq:
+                continue
+            b = board.copy()
+            w = self._walker(b)
+            for src in w.s.sources():
+                u = w.s.try_move(src, d)
+                if u is None:
+                    continue
+                same = b.key() == key and not w.s.ends_game(u)
+                w.s.undo(u)
+                if same:
+                    return True
+        return False
+
+    def _candidates(self, target: Board):
+        """``(sequence, dice used)`` pairs whose pips ``target`` may have moved (all of them, or
+        fewer where checkers were borne off)."""
         total = pips(self.start.me) - pips(target.me)
         for seq in self.seqs:
             if self.forced and seq[0] != self.forced:
@@ -186,15 +230,35 @@ class LazyTurn:
                     continue
                 if sum(seq[:j]) < total:
                     continue
-                if j == 0:
-                    ok = target.key() == self.start.key()
-                else:
-                    if ended and self._walker(Board.of(self.before)).paths(seq, j, target, ending=True):
-                        out.append((seq, self.best))  # the game is over: the play is complete
-                        continue
-                    ok = bool(self._walker(Board.of(self.before)).paths(seq, j, target))
-                if ok and self._can_finish(target, seq, j):
-                    out.append((seq, j))
+                yield seq, j
+
+    def _one_more_move(self, target: Board) -> bool:
+        """Whether ``target`` is a board found lately with one checker moved on, and the play can still
+        be finished from it: :meth:`on_the_way` without every stage (with checkers borne off, the dice
+        used can be ambiguous, and each count a board is not reached with takes a search to rule out)."""
+        if target.key() in self._stages or ends_here(self.v, self.start, target):
+            return False
+        for seq, j in self._candidates(target):
+            if j and self._extends(target, seq, j) and self._can_finish(target, seq, j):
+                self._reached.append((target, seq, j))
+                del self._reached[:-REMEMBERED]
+                return True
+        return False
+
+    def _find_stages(self, target: Board):
+        """:meth:`stages` of a board not asked about lately."""
+        ended = ends_here(self.v, self.start, target)
+        out = []
+        for seq, j in self._candidates(target):
+            if j == 0:
+                ok = target.key() == self.start.key()
+            else:
+                if ended and self._walker(Board.of(self.before)).paths(seq, j, target, ending=True):
+                    out.append((seq, self.best))  # the game is over: the play is complete
+                    continue
+                ok = self._extends(target, seq, j) or bool(self._walker(Board.of(self.before)).paths(seq, j, target))
+            if ok and self._can_finish(target, seq, j):
+                out.append((seq, j))
         return out
 
     def _can_finish(self, board: Board, seq, j: int) -> bool:
@@ -206,18 +270,60 @@ class LazyTurn:
 
     def on_the_way(self, observed: Position) -> bool:
         """Whether ``observed`` is on the way: a prefix of the dice, or a legal play made in another order."""
+        target = Board.of(observed, self.side)
+        if target.opp_off == self.start.opp_off and self._one_more_move(target):
+            return True
         return bool(self.stages(observed)) or self.any_order().on_the_way(observed)
 
     def is_complete(self, observed: Position) -> bool:
         return any(j == self.best for _, j in self.stages(observed))
 
     def landing_points(self, observed: Position, src: int) -> set[int]:
-        """Own points (0 = off) where a checker lifted from own point ``src`` may land now."""
+        """Own points (0 = off) where a checker lifted from own point ``src`` may land now.
+
+        The landings of the plays made in another order (:class:`AnyOrder`, listed once per
+        roll: the slow part) are looked up only where they can add one (:meth:`_in_order_will_do`).
+        """
         target = Board.of(observed, self.side)
         if ends_here(self.v, self.start, target) or self.start.game_over():
             return set()  # the game is over: nothing more is played
+        stages = self.stages(observed)
+        if stages and self._in_order_will_do(target, src):
+            found: set[int] = set()
+        else:
+            found = self.any_order().landing_points(observed, src)
+        return self._landings_in_order(target, src, stages, found)
+
+    def landing_points_listed(self, observed: Position, src: int) -> set[int]:
+        """:meth:`landing_points` always with :class:`AnyOrder`'s listing: the reference it is tested against."""
+        target = Board.of(observed, self.side)
+        if ends_here(self.v, self.start, target) or self.start.game_over():
+            return set()
         found = self.any_order().landing_points(observed, src)
-        for seq, j in self.stages(observed):
+        return self._landings_in_order(target, src, self.stages(observed), found)
+
+    def _in_order_will_do(self, board: Board, src: int) -> bool:
+        """Whether the dice in order find every landing of a checker lifted from ``src`` on ``board``.
+
+        So in the hitting games without other limits (backgammon, portes, short nardy), on a
+        board some prefix of the dice reaches, unless a checker waits on the bar while another
+        moves, or the lifted checker could reach the tray (bearing off in another order, as
+        from a lower point before a higher one): the only checker moves that a play made in
+        another order allows before their turn.
+        """
+        v = self.v
+        if not v.hits or v.pins or v.blocks or v.start_rule_limit or v.head_rule:
+            return False
+        me = board.me
+        if me[25] and src != 25:
+            return False
+        reach = sum(self.seqs[0])  # the most pips the dice move
+        home = sum((x - 6) * me[x] for x in range(7, 26))  # pips before every checker is home
+        return src - reach > 0 or home >= reach  # the lifted checker cannot reach the tray in any order
+
+    def _landings_in_order(self, target: Board, src: int, stages, found: set[int]) -> set[int]:
+        """``found`` with the landings of ``src`` by the dice in order after each of ``stages``."""
+        for seq, j in stages:
             board = Board(
                 list(target.me), list(target.opp), None if target.pins is None else list(target.pins), target.opp_off
             )

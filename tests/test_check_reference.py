@@ -1,8 +1,9 @@
-"""``check``'s targeted searches against the reference: every legal play listed by the generic search.
+"""``check``'s and the mid-turn queries' fast paths against the reference: every legal play listed.
 
-The fast paths (walks back and forth within budgets, the nearest play by counted places)
-must say what listing every legal result says: the same verdict, and a nearest legal
-result that differs from the observed board in as few places as any legal result does.
+The fast paths (walks back and forth within budgets, the nearest play by counted places,
+landing points by the dice in order, boards extended by one checker move) must say what
+listing every legal result says: the same verdict, a nearest legal result that differs
+from the observed board in as few places as any legal result does, the same landings.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from hypothesis import strategies as st
 
 from board_rules import Position, Roll, Side
 from board_rules.legality import board_diff, check, is_legal_result
-from board_rules.movegen import SearchBudgetExceeded, legal_plays
+from board_rules.movegen import SearchBudgetExceeded, legal_plays, legal_results
+from board_rules.moves import Board, apply_moves, checker_moves
+from board_rules.reach import sample_results
+from board_rules.turn import LazyTurn
 from referee.demo import slip
 from tests.positions import random_backgammon, random_plakoto, random_same_direction
 
@@ -26,7 +30,7 @@ GENERATORS = {
     "long-nardy": lambda rng: random_same_direction(rng, "long-nardy", rolls=(rng.randint(0, 1), rng.randint(0, 1))),
 }
 REFERENCE_BUDGET = 20_000  # boards the reference listing may search; rolls with more plays are skipped
-settle = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settle = settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _case(name: str, seed: int, d1: int, d2: int):
@@ -69,7 +73,7 @@ def test_check_agrees_with_every_legal_result_listed(name, seed, d1, d2):
             assert verdict.nearest in results or verdict.legal, where
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 2**32), st.sampled_from([1, 2, 3, 4, 5, 6]))
 def test_gul_bara_escalations_check_as_the_listing_says(seed, d):
     # escalated doubles with few enough plays to list: the walks within budgets against the whole list
@@ -99,3 +103,47 @@ def test_issue_22_fuzz_case_is_legal():
     verdict = check(before, Roll(1, 1), after)
     assert verdict.legal
     assert before.play(verdict.play, Roll(1, 1)).points == after.points
+
+
+HITTING = {
+    "backgammon": lambda rng: random_backgammon(rng, "backgammon"),
+    "portes": lambda rng: random_backgammon(rng, "portes"),
+    "short-nardy": lambda rng: random_backgammon(rng, "short-nardy"),
+}
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(HITTING)), st.integers(0, 2**32), st.integers(1, 6), st.integers(1, 6))
+def test_landing_points_agree_with_every_play_made_in_any_order(name, seed, d1, d2):
+    # the dice in order alone, where they do, against AnyOrder's listing of every play's boards
+    rng = random.Random(seed)
+    position, roll = HITTING[name](rng), Roll(d1, d2)
+    results = legal_results(position, roll)
+    turn = LazyTurn(position, roll)
+    for legs, _, _ in rng.sample(results, min(2, len(results))):
+        board = Board.of(position)
+        for move in checker_moves(legs[0]):
+            seen = board.to_position(position, position.turn, position.turn, position.rolls)
+            for src in [i for i in range(25, 0, -1) if board.me[i]]:
+                fast, listed = turn.landing_points(seen, src), turn.landing_points_listed(seen, src)
+                assert fast == listed, f"{position.to_json()} {roll} {seen.to_json()} from {src}"
+            apply_moves(board, position.variant, [move])
+
+
+def test_a_turn_follows_a_long_escalation_one_checker_move_at_a_time():
+    # each board found as the last one with one checker moved on: the whole leg, one board after another
+    before = Position.from_json(
+        '{"variant": "gul-bara", "turn": "white", "points": [1, 1, 2, 1, 1, 2, 1, 0, 1, 0, 0, -11, 1, -1, -2, -1, '
+        '1, 1, 1, 0, 1, 0, 0, 0], "bar": {"white": 0, "black": 0}, "off": {"white": 0, "black": 0}, '
+        '"rolls": {"white": 7, "black": 25}}'
+    )
+    roll = Roll(2, 2)
+    legs, final, _ = sample_results(before, roll, limit=5)[-1]
+    turn, fresh = LazyTurn(before, roll), None
+    board = Board.of(before)
+    for move in checker_moves(legs[0]):
+        apply_moves(board, before.variant, [move])
+        seen = board.to_position(before, before.turn, before.turn, before.rolls)
+        fresh = LazyTurn(before, roll)  # no boards remembered: found by a search
+        assert turn.stages(seen) == fresh.stages(seen) != []
+    assert turn.is_complete(final.to_position(before, before.turn, before.turn.other, before.rolls)) or len(legs) > 1
