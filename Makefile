@@ -44,6 +44,11 @@ bench-referee: $(STAMP)
 bench-page: $(STAMP)
 	$(PY) benchmarks/bench_page.py
 
+# a hall under load: 100 tables on one mosquitto, the dashboard in chromium; action -> dashboard p50/p99
+.PHONY: bench-hall
+bench-hall: $(STAMP)
+	$(PY) benchmarks/bench_hall.py
+
 bench-vision: $(STAMP)
 	$(PY) benchmarks/bench_vision.py
 

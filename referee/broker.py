@@ -138,6 +138,7 @@ class TablePublisher:
         self._retained: dict[str, bytes] = {}
         self._status = ""
         self._stop = threading.Event()
+        self._dirty = threading.Event()
         self._thread: threading.Thread | None = None
         self.sent = 0  # event lines handed to the broker (repeats after a reconnect included)
         self.client = new_client(address, f"tavli-{hall}-{table}")
@@ -170,6 +171,8 @@ class TablePublisher:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
+        if self._dirty.is_set():
+            self._refresh()
         try:
             self.referee.stream.unsubscribe(self)
         except ValueError:
@@ -246,6 +249,9 @@ class TablePublisher:
         while not self._stop.is_set():
             try:
                 self._send_new_lines()
+                if self._dirty.is_set():
+                    self._dirty.clear()
+                    self._refresh()
                 self._refresh_status()
             except OSError:
                 pass  # the journal is being replaced or the socket is closing: the next round tries again
@@ -287,7 +293,7 @@ class TablePublisher:
         if not item.event.journaled:
             live = {"seq": item.seq, "time": item.time, **item.event.to_dict()}
             self._publish("live", json.dumps(live, separators=(",", ":")).encode(), retain=False, qos=0)
-        self._refresh()
+        self._dirty.set()  # the journal's thread publishes the state: a turn's events make one update
 
     def _refresh(self) -> None:
         with self.view.lock:

@@ -38,7 +38,7 @@ STATIC = Path(__file__).with_name("static")
 POLL_S = 0.02
 KEEPALIVE_S = 15.0
 MAX_DELAY_S = 3600.0
-LEAVES = ("status", "position", "match", "view", "event", "live")
+LEAVES = ("status", "position", "match", "view", "event")  # not ``live``: the view carries what it shows
 
 
 class HallError(JournalError):
@@ -146,7 +146,7 @@ class Hall:
         if reason_code.is_failure:
             self.say(f"hall: the broker refused the organiser ({reason_code})")
             return
-        client.subscribe(f"tavli/{self.hall}/table/+/+", qos=1)
+        client.subscribe([(f"tavli/{self.hall}/table/+/{leaf}", 1) for leaf in LEAVES])
         self.say(f"hall: watching hall {self.hall} on {self.address.host}:{self.address.port}")
 
     def _on_message(self, client, userdata, message) -> None:
@@ -164,15 +164,19 @@ class Hall:
             self._stop.wait(POLL_S)
 
     def apply_due(self, now: float) -> int:
-        """Apply every message that arrived ``delay`` seconds ago or more; returns how many."""
-        done = 0
-        while True:
-            with self.lock:
-                if not self._pending or self._pending[0][0] + self.delay > now:
-                    return done
-                _, table_id, leaf, payload = self._pending.popleft()
-            self._apply(table_id, leaf, payload)
-            done += 1
+        """Apply every message that arrived ``delay`` seconds ago or more; returns how many.
+
+        Of a table's retained state only the latest due message is read (an older one is
+        replaced by it); every ``event`` line is taken, in order."""
+        with self.lock:
+            due = []
+            while self._pending and self._pending[0][0] + self.delay <= now:
+                due.append(self._pending.popleft())
+        latest = {(table_id, leaf): i for i, (_, table_id, leaf, _) in enumerate(due) if leaf != "event"}
+        for i, (_, table_id, leaf, payload) in enumerate(due):
+            if leaf == "event" or latest[(table_id, leaf)] == i:
+                self._apply(table_id, leaf, payload)
+        return len(due)
 
     def _apply(self, table_id: str, leaf: str, payload: bytes) -> None:
         if leaf == "event":
@@ -247,9 +251,11 @@ class Hall:
 
     # ------------------------------------------------------------------ for the page
 
-    def summaries(self) -> list[dict[str, Any]]:
+    def summaries(self, since: dict[str, int] | None = None) -> list[dict[str, Any]]:
+        """Every table's summary, by id; with ``since`` (id -> version shown) only those changed since."""
         with self.lock:
-            return [t.summary() for t in sorted(self.tables.values(), key=lambda t: t.id)]
+            tables = sorted(self.tables.values(), key=lambda t: t.id)
+            return [t.summary() for t in tables if since is None or since.get(t.id) != t.version]
 
     def view_of(self, table_id: str) -> dict[str, Any] | None:
         with self.lock:
@@ -347,7 +353,7 @@ class HallPage:
             while not await request.is_disconnected():
                 if self.hall.version != version:
                     version = self.hall.version
-                    changed = [t for t in self.hall.summaries() if sent.get(t["id"]) != t["version"]]
+                    changed = self.hall.summaries(sent)
                     for t in changed:
                         sent[t["id"]] = t["version"]
                     if changed:

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVES = ("tavli board emulate --variant", "tavli board watch")  # run until stopped: stopped after the limit
+SERVES = ("tavli board emulate --variant", "tavli board watch", "tavli hall")  # run until stopped: stopped after the limit
 LIMIT_S = 60
 SERVE_S = 8  # long enough to start, open its port or say it waits
 
