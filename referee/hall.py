@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-import socket
 import threading
 import time
 from collections import deque
@@ -23,8 +22,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import uvicorn
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -32,7 +29,7 @@ from starlette.routing import Route
 from board_rules.untrusted import is_digits
 from referee.broker import NAME_CHARS, BrokerAddress, check_name, new_client
 from referee.errors import JournalError
-from referee.web import WebAddressError
+from referee.web import PageServer
 
 STATIC = Path(__file__).with_name("static")
 POLL_S = 0.02
@@ -289,53 +286,27 @@ def analyse_match(path: Path) -> list[Path]:
     return [mat, report] + ([sgf] if sgf.exists() else [])
 
 
-class HallPage:
+class HallPage(PageServer):
     """The dashboard on ``host``:``port`` (0: a free one); ``token`` lets the organiser change the delay."""
 
     def __init__(self, hall: Hall, host: str = "127.0.0.1", port: int = 8080, token: str | None = None) -> None:
         self.hall = hall
-        self.host = host
         self.token = token or secrets.token_urlsafe(12)
-        try:
-            self._sock = socket.create_server((host, port), reuse_port=False)
-        except OSError as exc:
-            raise WebAddressError(f"--web: {host}:{port}: cannot serve there ({exc.strerror or exc})") from None
-        self.port = self._sock.getsockname()[1]
-        app = Starlette(
-            routes=[
-                Route("/", self._index),
-                Route("/tables", self._tables),
-                Route("/events", self._events),
-                Route("/delay", self._delay, methods=["POST"]),
-                Route("/files/{table}/{name}", self._file),
-                Route("/table/{table}/", self._table_page),
-                Route("/table/{table}/view", self._table_view),
-                Route("/table/{table}/events", self._table_events),
-            ]
-        )
-        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        self._thread: threading.Thread | None = None
+        routes = [
+            Route("/", self._index),
+            Route("/tables", self._tables),
+            Route("/events", self._events),
+            Route("/delay", self._delay, methods=["POST"]),
+            Route("/files/{table}/{name}", self._file),
+            Route("/table/{table}/", self._table_page),
+            Route("/table/{table}/view", self._table_view),
+            Route("/table/{table}/events", self._table_events),
+        ]
+        super().__init__(host, port, routes)
 
     @property
     def url(self) -> str:
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
-        return f"http://{host}:{self.port}/"
-
-    def start(self, timeout: float = 10.0) -> HallPage:
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + timeout
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise WebAddressError(f"--web: the hall page on {self.host}:{self.port} did not start")
-            time.sleep(0.01)
-        return self
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._sock.close()
+        return self.base_url
 
     async def _index(self, request: Request) -> HTMLResponse:
         return HTMLResponse((STATIC / "hall.html").read_text(encoding="utf-8"))

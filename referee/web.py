@@ -1,7 +1,8 @@
 """The live table page: the table as it is now, in a browser, updated as the referee decides.
 
-Owns :class:`LivePage` (Starlette on uvicorn, in a thread of its own), fed by a
-:class:`~referee.view.TableView` subscribed to a referee's event stream. Routes: ``/``
+Owns :class:`PageServer` (Starlette on uvicorn, in a thread of its own; the hall's page is one too)
+and :class:`LivePage`, fed by a :class:`~referee.view.TableView` subscribed to a referee's
+event stream. Routes: ``/``
 (the page, nothing fetched from the network), ``/view`` (JSON), ``/frame.jpg`` (the
 camera's last frame, annotated), ``/events`` (server-sent views with the stream's
 sequence number as id, so a page that reconnects catches up) and ``POST /act`` (a
@@ -59,7 +60,55 @@ def _page() -> str:
     return resources.files("referee").joinpath("static/live.html").read_text(encoding="utf-8")
 
 
-class LivePage:
+class PageServer:
+    """A Starlette app served by uvicorn in a thread of its own on ``host``:``port`` (0: a free one):
+    ``start()`` it, read :attr:`base_url`, ``stop()`` it. The socket is bound at once, so a port that
+    is taken is said before anything starts."""
+
+    def __init__(self, host: str, port: int, routes: list[Route]) -> None:
+        self.host = host
+        self._sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self._sock.bind((host, port))
+        except OSError as exc:
+            self._sock.close()
+            raise WebAddressError(f"--web: cannot serve on {host}:{port} ({exc.strerror or exc})") from None
+        self.port = self._sock.getsockname()[1]
+        config = uvicorn.Config(Starlette(routes=routes), log_level="warning", lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        return f"http://{host}:{self.port}/"
+
+    def start(self, timeout: float = 10.0):
+        """Serve in a thread of its own; returns self once the server answers (or raises WebAddressError)."""
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise WebAddressError(f"--web: the page server on {self.host}:{self.port} did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._sock.close()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class LivePage(PageServer):
     """The page server for one table: ``start()`` it, read :attr:`url`, ``stop()`` it."""
 
     def __init__(
@@ -79,57 +128,20 @@ class LivePage:
         self.view = TableView()
         self.view.prime(referee.flow, referee.stream.seq)
         referee.stream.subscribe(self.view)
-        self.host = host
-        self._sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            self._sock.bind((host, port))
-        except OSError as exc:
-            self._sock.close()
-            raise WebAddressError(f"--web: cannot serve on {host}:{port} ({exc.strerror or exc})") from None
-        self.port = self._sock.getsockname()[1]
-        app = Starlette(
-            routes=[
-                Route("/", self._index),
-                Route("/view", self._view),
-                Route("/events", self._events),
-                Route("/act", self._act, methods=["POST"]),
-                Route("/frame.jpg", self._frame),
-            ]
-        )
-        config = uvicorn.Config(app, log_level="warning", lifespan="off")
-        self._server = uvicorn.Server(config)
-        self._thread: threading.Thread | None = None
+        routes = [
+            Route("/", self._index),
+            Route("/view", self._view),
+            Route("/events", self._events),
+            Route("/act", self._act, methods=["POST"]),
+            Route("/frame.jpg", self._frame),
+        ]
+        super().__init__(host, port, routes)
 
     @property
     def url(self) -> str:
         """The page's address (with the token, for a page that may act)."""
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
         token = f"?token={self.token}" if self.token and self.actions else ""
-        return f"http://{host}:{self.port}/{token}"
-
-    def start(self, timeout: float = 10.0) -> LivePage:
-        """Serve in a thread of its own; returns once the page answers (or raises WebAddressError)."""
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + timeout
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise WebAddressError(f"--web: the page server on {self.host}:{self.port} did not start")
-            time.sleep(0.01)
-        return self
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._sock.close()
-
-    def __enter__(self) -> LivePage:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        return self.base_url + token
 
     # ------------------------------------------------------------------ routes
 
