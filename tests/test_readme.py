@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVES = ("tavli board emulate --variant", "tavli board watch", "tavli hall")  # run until stopped: stopped after the limit
+# these run until stopped: they are stopped after SERVE_S
+SERVES = ("tavli board emulate --variant", "tavli board watch", "tavli hall")
 LIMIT_S = 60
 SERVE_S = 8  # long enough to start, open its port or say it waits
 
