@@ -335,11 +335,12 @@ def position_message(referee, view: dict[str, Any]) -> dict[str, Any]:
     out.update(dice=view["dice"], cube=view["cube"], score=view["score"], on_roll=view["on_roll"], seq=view["seq"])
     out["position_id"] = out["match_id"] = None
     position = referee.seen or referee.position
-    if position is not None and position.variant.name == "backgammon":
-        try:
+    if position is not None:
+        try:  # backgammon and portes boards; plakoto's pins, fevga's and nardy's directions have none
             out["position_id"] = position_id(position)
-            out["match_id"] = _match_id(referee, view, position.turn)
-        except ValueError:  # a board no Position ID holds (checkers missing while seen mid-move)
+            if position.variant.name == "backgammon":
+                out["match_id"] = _match_id(referee, view, position.turn)
+        except ValueError:  # another game, or a board no Position ID holds (checkers missing mid-move)
             pass
     return out
 
