@@ -28,7 +28,7 @@ from training.checkers_data import DATA, RealFrame, real_frames  # noqa: E402
 from vision.checkers import Palette, learn_palette, read_checkers  # noqa: E402
 from vision.config import default_config  # noqa: E402
 from vision.images import load_image  # noqa: E402
-from vision.learned_checkers import CheckerNet, combine, read_points, slot_places  # noqa: E402
+from vision.learned_checkers import CheckerNet, combine, points_under, read_points, slot_places  # noqa: E402
 from vision.observe import dice_discs, read_dice_on_board  # noqa: E402
 from vision.view import view  # noqa: E402
 
@@ -79,7 +79,9 @@ def main() -> int:
         readings = {
             "classical": classical.points,
             "learned": learned,
-            "hybrid": combine(learned, classical.points, slot_places(v.layout)[2], classical.off),
+            "hybrid": combine(
+                learned, classical.points, slot_places(v.layout)[2], classical.off, points_under(v.layout, ignore)
+            ),
         }
         line = [f"{f.name:10s} {f.camera:10s}"]
         for reader, points in readings.items():

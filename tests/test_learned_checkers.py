@@ -87,6 +87,17 @@ def test_the_hybrid_takes_the_classical_count_of_a_stack_in_layers():
     assert combine((-5,), (7,), per_row=5) == (-7,)
 
 
+def test_the_hybrid_refuses_a_classical_stack_that_makes_more_than_15():
+    assert combine((5, 5, 2), (12, 5, 2), per_row=5) == (5, 5, 2)  # 19 white
+    assert combine((5, -5), (9, -5), per_row=5, off=(3, 0)) == (9, -5)  # 12 white with 3 off
+    assert combine((5, -5), (9, -5), per_row=5, off=(7, 0)) == (5, -5)
+
+
+def test_the_hybrid_reads_a_point_under_a_die_classically():
+    assert combine((-1, 2, 0), (0, 2, 1), per_row=5, under_dice={0, 2}) == (0, 2, 1)
+    assert combine((1, 0), (-3, 0), per_row=5, under_dice={0}) == (3, 0)  # the network's side where it saw one
+
+
 def test_the_reader_switch_is_read_from_the_config(tmp_path):
     assert checker_reader() in READERS
     good = tmp_path / "good.toml"

@@ -10,7 +10,7 @@ trained. May import ``board_rules``; must not import ``firmware_bridge`` or ``re
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -30,6 +30,7 @@ CLASSES = ("empty", "light", "dark")
 READERS = ("classical", "learned", "hybrid")
 _OVERSAMPLE = 2  # crops are sampled at twice CROP and shrunk by area: no aliasing of a fine texture
 MIN_SPLIT_LAB = 12.0  # two groups of checker colours nearer than this are one side's
+_SPLIT_WEIGHTS = np.array([0.5, 1.0, 1.0], np.float32)  # of L, a and b when the points' colours are split in two
 _CONFIDENT_LOG = 3.0  # a lead of this much log-likelihood over the best other count is certain (odds of 20 to 1)
 
 
@@ -216,32 +217,31 @@ def read_points(
         n, side, conf = decode(probs[p])
         counts.append(n * side)
         confs.append(conf)
-    return sides_by_colour(v, tuple(counts), palette, lab), tuple(confs), probs
+    return sides_by_colour(crops, tuple(counts), palette), tuple(confs), probs
 
 
-def top_colours(v: View, counts: tuple[int, ...], lab: np.ndarray | None = None) -> dict[int, np.ndarray]:
-    """The colour (Lab) of each occupied point's checkers: the median over its first row's checkers of a
-    disc of 0.3 of a checker's diameter at each one's place (in ``lab`` where given, else the view's)."""
-    lay = v.layout
-    lab = v.lab if lab is None else lab
-    radius = lay.profile.checker_diameter_mm * 0.3
+def top_colours(crops: np.ndarray, counts: tuple[int, ...]) -> dict[int, np.ndarray]:
+    """The colour (Lab) of each occupied point's checkers from its slot crops (24 x K x CROP x CROP x 3): the
+    median over its first row's checkers of the middle of each crop (a disc 0.3 of a checker across)."""
+    r = CROP / CROP_PER_DIAMETER * 0.3
+    ys, xs = np.mgrid[0:CROP, 0:CROP] + 0.5 - CROP / 2
+    inside = ys**2 + xs**2 <= r * r
     out = {}
     for i, n in enumerate(counts):
         if n:
-            k = min(abs(n), slot_places(lay)[2])
-            cols = [disc_colour(lab, lay.checker_slot(i + 1, j)[:2], v.ppm, radius) for j in range(k)]
-            out[i] = np.median(np.array(cols, np.float32), axis=0)
+            k = min(abs(n), crops.shape[1])
+            cols = np.median(crops[i, :k][:, inside].astype(np.float32), axis=1)
+            out[i] = np.median(cols, axis=0)
     return out
 
 
-def sides_by_colour(
-    v: View, counts: tuple[int, ...], palette: Palette | None = None, lab: np.ndarray | None = None
-) -> tuple[int, ...]:
-    """The counts with their sides told by colour across the whole frame: which of ``palette``'s
-    colours a point's checkers are nearer; without a palette, the points' colours are split in two
-    (k-means from the network's sides) and the lighter group is white. Where the two groups lie
-    less than :data:`MIN_SPLIT_LAB` apart (one side alone on the points), the network's sides stay."""
-    tops = top_colours(v, counts, lab)
+def sides_by_colour(crops: np.ndarray, counts: tuple[int, ...], palette: Palette | None = None) -> tuple[int, ...]:
+    """The counts with their sides told by colour across the whole frame (the points' checker colours from
+    their ``crops``): which of ``palette``'s colours a point's checkers are nearer; without a palette, the
+    colours are split in two (k-means from the network's sides, lightness counted half) and the lighter
+    group is white. Where the two groups lie less than :data:`MIN_SPLIT_LAB` apart (one side alone on the
+    points), the network's sides stay."""
+    tops = top_colours(crops, counts)
     if not tops:
         return counts
     idx = sorted(tops)
@@ -251,6 +251,7 @@ def sides_by_colour(
         db = np.linalg.norm(cols - np.float32(palette.black), axis=1)
         light = dw <= db
     else:
+        cols = cols * _SPLIT_WEIGHTS  # light changes lightness across a board more than it changes hue
         light = np.array([counts[i] > 0 for i in idx])
         if light.all() or not light.any():
             light = cols[:, 0] > np.median(cols[:, 0])
@@ -276,20 +277,49 @@ def sides_by_colour(
 
 
 def combine(
-    learned: tuple[int, ...], classical: tuple[int, ...], per_row: int, off: tuple[int, int] = (0, 0)
+    learned: tuple[int, ...],
+    classical: tuple[int, ...],
+    per_row: int,
+    off: tuple[int, int] = (0, 0),
+    under_dice: Collection[int] = (),
 ) -> tuple[int, ...]:
-    """The hybrid reading: the network's count and side on every point, but where it finds the first row
-    full, the classical count when that is longer (a stack in layers), with the network's side, as long as
-    that side's checkers on the points and ``off`` stay 15 at most (a board's drawing counted as a tall
-    stack is not taken)."""
+    """The hybrid reading: the network's counts and sides, but the classical count on the points
+    ``under_dice`` (indices 0..23: a die on one of the first row's places; the network's side where it
+    saw a checker), and where the network finds a first row full, the classical count when that is
+    longer (a stack in layers), with the network's side. Neither is taken where it puts more checkers
+    of a side than 15 with ``off`` (a board's drawing counted as a tall stack) than the network did."""
     out = list(learned)
-    totals = {1: sum(n for n in learned if n > 0) + off[0], -1: -sum(n for n in learned if n < 0) + off[1]}
+
+    def excess(points: list[int]) -> int:
+        w = sum(n for n in points if n > 0) + off[0]
+        b = -sum(n for n in points if n < 0) + off[1]
+        return max(0, w - 15) + max(0, b - 15)
+
+    def take(i: int, count: int) -> None:
+        trial = out.copy()
+        trial[i] = count
+        if excess(trial) <= excess(out):
+            out[i] = count
+
+    for i in sorted(under_dice):
+        a, b = learned[i], classical[i]
+        take(i, b if a == 0 else (abs(b) if a > 0 else -abs(b)))
     for i, (a, b) in enumerate(zip(learned, classical)):
-        n, side = abs(a), (1 if a > 0 else -1)
-        if n >= per_row and abs(b) > n and totals[side] + abs(b) - n <= 15:
-            totals[side] += abs(b) - n
-            out[i] = side * abs(b)
+        if i not in under_dice and abs(a) >= per_row and abs(b) > abs(a):
+            take(i, abs(b) if a > 0 else -abs(b))
     return tuple(out)
+
+
+def points_under(lay: Layout, ignore: Sequence[tuple[float, float, float]]) -> frozenset[int]:
+    """The points (indices 0..23) with one of the discs ``ignore`` (the dice) within a quarter of a checker
+    of one of their first row's places."""
+    centres, _, k = slot_places(lay)
+    reach = lay.profile.checker_diameter_mm / 4
+    out = set()
+    for x, y, r in ignore:
+        near = np.hypot(centres[:, 0] - x, centres[:, 1] - y) < r + reach
+        out.update(int(j) // k for j in np.nonzero(near)[0])
+    return frozenset(out)
 
 
 def learned_field(
@@ -302,7 +332,7 @@ def learned_field(
 ) -> FieldReading:
     """``classical`` (:func:`vision.checkers.read_field` of the view) with its points read again by
     ``reader``: ``classical`` keeps them; ``learned`` takes the network's first rows; ``hybrid`` the
-    network's, with the classical count where the network finds a first row full (:func:`combine`).
+    network's, with the classical count under the dice and where the network finds a row full (:func:`combine`).
     Without a ``palette`` (the one ``classical`` was read with), the colours of the tops the network
     found replace the one guessed from the classical reading (the bar's checkers are told by it).
     ``ignore``: the dice, as for :func:`read_points`.
@@ -316,7 +346,7 @@ def learned_field(
     points, confs, _ = read_points(v, net, palette, ignore)
     if reader == "hybrid":
         per_row = slot_places(v.layout)[2]
-        points = combine(points, classical.points, per_row, classical.off)
+        points = combine(points, classical.points, per_row, classical.off, points_under(v.layout, ignore))
     pal = classical.palette if palette is not None else palette_of_tops(v, points, classical.palette)
     return FieldReading(points, confs, classical.off, classical.off_confidence, pal)
 
