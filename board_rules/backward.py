@@ -15,6 +15,15 @@ from board_rules.variants import Variant
 Moves = tuple[tuple[int, int, bool], ...]
 
 
+def most_waste(dice) -> list[int]:
+    """``[w0, w1, ...]``: the most pips ``k`` checkers borne off can waste with some of ``dice``
+    (a checker borne off from point ``p`` with die ``d`` wastes ``d - p``, at most ``d - 1``)."""
+    out = [0]
+    for d in sorted(dice, reverse=True):
+        out.append(out[-1] + d - 1)
+    return out
+
+
 def backward_path(
     start: Board, target: Board, dice, rules: tuple[Variant, int, int] | None = None, budget=None
 ) -> Moves | None:
@@ -52,12 +61,17 @@ def backward_path(
     seen: set = set()
     path: list[tuple[int, int, bool]] = []
 
+    waste = [most_waste(dice[:i]) for i in range(n + 1)]
+
     def feasible(i: int) -> bool:
         # each die crosses a point at most once; pips are exact until a checker is
-        # borne off, which may waste some
-        if me[0] - off0 > i or min(crossing[1:]) < 0 or max(crossing) > i:
+        # borne off, which wastes less than its die
+        off = me[0] - off0
+        if off > i or min(crossing[1:]) < 0 or max(crossing) > i:
             return False
-        return need[0] == left[i] if me[0] == off0 else need[0] <= left[i]
+        if not off:
+            return need[0] == left[i]
+        return left[i] - waste[i][off] <= need[0] <= left[i]
 
     def shift(lo: int, hi: int, by: int) -> None:
         for x in range(lo, hi + 1):

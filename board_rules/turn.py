@@ -11,6 +11,7 @@ and :mod:`board_rules.reach`; nothing outside ``board_rules``.
 
 from __future__ import annotations
 
+from board_rules.backward import most_waste
 from board_rules.movegen import Budget, SearchBudgetExceeded, search_side
 from board_rules.moves import Board
 from board_rules.notation import Roll
@@ -222,13 +223,15 @@ class LazyTurn:
         """``(sequence, dice used)`` pairs whose pips ``target`` may have moved (all of them, or
         fewer where checkers were borne off)."""
         total = pips(self.start.me) - pips(target.me)
+        off = target.me[0] - self.start.me[0]  # checkers borne off: each wastes less than its die
         for seq in self.seqs:
             if self.forced and seq[0] != self.forced:
                 continue
             for j in range(0, self.best + 1):
-                if target.me[0] == self.start.me[0] and sum(seq[:j]) != total:
+                played = sum(seq[:j])
+                if played < total or (played > total and (off <= 0 or off > j)):
                     continue
-                if sum(seq[:j]) < total:
+                if played > total and played - total > most_waste(seq[:j])[off]:
                     continue
                 yield seq, j
 
