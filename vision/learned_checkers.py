@@ -157,7 +157,7 @@ def slot_crops(v: View, lab: np.ndarray | None = None) -> np.ndarray:
 
 def without(v: View, ignore: Sequence[tuple[float, float, float]]) -> np.ndarray:
     """The view's Lab colours with the discs ``ignore`` (x, y, radius in board mm: the dice) filled in from
-    around them (``cv2.inpaint``): a die on an empty point is not a checker, one on a checker hides less of it."""
+    around them (``cv2.inpaint``), so that a die looks less like a checker and hides less of one."""
     if not ignore:
         return v.lab
     lab = v.lab.copy()
