@@ -552,7 +552,7 @@ def folder(tmp_path_factory):
     geometry = calibrate(frame.image)
     geometry.save(t / "geometry.json")
     (t / "geometry-profile5.json").write_text(json.dumps({**geometry.to_dict(), "board_profile": 5}))
-    demo = ROOT / "demo-match" / "match-7.jsonl"
+    demo = ROOT / "tests" / "data" / "demo-match-3.jsonl"  # a backgammon match the referee recorded
     (t / "demo.jsonl").write_bytes(demo.read_bytes())
     return t
 
