@@ -9,7 +9,9 @@ Run ``.venv/bin/python benchmarks/bench_referee.py [--n 200] [--frames 40]``.
    (lights off), ``--n`` changes; p50 and p99.
 2. Camera path: rendered frames of the dice at rest, 30 a second with fresh sensor
    noise each, fed to the camera pipeline (``vision.observe.Pipeline``) until its reading
-   is stable, then the referee's LED frame for the roll on the board. Printed from the
+   is stable, then the referee's LED frame for the roll on the board (black throws into its
+   right-hand board; a roll that changes no light sends no frame, so once the referee has
+   taken it the frame is sent as on a change). Printed from the
    stable frame (what the target is about), from the observation, and from the first
    frame of the dice at rest (the frames the stability gate holds, and the full read).
 The reference, measured in the same process, is a bare pseudo-terminal round trip;
@@ -115,7 +117,7 @@ def camera_path(frames: int, tmp: Path) -> tuple[list[float], list[float], list[
             seed=500 + k,
             scene_seed=5,
             noise=0,
-            dice=[DieSpec(5, (390.0, 260.0)), DieSpec(2, (150.0, 280.0))],
+            dice=[DieSpec(5, (200.0, 250.0)), DieSpec(2, (150.0, 280.0))],  # black throws into its right-hand board
         )
         images.append(f.image)
 
@@ -131,6 +133,8 @@ def camera_path(frames: int, tmp: Path) -> tuple[list[float], list[float], list[
             for k, image in enumerate(images):
                 ref = Referee.new(tmp / f"bench-camera-{k}.jsonl", MatchSpec("money", 0, "backgammon"))
                 session = TableSession(ref, link=link, say=lambda s: None)
+                ref.published = []
+                ref.stream.subscribe(ref.published.append)
                 pipe = Pipeline(geometry, palette)
                 ref.board(start)
                 ref.opening(3, 1)
@@ -152,7 +156,14 @@ def camera_path(frames: int, tmp: Path) -> tuple[list[float], list[float], list[
                 if obs.status != "stable":
                     raise RuntimeError(f"the dice at rest were not stable after {len(shots)} frames: {obs.status}")
                 t_obs = time.perf_counter()
-                session._observation(obs)  # the roll read from the camera; the referee's frame goes out
+                seq = ref.stream.seq
+                session._observation(obs)  # the roll read from the camera
+                if not any(e.type == "roll" for e in _since(ref, seq)):
+                    said = [e.to_dict() for e in _since(ref, seq)]
+                    raise RuntimeError(f"the referee did not take the roll the camera read: {said}")
+                # The LED sink sends a frame only when the lights change, and a roll changes none here:
+                # the frame is sent as on a change (what a roll that lights or darkens a place costs).
+                session._light()
                 while emu.led_frame.leds[0].blue == 9:
                     if time.perf_counter() - t_frame > 5:
                         raise RuntimeError("no LED frame within 5 s")
@@ -165,6 +176,11 @@ def camera_path(frames: int, tmp: Path) -> tuple[list[float], list[float], list[
         finally:
             link.stop()
     return stable_led, rest_led, decided
+
+
+def _since(ref, seq: int) -> list:
+    """The events the referee's stream published after ``seq`` (kept by :func:`camera_path`'s subscriber)."""
+    return [item.event for item in ref.published if item.seq > seq]
 
 
 def main() -> int:
