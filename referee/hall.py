@@ -115,6 +115,7 @@ class Hall:
         self.version = 0
         self._pending: deque[tuple[float, str, str, bytes]] = deque()  # (arrived, table, leaf, payload)
         self._journals: dict[str, Path] = {}
+        self._held: dict[str, int] = {}  # lines written to each table's match file
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.client = new_client(address, f"tavli-hall-{hall}-{secrets.token_hex(3)}")
@@ -217,12 +218,13 @@ class Hall:
             if path.exists():
                 path.unlink()  # a resumed table publishes its match from the start again
             self._journals[table_id] = path
+            self._held[table_id] = 0
         if path is None:
             return
-        held = _lines(path)
-        if event["seq"] == held + 1:
+        if event["seq"] == self._held[table_id] + 1:  # each line once, in order (QoS 1 may repeat one)
             with open(path, "ab") as fh:
                 fh.write(payload.strip() + b"\n")
+            self._held[table_id] += 1
 
     def _ended(self, table_id: str, record: str) -> None:
         path = self._journals.get(table_id)
@@ -258,14 +260,6 @@ class Hall:
         with self.lock:
             table = self.tables.get(table_id)
             return None if table is None or table.view is None else dict(table.view)
-
-
-def _lines(path: Path) -> int:
-    try:
-        with open(path, "rb") as fh:
-            return sum(1 for _ in fh)
-    except OSError:
-        return 0
 
 
 def check_delay(value: float) -> float:
