@@ -139,6 +139,7 @@ class TablePublisher:
         self._status = ""
         self._stop = threading.Event()
         self._dirty = threading.Event()
+        self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self.sent = 0  # event lines handed to the broker (repeats after a reconnect included)
         self.client = new_client(address, f"tavli-{hall}-{table}")
@@ -169,6 +170,7 @@ class TablePublisher:
         while time.monotonic() < deadline and self._connected and self._backlog():
             time.sleep(TAIL_S)
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
         if self._dirty.is_set():
@@ -255,7 +257,8 @@ class TablePublisher:
                 self._refresh_status()
             except OSError:
                 pass  # the journal is being replaced or the socket is closing: the next round tries again
-            self._stop.wait(TAIL_S)
+            self._wake.wait(TAIL_S)  # an event wakes it at once; the journal is looked at anyway now and then
+            self._wake.clear()
 
     def _send_new_lines(self) -> None:
         """Publish the journal's whole lines after the last one sent. paho's own locks are never
@@ -294,6 +297,7 @@ class TablePublisher:
             live = {"seq": item.seq, "time": item.time, **item.event.to_dict()}
             self._publish("live", json.dumps(live, separators=(",", ":")).encode(), retain=False, qos=0)
         self._dirty.set()  # the journal's thread publishes the state: a turn's events make one update
+        self._wake.set()
 
     def _refresh(self) -> None:
         with self.view.lock:
