@@ -12,7 +12,6 @@ token. The page binds to 127.0.0.1 unless told otherwise.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import secrets
 import threading
@@ -29,11 +28,10 @@ from starlette.routing import Route
 from board_rules.untrusted import is_digits
 from referee.broker import NAME_CHARS, BrokerAddress, check_name, new_client
 from referee.errors import JournalError
-from referee.web import PageServer
+from referee.web import PageServer, event_stream
 
 STATIC = Path(__file__).with_name("static")
 POLL_S = 0.02
-KEEPALIVE_S = 15.0
 MAX_DELAY_S = 3600.0
 LEAVES = ("status", "position", "match", "view", "event")  # not ``live``: the view carries what it shows
 
@@ -54,7 +52,6 @@ class Table:
         self.last_seq = 0  # the highest journal seq received on ``event``
         self.version = 0  # one more each time anything shown changes
         self.files: list[str] = []
-        self.updated = time.monotonic()
 
     def summary(self) -> dict[str, Any]:
         view = self.view or {}
@@ -196,7 +193,6 @@ class Hall:
             else:
                 return
             table.version += 1
-            table.updated = time.monotonic()
             self.version += 1
             ended = leaf == "match" and isinstance(data, dict) and data.get("over") and data.get("record")
         if ended:
@@ -310,29 +306,20 @@ class HallPage(PageServer):
 
     async def _events(self, request: Request) -> StreamingResponse:
         """Server-sent events: the tables that changed, each as its summary, as they change."""
+        sent: dict[str, int] = {}
+        version = -1
 
-        async def changes():
-            sent: dict[str, int] = {}
-            idle, version = 0.0, -1
-            yield "retry: 500\n\n"
-            while not await request.is_disconnected():
-                if self.hall.version != version:
-                    version = self.hall.version
-                    changed = self.hall.summaries(sent)
-                    for t in changed:
-                        sent[t["id"]] = t["version"]
-                    if changed:
-                        yield f"event: tables\ndata: {json.dumps(changed, separators=(',', ':'))}\n\n"
-                        idle = 0.0
-                        continue
-                await asyncio.sleep(POLL_S)
-                idle += POLL_S
-                if idle >= KEEPALIVE_S:
-                    idle = 0.0
-                    yield ": keep-alive\n\n"
+        def changes() -> str | None:
+            nonlocal version
+            if self.hall.version == version:
+                return None
+            version = self.hall.version
+            changed = self.hall.summaries(sent)
+            for t in changed:
+                sent[t["id"]] = t["version"]
+            return f"event: tables\ndata: {json.dumps(changed, separators=(',', ':'))}\n\n" if changed else None
 
-        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-        return StreamingResponse(changes(), media_type="text/event-stream", headers=headers)
+        return event_stream(request, changes)
 
     async def _delay(self, request: Request) -> JSONResponse:
         if not secrets.compare_digest(request.query_params.get("token", ""), self.token):
@@ -363,18 +350,17 @@ class HallPage(PageServer):
 
     async def _table_events(self, request: Request) -> StreamingResponse:
         table_id = request.path_params["table"]
+        sent = None
 
-        async def views():
-            sent = -1
-            yield "retry: 500\n\n"
-            while not await request.is_disconnected():
-                view = self.hall.view_of(table_id)
-                if view is not None and view.get("seq") != sent:
-                    sent = view.get("seq")
-                    yield f"id: {sent}\nevent: view\ndata: {json.dumps(view, separators=(',', ':'))}\n\n"
-                await asyncio.sleep(POLL_S * 5)
+        def view() -> str | None:
+            nonlocal sent
+            shown = self.hall.view_of(table_id)
+            if shown is None or shown.get("seq") == sent:
+                return None
+            sent = shown.get("seq")
+            return f"id: {sent}\nevent: view\ndata: {json.dumps(shown, separators=(',', ':'))}\n\n"
 
-        return StreamingResponse(views(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+        return event_stream(request, view)
 
 
 def run_hall(args, say: Callable[[str], None] = print) -> int:

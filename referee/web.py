@@ -60,6 +60,30 @@ def _page() -> str:
     return resources.files("referee").joinpath("static/live.html").read_text(encoding="utf-8")
 
 
+def event_stream(request: Request, message: Callable[[], str | None]) -> StreamingResponse:
+    """Server-sent events for ``request``: ``message()`` asked every ``POLL_S`` for the next text to
+    send (None: nothing new), a keep-alive comment after ``KEEPALIVE_S`` of silence, until the
+    client goes. The live page and the hall's pages stream this way."""
+
+    async def stream():
+        idle = 0.0
+        yield "retry: 500\n\n"
+        while not await request.is_disconnected():
+            text = message()
+            if text is not None:
+                yield text
+                idle = 0.0
+                continue
+            await asyncio.sleep(POLL_S)
+            idle += POLL_S
+            if idle >= KEEPALIVE_S:
+                idle = 0.0
+                yield ": keep-alive\n\n"
+
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+
 class PageServer:
     """A Starlette app served by uvicorn in a thread of its own on ``host``:``port`` (0: a free one):
     ``start()`` it, read :attr:`base_url`, ``stop()`` it. The socket is bound at once, so a port that
@@ -184,23 +208,13 @@ class LivePage(PageServer):
 
     async def _events(self, request: Request) -> StreamingResponse:
         last = request.headers.get("last-event-id", "")
-        since = int(last) if is_digits(last, 18) else -1
+        sent = int(last) if is_digits(last, 18) else -1
 
-        async def views():
-            sent, idle = since, 0.0
-            yield "retry: 500\n\n"
-            while not await request.is_disconnected():
-                seq = self.view.seq
-                if seq != sent:
-                    sent, data = self._now()
-                    yield f"id: {sent}\nevent: view\ndata: {data}\n\n"
-                    idle = 0.0
-                else:
-                    await asyncio.sleep(POLL_S)
-                    idle += POLL_S
-                    if idle >= KEEPALIVE_S:
-                        idle = 0.0
-                        yield ": keep-alive\n\n"
+        def view() -> str | None:
+            nonlocal sent
+            if self.view.seq == sent:
+                return None
+            sent, data = self._now()
+            return f"id: {sent}\nevent: view\ndata: {data}\n\n"
 
-        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-        return StreamingResponse(views(), media_type="text/event-stream", headers=headers)
+        return event_stream(request, view)
