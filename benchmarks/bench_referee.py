@@ -133,8 +133,8 @@ def camera_path(frames: int, tmp: Path) -> tuple[list[float], list[float], list[
             for k, image in enumerate(images):
                 ref = Referee.new(tmp / f"bench-camera-{k}.jsonl", MatchSpec("money", 0, "backgammon"))
                 session = TableSession(ref, link=link, say=lambda s: None)
-                ref.published = []
-                ref.stream.subscribe(ref.published.append)
+                published: list = []
+                ref.stream.subscribe(published.append)
                 pipe = Pipeline(geometry, palette)
                 ref.board(start)
                 ref.opening(3, 1)
@@ -156,10 +156,10 @@ def camera_path(frames: int, tmp: Path) -> tuple[list[float], list[float], list[
                 if obs.status != "stable":
                     raise RuntimeError(f"the dice at rest were not stable after {len(shots)} frames: {obs.status}")
                 t_obs = time.perf_counter()
-                seq = ref.stream.seq
+                published.clear()
                 session._observation(obs)  # the roll read from the camera
-                if not any(e.type == "roll" for e in _since(ref, seq)):
-                    said = [e.to_dict() for e in _since(ref, seq)]
+                if not any(item.event.type == "roll" for item in published):
+                    said = [item.event.to_dict() for item in published]
                     raise RuntimeError(f"the referee did not take the roll the camera read: {said}")
                 # The LED sink sends a frame only when the lights change, and a roll changes none here:
                 # the frame is sent as on a change (what a roll that lights or darkens a place costs).
@@ -176,11 +176,6 @@ def camera_path(frames: int, tmp: Path) -> tuple[list[float], list[float], list[
         finally:
             link.stop()
     return stable_led, rest_led, decided
-
-
-def _since(ref, seq: int) -> list:
-    """The events the referee's stream published after ``seq`` (kept by :func:`camera_path`'s subscriber)."""
-    return [item.event for item in ref.published if item.seq > seq]
 
 
 def main() -> int:

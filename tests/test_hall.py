@@ -28,13 +28,6 @@ from tests.mosquitto import USERS, Broker
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def broker(tmp_path):
-    b = Broker(tmp_path).start()
-    yield b
-    b.stop()
-
-
 class Listener:
     """A subscriber as user ``user`` to ``topic``: every message, in the order it came."""
 

@@ -23,17 +23,9 @@ from referee.hall import Hall, HallError, HallPage, analyse_match, check_delay
 from referee.loop import TableSession
 from referee.session import Referee
 from referee.spec import MatchSpec
-from tests.mosquitto import Broker
 from tests.test_web import browser  # noqa: F401 - the fixture
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def broker(tmp_path):
-    b = Broker(tmp_path).start()
-    yield b
-    b.stop()
 
 
 def _hall(broker, folder, **kw) -> Hall:

@@ -64,7 +64,7 @@ def load_image(path: str | Path) -> np.ndarray:
     if dims is None:
         raise ImageError(f"image: {str(path)!r}: a {kind.upper()} file whose header does not say its size (damaged)")
     _check_size(path, *dims)
-    flag = _decode_flag(path, kind, dims)
+    flag = _decode_flag(path, dims, scalable=kind == "jpeg")
     alpha = kind == "webp" or (
         kind == "png" and data[25:26].tobytes() in (b"\x04", b"\x06")
     )  # PNG colour types grey+alpha, RGBA
@@ -93,13 +93,13 @@ def _check_size(path: str | Path, w: int, h: int) -> None:
         raise ImageError(f"image: {str(path)!r}: {w}x{h} px: expected {MIN_SIDE_PX} to {MAX_SIDE_PX} px a side")
 
 
-def _decode_flag(path: str | Path, kind: str, dims: tuple[int, int]) -> int:
-    """``cv2.imdecode``'s flag for an image of ``dims`` px: full size up to ``MAX_PIXELS``; a larger
-    JPEG at the first scale that fits; any other larger image refused (its decoder would hold it whole)."""
+def _decode_flag(path: str | Path, dims: tuple[int, int], *, scalable: bool) -> int:
+    """``cv2.imdecode``'s flag for an image of ``dims`` px: full size up to ``MAX_PIXELS``; larger, at the
+    first scale that fits where the decoder can scale as it goes (``scalable``: a JPEG), else refused."""
     pixels = dims[0] * dims[1]
     if pixels <= MAX_PIXELS:
         return cv2.IMREAD_COLOR
-    if kind == "jpeg":
+    if scalable:
         for scale, flag in _REDUCED:
             if pixels // (scale * scale) <= MAX_PIXELS:
                 return flag
@@ -121,7 +121,7 @@ def check_image_header(path: str | Path) -> None:
     kind, dims = _header_size(memoryview(head))
     if kind is not None and dims is not None:
         _check_size(path, *dims)
-        _decode_flag(path, "a still", dims)  # a camera source decodes it whole: no JPEG scaling
+        _decode_flag(path, dims, scalable=False)  # a camera source decodes it whole: no JPEG scaling
 
 
 def _to_bgr8(image: np.ndarray | None) -> np.ndarray | None:
