@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from board_rules.untrusted import is_digits
+from board_rules.untrusted import check_output_folder, is_digits
 from referee.broker import NAME_CHARS, BrokerAddress, check_name, new_client
 from referee.errors import JournalError
 from referee.web import PageServer, event_stream
@@ -369,7 +369,8 @@ def run_hall(args, say: Callable[[str], None] = print) -> int:
 
     address = BrokerAddress.parse(args.broker)
     host, port = parse_address(args.web)
-    hall = Hall(address, args.hall, args.out, delay=args.delay, analyse=analyse_match, say=say)
+    out = check_output_folder(args.out, "--out", HallError)  # before the broker: the matches go there
+    hall = Hall(address, args.hall, out, delay=args.delay, analyse=analyse_match, say=say)
     page = HallPage(hall, host, port)
     hall.start()
     try:

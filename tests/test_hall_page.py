@@ -130,12 +130,18 @@ def test_a_bad_delay_is_refused_naming_the_flag(value):
         check_delay(value)
 
 
-def test_tavli_hall_with_a_bad_broker_exits_2(tmp_path):
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [(["--broker", "nope"], "--broker"), (["--broker", "mqtt://127.0.0.1:1", "--out", "{file}"], "--out")],
+)
+def test_tavli_hall_with_a_bad_broker_or_folder_exits_2(tmp_path, args, flag):
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    args = [a.replace("{file}", str(tmp_path / "a-file")) for a in args]
     done = subprocess.run(
-        [sys.executable, "-m", "referee.cli", "hall", "--broker", "nope", "--out", str(tmp_path)],
-        cwd=ROOT,
+        [sys.executable, "-m", "referee.cli", "hall", *args, "--web", "0", "--for", "1"],
+        cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert done.returncode == 2 and "--broker" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2 and flag in done.stderr and "Traceback" not in done.stderr
