@@ -146,6 +146,9 @@ class TablePublisher:
         self.client.will_set(self.topic("status"), b"offline", qos=1, retain=True)
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
+        self.client.on_connect_fail = lambda client, userdata: self._down(
+            f"cannot reach {address.host}:{address.port}; the table plays on and tries again"
+        )
         self.client.on_publish = self._on_publish
 
     def topic(self, leaf: str) -> str:

@@ -23,7 +23,7 @@ from referee.broker import BrokerAddress, BrokerError, TablePublisher, check_nam
 from referee.loop import TableSession
 from referee.session import Referee
 from referee.spec import MatchSpec
-from tests.mosquitto import USERS, Broker
+from tests.mosquitto import USERS, Broker, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -189,6 +189,23 @@ def test_a_wrong_password_is_refused_and_the_table_plays_on(tmp_path, broker):
             time.sleep(0.05)
         assert said and "refused" in said[0] and not publisher.connected
         TableSession(ref, say=lambda t: None).command("board start")  # the referee is not held up
+    finally:
+        publisher.close(timeout=0.5)
+        ref.close()
+
+
+def test_a_broker_that_cannot_be_reached_is_said_once_and_the_table_plays_on(tmp_path):
+    ref = Referee.new(tmp_path / "m.jsonl", MatchSpec("money", 0, "backgammon"))
+    said: list[str] = []
+    unused = free_port()
+    publisher = TablePublisher(ref, BrokerAddress.parse(f"mqtt://127.0.0.1:{unused}"), "club", "t1", say=said.append)
+    publisher.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not said and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert said == [f"broker: cannot reach 127.0.0.1:{unused}; the table plays on and tries again"]
+        TableSession(ref, say=lambda t: None).command("board start")
     finally:
         publisher.close(timeout=0.5)
         ref.close()
