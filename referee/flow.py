@@ -8,7 +8,8 @@ and the :class:`~referee.calls.Calls`. The match is a :class:`~referee.record.Ma
 each record event is tried on a copy first. A flow replayed from a journal
 (:meth:`GameFlow.replay`) is in the state the journal says and waits for the board
 to be seen again. Calls name points in one numbering and say whose. Imports
-``board_rules`` and the referee's pure modules.
+``board_rules`` and the referee's pure modules; in teaching mode, when a hint or a
+play is judged, :mod:`engine.explain` too.
 """
 
 from __future__ import annotations
@@ -458,7 +459,23 @@ class GameFlow:
         if board_diff(after, seen):  # the rules' result must be the board on the table
             return self._refuse("the board does not match the play found; put it right")
         self._record(E.Played(side, roll, text, position, after))
-        return self._after_play([f"{side.value} plays {text}"])
+        says = [f"{side.value} plays {text}"]
+        if self.teach and text:
+            says += self._what_it_gave_up(position, roll, after)
+        return self._after_play(says)
+
+    def _what_it_gave_up(self, position: Position, roll: Roll, after: Position) -> list[str]:
+        """In teaching mode, one line on how much worse the play made was than the best; none when
+        it was the best, forced, or the evaluator cannot say (its failure is no line, never a crash)."""
+        try:
+            from engine.explain import judge  # the evaluator loads its nets on first use
+
+            verdict = judge(position, roll, after)
+        except Exception:  # an evaluator problem must not stop the game
+            return []
+        if verdict.forced or verdict.played_best is not False:
+            return []
+        return [f"{position.turn.value}: {verdict.played_line()}; {verdict.best_line()}"]
 
     def _lifted(self, where: Place) -> Calls:
         """In teaching mode, light where a lifted checker may land."""
@@ -479,13 +496,16 @@ class GameFlow:
             return self._refuse("hints are for teaching mode (--teach)")
         if self.phase is not Phase.PLAY:
             return self._calls(["a hint comes once the dice are thrown"])
-        from referee.evaluate import best_play  # the evaluator loads its nets on first use
-
         position, roll = self.record.position, self.record.roll
-        best = best_play(position, roll)
-        if best is None:
+        try:
+            from engine.explain import judge  # the evaluator loads its nets on first use
+
+            verdict = judge(position, roll)
+        except Exception as exc:  # an evaluator problem must not stop the game
+            return self._calls([f"no hint now: the evaluator failed ({type(exc).__name__})"])
+        best, after = verdict.best, verdict.best_after
+        if not best:
             return self._calls(["no legal play"])
-        after = position.play(best, roll)
         # blue where the player's checkers leave from, green where they arrive,
         # amber where only the opponent's change (a hit checker going to the bar)
         side = position.turn
@@ -494,7 +514,8 @@ class GameFlow:
             for w in board_diff(position, after)
         }
         hit = " (amber: the hit checker goes to the bar)" if AMBER in self._leds.values() else ""
-        return self._calls([f"best play: {side.value}'s {best}{hit}"])
+        why = [f"the idea: {verdict.idea}"] if verdict.idea else []
+        return self._calls([f"best play: {side.value}'s {best}{hit}", *why])
 
     # ------------------------------------------------------------------ buttons
 
