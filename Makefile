@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint format test-slow bench bench-board bench-referee bench-vision bench-vision-speed bench-dice train-dice train-checkers train-checkers-cv bench-checkers-real soak-board setup clean
+.PHONY: demo test lint format test-slow bench bench-board bench-referee bench-vision bench-vision-speed bench-dice train-dice train-checkers train-checkers-cv train-evaluator bench-evaluator bench-checkers-real soak-board setup clean
 
 setup: $(STAMP)
 
@@ -76,6 +76,18 @@ train-checkers: $(TRAIN_STAMP)
 train-checkers-cv: $(TRAIN_STAMP)
 	$(PY) training/train_checkers.py --cv build/checkers-cv
 	$(PY) benchmarks/bench_checkers_real.py --cv build/checkers-cv
+
+# a game's learned evaluator, by self-play with TD(lambda) in numpy on one CPU core (no torch):
+# make train-evaluator VARIANT=plakoto writes engine/models/plakoto.npz (GAMES: the self-play games)
+VARIANT ?= plakoto
+GAMES ?= 5000
+train-evaluator: $(STAMP)
+	$(PY) training/train_evaluator.py --variant $(VARIANT) --games $(GAMES)
+
+# the learned evaluators against the heuristic, 2000 games a game type (JOBS: processes at once)
+JOBS ?= 1
+bench-evaluator: $(STAMP)
+	$(PY) benchmarks/bench_evaluator.py --jobs $(JOBS)
 
 bench-checkers-real: $(STAMP)
 	$(PY) benchmarks/bench_checkers_real.py

@@ -6,8 +6,7 @@ before and after a play can say for a beginner), :func:`judge` with its
 :class:`Verdict` (the best play, its idea, and what the play made gave up, in the
 evaluator's own unit) and :func:`contact` (whether the sides can still meet). Reads the
 rules through ``board_rules``' public API only. The scores come from
-:func:`referee.evaluate.rank_plays`, imported when :func:`judge` first runs: the one
-place this package reads the referee.
+:func:`engine.evaluate.rank_plays`.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from board_rules import Place, Play, Position, Roll, Side, Variant
+from engine.evaluate import rank_plays
 
 EQUITY_SOURCES = ("gnubg", "learned")
 """Sources whose scores are cubeless equity for the mover (points per game)."""
@@ -176,7 +176,7 @@ def _ordinal(n: int) -> str:
 class Verdict:
     """What the teacher says of one roll: the best play and, when one was made, what it gave up.
 
-    ``score`` is the best play's, ``source`` the evaluator's (:class:`referee.evaluate.RankedPlay`:
+    ``score`` is the best play's, ``source`` the evaluator's (:class:`engine.evaluate.RankedPlay`:
     ``"gnubg"`` and ``"learned"`` score cubeless equity for the mover, ``"heuristic"`` its own
     points). ``plays`` is how many plays were compared. When ``played_after`` is given,
     ``played`` and ``played_score`` are its play and score, ``loss`` is the best score less
@@ -252,11 +252,9 @@ def judge(position: Position, roll: Roll, played_after: Position | None = None) 
     """The teacher's verdict on ``roll`` from ``position``: the best play, its idea and, when
     ``played_after`` (the position the mover's play left) is given, what that play gave up.
 
-    Plays are matched by resulting position among :func:`referee.evaluate.rank_plays`'s.
+    Plays are matched by resulting position among :func:`engine.evaluate.rank_plays`'s.
     Raises what ``rank_plays`` raises (:class:`board_rules.InvalidRollError` for bad dice).
     """
-    from referee.evaluate import rank_plays  # the evaluator loads its nets on first use
-
     ranked = rank_plays(position, roll)
     top = ranked[0]
     fields: dict = {}

@@ -28,8 +28,8 @@ from board_rules.errors import TavliError
 from board_rules.gnubg_id import GAME_PLAYING, MatchState, encode_match_id
 from board_rules.ids import position_from_id
 from board_rules.untrusted import parse_json, read_text
+from engine.evaluate import candidate_plays, score_position
 from referee.errors import JournalError
-from referee.evaluate import candidate_plays, score_position
 from referee.export import Record, export_mat, find_gnubg, gnubg_settings, load_record, mat_notes
 from referee.svgboard import render as board_svg
 from referee.textboard import render as text_board
@@ -562,7 +562,7 @@ def _heuristic_mark(loss: float) -> str | None:
 
 
 def analyse_with_evaluator(record: Record, match: str) -> Analysis:
-    """Every play of ``record`` judged by the project's heuristic (:func:`referee.evaluate.score_position`).
+    """Every play of ``record`` judged by the project's heuristic (:func:`engine.evaluate.score_position`).
 
     0 ply: each legal play's resulting position is scored for the mover and the best
     compared with the one played; the loss is in the heuristic's pip-like units. There is

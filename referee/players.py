@@ -1,9 +1,9 @@
 """Stand-in players for the demo: they choose a legal play, the referee checks it.
 
-The chooser is the teaching evaluator (:mod:`referee.evaluate`): gnubg's evaluation
+The chooser is the teaching evaluator (:mod:`engine.evaluate`): gnubg's evaluation
 for portes and backgammon when gnubg-nn is installed, the project's own per-variant
 heuristic otherwise. It decides no rule: the legal plays come from ``board_rules``.
-Imports ``board_rules`` and :mod:`referee.evaluate` only.
+Imports ``board_rules`` and :mod:`engine.evaluate` only.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 from board_rules import Play, Position, Roll
-from referee import evaluate
+from engine import evaluate
 
 
 def choose(position: Position, roll: Roll, rng: random.Random) -> tuple[Play, Position]:

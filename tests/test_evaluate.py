@@ -10,8 +10,8 @@ import pytest
 from board_rules import Play, Position, Roll, Side
 from board_rules.legality import is_legal_result
 from board_rules.movegen import SearchBudgetExceeded, legal_plays
-from referee import evaluate
-from referee.evaluate import (
+from engine import evaluate
+from engine.evaluate import (
     best_play,
     candidate_plays,
     random_play,
@@ -57,14 +57,17 @@ def test_without_gnubg_backgammon_uses_the_heuristic(no_gnubg):
 
 
 @pytest.mark.parametrize("variant", ["plakoto", "fevga", "gul-bara", "long-nardy", "short-nardy"])
-def test_other_variants_use_the_heuristic_over_every_legal_play(variant):
+def test_other_variants_use_their_learned_net_over_every_legal_play(variant):
     start = Position.start(variant)
     ranked = rank_plays(start, Roll(6, 5))
-    assert {r.source for r in ranked} == {"heuristic"}
+    assert {r.source for r in ranked} == {"learned"}
     assert {str(r.play) for r in ranked} == plays(start, 6, 5)
     scores = [r.score for r in ranked]
     assert scores == sorted(scores, reverse=True)
     assert rank_plays(start, Roll(6, 5), 2) == ranked[:2]
+    by_heuristic = rank_plays(start, Roll(6, 5), by="heuristic")
+    assert {r.source for r in by_heuristic} == {"heuristic"}
+    assert {str(r.play) for r in by_heuristic} == plays(start, 6, 5)
 
 
 def test_no_legal_play_gives_none():
@@ -87,7 +90,7 @@ def test_heuristic_hits_a_blot_in_backgammon(no_gnubg):
 def test_heuristic_pins_in_plakoto():
     # white can pin black's lone checker on 20 with a 4 from 24
     pos = make("plakoto", {24: 13, 13: 2, 20: -1, 1: -14})
-    best = str(best_play(pos, Roll(4, 2)))
+    best = str(best_play(pos, Roll(4, 2), by="heuristic"))
     assert "24/20*" in best
 
 
@@ -97,13 +100,13 @@ def test_heuristic_does_not_leave_the_mother_alone_in_plakoto():
     for _play, after in legal_plays(pos, Roll(5, 3)):
         if after.count(Side.WHITE, 24) == 1:
             assert score_position(after, Side.WHITE) < score_position(
-                Position.play(pos, best_play(pos, Roll(5, 3)), Roll(5, 3)), Side.WHITE
+                Position.play(pos, best_play(pos, Roll(5, 3), by="heuristic"), Roll(5, 3)), Side.WHITE
             )
 
 
 def test_heuristic_prefers_bearing_off_in_a_long_nardy_race():
     pos = make("long-nardy", {1: 3, 2: 3, 3: 3, 4: 3, 5: 2, 6: 1, 14: -5, 15: -5, 16: -5}, turn="white")
-    best = best_play(pos, Roll(6, 5))
+    best = best_play(pos, Roll(6, 5), by="heuristic")
     assert str(best).count("off") == 2
 
 

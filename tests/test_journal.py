@@ -13,9 +13,9 @@ from board_rules import Position, Roll, Side, find_variant
 from board_rules.cube import CubeOptions, CubeState, GameOutcome, Resignation
 from board_rules.errors import TavliError
 from board_rules.match import MoneySession, TavliMatch
+from engine.evaluate import random_play
 from referee import events as E
 from referee import journal as J
-from referee.evaluate import random_play
 from referee.spec import MatchSpec
 
 T0 = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)

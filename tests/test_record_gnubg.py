@@ -21,10 +21,10 @@ from board_rules.cube import CubeOptions, CubeState, GameOutcome
 from board_rules.match import MoneySession, TavliMatch
 from board_rules.movegen import legal_plays
 from board_rules.variants import Variant
+from engine.evaluate import random_play
 from referee import cli_record
 from referee import events as E
 from referee import journal as J
-from referee.evaluate import random_play
 from referee.export import Game, Record, export_mat, gnubg_commands, load_record, mat_notes
 from referee.spec import MatchSpec
 from tests.test_export import _require_gnubg

@@ -1,0 +1,198 @@
+"""The project's own heuristic evaluator: race, contact, blocks and stacking, per variant.
+
+Owns :func:`score_position` and :func:`value` (the same on the move generator's raw
+boards), in pips-like units for the side that has just played (``docs/rules-notes.md``).
+The teacher ranks plays by it where no net is shipped, and the learned nets read it as
+one of their inputs. Imports ``board_rules`` only.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from board_rules import Position, Side
+from board_rules.moves import Board
+
+
+def _closed(view: Board, variant) -> list[bool]:
+    """Per point 1..24 (index 0 unused), whether it is closed to the view owner's checkers.
+
+    Two opposing checkers close a point; one does in the blocking games (fevga, gul-bara,
+    long nardy); in plakoto so does an own checker pinned there.
+    """
+    opp = view.opp
+    if view.pins is not None:
+        pins = view.pins
+        return [False] + [opp[x] >= 2 or pins[x] == 1 for x in range(1, 25)]
+    least = 1 if variant.blocks else 2
+    return [False] + [opp[x] >= least for x in range(1, 25)]
+
+
+def _holds(view: Board, variant, x: int) -> bool:
+    """Whether the view owner holds point ``x`` against the opponent."""
+    n = view.me[x]
+    if variant.blocks:
+        return n >= 1
+    return n >= 2
+
+
+def _pips(view: Board) -> int:
+    total = 25 * view.me[25]
+    for i in range(1, 25):
+        total += i * view.me[i]
+        if view.pins is not None and view.pins[i] == 1:
+            total += i
+    return total
+
+
+def _prime(view: Board, variant) -> int:
+    best = run = 0
+    for x in range(1, 25):
+        if _holds(view, variant, x):
+            run += 1
+            best = max(best, run)
+        else:
+            run = 0
+    return best
+
+
+_ROLLS = [(d1, d2) for d1 in range(1, 7) for d2 in range(d1, 7)]  # 21 rolls; a non-double counts twice
+
+
+def _shots(mine: Board, theirs: Board, closed_theirs: list[bool], variant) -> float:
+    """The expected cost of ``mine``'s blots being hit (or pinned) with the opponent's next roll.
+
+    Direct shots and combinations (both dice, or a double's steps), each intermediate
+    landing point open; the cost of a hit is the pips the checker loses (in plakoto: a
+    pinned checker, and the mother, our last checker on our start, the game).
+    """
+    pins = mine.pins
+    # a lone checker; one sitting on a pinned opposing checker (plakoto) is safe
+    blots = [p for p in range(1, 25) if mine.me[p] == 1 and not (pins is not None and pins[p] == 2)]
+    if not blots:
+        return 0.0
+    f = theirs  # the opponent's view of the same board
+    conv = _opp_point_map(variant)
+    open_ = [not c for c in closed_theirs]
+    sources = [q for q in range(1, 26) if f.me[q] > 0 and (q < 25 or variant.hits)]
+    worst = [0.0] * len(_ROLLS)
+    for p in blots:
+        t = conv[p]
+        loss = float(25 - p) if variant.hits else 10.0 + (25 - p) / 2
+        if pins is not None and p == 24:
+            loss += 60.0
+        for q in sources:
+            dist = q - t
+            if not 0 < dist <= 24:
+                continue
+            for i, (d1, d2) in enumerate(_ROLLS):
+                if worst[i] >= loss:
+                    continue
+                if d1 == dist or d2 == dist:
+                    worst[i] = loss
+                elif d1 != d2:
+                    if d1 + d2 == dist and (open_[q - d1] or open_[q - d2]):
+                        worst[i] = loss
+                elif dist % d1 == 0 and dist // d1 <= 4 and all(open_[q - k * d1] for k in range(1, dist // d1)):
+                    worst[i] = loss
+    return sum(w * (1 if d1 == d2 else 2) for w, (d1, d2) in zip(worst, _ROLLS)) / 36.0
+
+
+@functools.cache
+def _opp_point_map(variant) -> dict[int, int]:
+    """Our own point -> the opponent's own number for it."""
+    if variant.geometry == "same":
+        return {p: ((p + 11) % 24) + 1 for p in range(1, 25)}
+    return {p: 25 - p for p in range(1, 25)}
+
+
+def _side_terms(view: Board, other: Board, closed_other: list[bool], variant) -> float:
+    """What one side has (from its own ``view``), apart from the race.
+
+    ``other`` is the same board from the opponent's view and ``closed_other`` the points
+    closed to the opponent's checkers (:func:`_closed` of ``other``).
+    """
+    s = 0.0
+    me = view.me
+    s += 3.0 * me[0]  # borne off
+    if variant.hits or variant.pins:
+        for x in range(1, 25):
+            if me[x] >= 2:
+                s += 2.0 + (1.5 if x <= 6 else 0.0) + (1.0 if x == 7 else 0.0)
+        s += 1.5 * _prime(view, variant) ** 1.5
+        # anchors deep in the opponent's home
+        s += sum(2.0 for x in range(19, 25) if me[x] >= 2)
+    else:
+        held = sum(1 for x in range(1, 25) if me[x] >= 1)
+        s += 1.2 * held
+        s += 1.0 * _prime(view, variant) ** 1.5
+        for x in range(1, 24):
+            if me[x] > 3:
+                s -= 0.6 * (me[x] - 3)  # a heavy stack wastes checkers
+    if view.pins is not None:
+        for x in range(1, 25):
+            if view.pins[x] == 2:  # an opposing checker pinned under ours
+                s += 10.0 + (40.0 if x == 1 else 0.0) + (4.0 if x <= 6 else 0.0)
+            if view.pins[x] == 1:
+                s -= 10.0
+    # block: points closed in front of each opposing checker (the six it could reach)
+    before = [0] * 26  # before[q]: closed points among 1..q-1
+    for x in range(1, 26):
+        before[x] = before[x - 1] + (1 if x > 1 and closed_other[x - 1] else 0)
+    block = 0
+    them = other.me
+    for q in range(1, 26):
+        if them[q]:
+            block += them[q] * (before[q] - before[max(1, q - 6)])
+    s += 0.35 * block
+    return s
+
+
+def score_position(position: Position, me: Side) -> float:
+    """The heuristic value of ``position`` for ``me``, who has just played (higher is better)."""
+    outcome = position.outcome()
+    if outcome is not None:
+        if outcome.winner is None:
+            return 0.0
+        return (1000.0 + 100.0 * outcome.base) * (1 if outcome.winner is me else -1)
+    return value(Board.of(position, me), Board.of(position, me.other), position.variant)
+
+
+def value(mine: Board, theirs: Board, variant) -> float:
+    """:func:`score_position` of a board seen by ``mine``'s owner (``theirs``: the same board, other side)."""
+    if mine.me[0] == 15:
+        return 1000.0
+    race = float(_pips(theirs) - _pips(mine))
+    closed_mine = _closed(mine, variant)  # closed to our checkers
+    closed_theirs = _closed(theirs, variant)
+    s = race + _side_terms(mine, theirs, closed_theirs, variant) - _side_terms(theirs, mine, closed_mine, variant)
+    if variant.hits:
+        s += 8.0 * theirs.me[25] - 8.0 * mine.me[25]
+    contact = _contact(mine, theirs, variant)
+    if contact and (variant.hits or variant.pins):
+        s -= 1.5 * _shots(mine, theirs, closed_theirs, variant)
+    if not contact:
+        # a pure race: pips and bear-off speed only
+        s = 2.0 * race + 4.0 * (mine.me[0] - theirs.me[0])
+        s -= 0.5 * sum(mine.me[x] for x in range(7, 25))
+    return s
+
+
+def _contact(mine: Board, theirs: Board, variant) -> bool:
+    """Whether the two sides can still meet: some checker of one is behind one of the other."""
+    my_back = max(
+        (x for x in range(1, 26) if mine.me[x] or (mine.pins is not None and x <= 24 and mine.pins[x] == 1)), default=0
+    )
+    conv = _opp_point_map(variant)
+    if variant.geometry == "same":
+        # same direction: the race is over only once both sides' checkers are all home
+        return any(mine.me[x] for x in range(7, 25)) or any(theirs.me[x] for x in range(7, 25))
+    their_back_in_my_numbering = min(
+        (
+            conv[q] if q <= 24 else 0
+            for q in range(1, 26)
+            if theirs.me[q] or (theirs.pins is not None and q <= 24 and theirs.pins[q] == 1)
+        ),
+        default=25,
+    )
+    return my_back > their_back_in_my_numbering

@@ -1,0 +1,267 @@
+"""Learned per-game evaluators: a small network that scores a board for the side that has just played.
+
+One net per variant, trained by self-play with TD(lambda) (``training/train_evaluator.py``,
+``make train-evaluator VARIANT=...``), its weights shipped as ``engine/models/<variant>.npz``
+and run here in numpy (one hidden layer: a few hundred microseconds for all the plays of a
+roll on a Raspberry Pi). The net sees a board the way TD-Gammon's did (per point, each
+side's checkers in four units), plus the bar, the trays, the plakoto pins, both pip counts,
+whether the sides can still meet, and the project's own heuristic (:func:`engine.heuristic.value`).
+
+Its seven outputs are probabilities for the side that has just played, the opponent to
+roll: win, win by 2 points or more (gammon, mars), by 3 or more, by 4 (koks), and lose by
+2, 3 and 4 or more; :func:`equity` turns them into points per game, cubeless.
+Imports ``board_rules``, :mod:`engine.heuristic` and numpy only.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+
+from board_rules import Position, Roll, Side, Variant
+from board_rules.movegen import SearchBudgetExceeded, legal_results
+from board_rules.moves import Board
+from board_rules.reach import sample_results
+from engine.heuristic import value
+
+OUTPUTS = 7
+"""win, win >= 2, win >= 3, win >= 4, lose >= 2, lose >= 3, lose >= 4 (points, before the cube)."""
+
+_FLIP = np.array([0, 4, 5, 6, 1, 2, 3])
+
+
+def flip(out: np.ndarray) -> np.ndarray:
+    """The same outputs seen by the other side (``out``: ``(..., 7)``)."""
+    f = out[..., _FLIP].copy()
+    f[..., 0] = 1.0 - out[..., 0]
+    return f
+
+
+def equity(out: np.ndarray) -> np.ndarray:
+    """Cubeless points per game for the outputs' side, from ``(..., 7)`` outputs."""
+    return 2.0 * out[..., 0] - 1.0 + out[..., 1:4].sum(axis=-1) - out[..., 4:7].sum(axis=-1)
+
+
+def outcome_target(points: int, won: bool | None) -> np.ndarray:
+    """The outputs a finished game should have had: ``points`` won (or lost); ``won`` None for a draw."""
+    t = np.zeros(OUTPUTS, dtype=np.float32)
+    if won is None:
+        t[0] = 0.5
+        return t
+    if won:
+        t[0] = 1.0
+        t[1 : min(points, 4)] = 1.0
+    else:
+        t[4 : 4 + min(points, 4) - 1] = 1.0
+    return t
+
+
+# =============================================================================== features
+
+
+@functools.cache
+def _their_numbers(geometry_same: bool) -> np.ndarray:
+    """Our point 1..24 (index) -> the opponent's own number for it (their pips to go from there)."""
+    if geometry_same:
+        return np.array([0] + [((p + 11) % 24) + 1 for p in range(1, 25)], dtype=np.float32)
+    return np.array([0] + [25 - p for p in range(1, 25)], dtype=np.float32)
+
+
+def feature_count(variant: Variant) -> int:
+    """How many inputs the net of ``variant`` reads."""
+    return 24 * 4 * 2 + 4 + (48 if variant.pins else 0) + 5
+
+
+def features(boards: list[Board], variant: Variant) -> np.ndarray:
+    """The net's inputs for each board, seen by its owner, who has just played: ``(n, feature_count)``."""
+    me = np.array([b.me for b in boards], dtype=np.float32)
+    opp = np.array([b.opp for b in boards], dtype=np.float32)
+    opp_off = np.array([b.opp_off for b in boards], dtype=np.float32)
+    cols = []
+    for side in (me[:, 1:25], opp[:, 1:25]):
+        cols += [side >= 1, side >= 2, side >= 3, np.maximum(side - 3.0, 0.0) / 2.0]
+    cols.append(np.stack([me[:, 25] / 2.0, opp[:, 0] / 2.0, me[:, 0] / 15.0, opp_off / 15.0], axis=1))
+    same = variant.geometry == "same"
+    mine_pips = (me[:, 1:25] * np.arange(1, 25, dtype=np.float32)).sum(axis=1) + 25.0 * me[:, 25]
+    their_pips = (opp[:, 1:25] * _their_numbers(same)[1:]).sum(axis=1) + 25.0 * opp[:, 0]
+    if variant.pins:
+        pins = np.array([b.pins for b in boards], dtype=np.float32)[:, 1:25]
+        cols += [pins == 1, pins == 2]
+        # a pinned checker of ours still has its pips to go; so has one of theirs under ours
+        mine_pips += (np.arange(1, 25, dtype=np.float32) * (pins == 1)).sum(axis=1)
+        their_pips += (_their_numbers(same)[1:] * (pins == 2)).sum(axis=1)
+    contact = np.array([_contact(b, same) for b in boards], dtype=np.float32)
+    heuristic = np.array([value(b, b.flipped(variant), variant) for b in boards], dtype=np.float32)
+    cols.append(
+        np.stack(
+            [
+                mine_pips / 150.0,
+                their_pips / 150.0,
+                (their_pips - mine_pips) / 50.0,
+                contact,
+                np.tanh(heuristic / 50.0),
+            ],
+            axis=1,
+        )
+    )
+    return np.concatenate([c.reshape(len(boards), -1).astype(np.float32) for c in cols], axis=1)
+
+
+def _contact(b: Board, same: bool) -> bool:
+    """Whether a checker of one side can still meet one of the other's."""
+    if same:
+        # both sides run the same way round: contact lasts until both are home (own 1..6)
+        theirs = _their_numbers(True)
+        return any(b.me[x] for x in range(7, 25)) or any(b.opp[x] and theirs[x] > 6 for x in range(1, 25))
+    my_back = 25 if b.me[25] else max((x for x in range(1, 25) if b.me[x]), default=0)
+    their_back = 0 if b.opp[0] else min((x for x in range(1, 25) if b.opp[x]), default=25)
+    if b.pins is not None:
+        my_back = max([my_back] + [x for x in range(1, 25) if b.pins[x] == 1])
+        their_back = min([their_back] + [x for x in range(1, 25) if b.pins[x] == 2])
+    return my_back > their_back
+
+
+# =============================================================================== the net
+
+
+@dataclass
+class Net:
+    """One hidden layer (tanh) and seven sigmoid outputs; the weights are numpy arrays."""
+
+    variant: str
+    w1: np.ndarray
+    b1: np.ndarray
+    w2: np.ndarray
+    b2: np.ndarray
+    games: int = 0
+
+    @classmethod
+    def new(cls, variant: Variant, hidden: int, rng: np.random.Generator) -> Net:
+        n = feature_count(variant)
+        return cls(
+            variant.name,
+            (rng.standard_normal((n, hidden)) * (1.0 / np.sqrt(n))).astype(np.float32),
+            np.zeros(hidden, dtype=np.float32),
+            (rng.standard_normal((hidden, OUTPUTS)) * (1.0 / np.sqrt(hidden))).astype(np.float32),
+            np.zeros(OUTPUTS, dtype=np.float32),
+        )
+
+    def hidden(self, x: np.ndarray) -> np.ndarray:
+        return np.tanh(x @ self.w1 + self.b1)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """The outputs for inputs ``x`` ``(n, features)``: ``(n, 7)`` probabilities."""
+        return 1.0 / (1.0 + np.exp(-(self.hidden(x) @ self.w2 + self.b2)))
+
+    def save(self, path) -> None:
+        np.savez_compressed(
+            path, variant=self.variant, w1=self.w1, b1=self.b1, w2=self.w2, b2=self.b2, games=self.games
+        )
+
+    @classmethod
+    def load(cls, source) -> Net:
+        with np.load(source, allow_pickle=False) as z:
+            return cls(
+                str(z["variant"]),
+                z["w1"].astype(np.float32),
+                z["b1"].astype(np.float32),
+                z["w2"].astype(np.float32),
+                z["b2"].astype(np.float32),
+                int(z["games"]),
+            )
+
+
+@functools.cache
+def shipped(variant_name: str) -> Net | None:
+    """The net shipped for ``variant_name`` (``engine/models/<name>.npz``), or None when there is none."""
+    ref = resources.files("engine") / "models" / f"{variant_name}.npz"
+    if not ref.is_file():
+        return None
+    with ref.open("rb") as fh:
+        return Net.load(fh)
+
+
+def evaluate(net: Net, boards: list[Board], variant: Variant) -> np.ndarray:
+    """The net's outputs for each board (seen by its owner, who has just played)."""
+    return net(features(boards, variant))
+
+
+# =============================================================================== choosing a play
+
+PLAY_BUDGET = 2_000
+"""Boards a full listing of a roll's plays may visit; past it a depth-first sample is compared."""
+
+SAMPLE_LIMIT = 60
+"""How many plays, found depth-first, are compared when a full listing is over budget."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """A roll's plays as the move generator gives them, scored for the mover.
+
+    ``results``: ``(legs, final_board, final_side)`` per play; ``x``: the net's inputs
+    (None where the game is over); ``out``: outputs for the mover ``(n, 7)``, exact where
+    the game is over; ``complete``: whether these are all the legal plays.
+    """
+
+    results: list
+    x: np.ndarray
+    out: np.ndarray
+    complete: bool
+
+    @property
+    def equity(self) -> np.ndarray:
+        return equity(self.out)
+
+
+def _rolls_after(position: Position) -> tuple[int, int]:
+    rolls = list(position.rolls)
+    rolls[0 if position.turn is Side.WHITE else 1] += 1
+    return rolls[0], rolls[1]
+
+
+def score_plays(net: Net, position: Position, roll: Roll, budget: int = PLAY_BUDGET, *, sample: bool = True) -> Scored:
+    """Every legal play of ``roll`` scored by ``net``; when they are too many to list, a
+    depth-first sample of them (``sample``) or :class:`SearchBudgetExceeded`."""
+    try:
+        results, complete = legal_results(position, roll, budget=budget), True
+    except SearchBudgetExceeded:
+        if not sample:
+            raise
+        results, complete = sample_results(position, roll, limit=SAMPLE_LIMIT), False
+    v = position.variant
+    me = position.turn
+    boards = [final if final_side is me else final.flipped(v) for _, final, final_side in results]
+    x = features(boards, v)
+    out = net(x)
+    rolls = _rolls_after(position)
+    for i, (b, (_, final, final_side)) in enumerate(zip(boards, results)):
+        if b.me[0] == 15 or b.opp_off == 15 or (b.pins is not None and (b.pins[1] == 2 or b.pins[24] == 1)):
+            # the game may be over (all borne off, a mother pinned): its outcome is exact
+            ended = final.to_position(position, final_side, me.other, rolls).outcome()
+            if ended is not None:
+                won = None if ended.winner is None else ended.winner is me
+                out[i] = outcome_target(ended.base, won)
+    return Scored(results, x, out, complete)
+
+
+def after(position: Position, scored: Scored, i: int) -> Position:
+    """The position after the ``i``-th play of ``scored``, the opponent to roll."""
+    _, final, final_side = scored.results[i]
+    return final.to_position(position, final_side, position.turn.other, _rolls_after(position))
+
+
+def score_positions(net: Net, positions: list[Position], me: Side) -> np.ndarray:
+    """``me``'s outputs ``(n, 7)`` in each position, ``me`` having just played (exact where the game is over)."""
+    if not positions:
+        return np.zeros((0, OUTPUTS), dtype=np.float32)
+    v = positions[0].variant
+    out = net(features([Board.of(p, me) for p in positions], v))
+    for i, p in enumerate(positions):
+        ended = p.outcome()
+        if ended is not None:
+            out[i] = outcome_target(ended.base, None if ended.winner is None else ended.winner is me)
+    return out

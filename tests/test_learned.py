@@ -1,0 +1,138 @@
+"""The learned evaluators: their outputs, their TD(lambda) training, and the nets the package ships."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from board_rules import VARIANTS, Position, Roll, Side
+from board_rules.moves import Board
+from engine import evaluate, learned
+from engine.learned import Net, equity, feature_count, features, flip, outcome_target, score_plays
+from tests.helpers import make
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training"))
+import train_evaluator  # noqa: E402
+
+TAUGHT = ("portes", "plakoto", "fevga", "gul-bara", "long-nardy", "short-nardy")
+
+
+def test_flip_swaps_the_sides_and_twice_is_the_same():
+    out = np.array([0.7, 0.3, 0.1, 0.05, 0.2, 0.04, 0.01])
+    f = flip(out)
+    assert f[0] == pytest.approx(0.3)
+    assert list(f[1:4]) == [0.2, 0.04, 0.01] and list(f[4:]) == [0.3, 0.1, 0.05]
+    assert np.allclose(flip(f), out)
+    assert equity(f) == pytest.approx(-equity(out))
+
+
+@pytest.mark.parametrize("points", [1, 2, 3, 4])
+def test_a_finished_game_is_worth_its_points(points):
+    assert equity(outcome_target(points, True)) == pytest.approx(points)
+    assert equity(outcome_target(points, False)) == pytest.approx(-points)
+    assert equity(outcome_target(points, None)) == pytest.approx(0.0)
+
+
+def test_lambda_one_is_the_result_and_lambda_zero_the_next_position_each_seen_by_its_mover():
+    rng = np.random.default_rng(3)
+    out = rng.uniform(0.05, 0.95, (5, 7))
+    final = outcome_target(2, True)
+    mc = train_evaluator.lambda_returns(out, final, 1.0)
+    for k in range(5):
+        expected = final if (4 - k) % 2 == 0 else flip(final)
+        assert np.allclose(mc[k], expected)
+    td0 = train_evaluator.lambda_returns(out, final, 0.0)
+    for k in range(3):
+        assert np.allclose(td0[k], flip(out[k + 1]))
+    assert np.allclose(td0[3], flip(final))
+
+
+def test_the_gradients_are_those_of_the_cross_entropy():
+    v = VARIANTS[2]()  # plakoto: the widest inputs
+    rng = np.random.default_rng(0)
+    net = Net.new(v, 5, rng)
+    net.w1, net.w2 = net.w1.astype(np.float64), net.w2.astype(np.float64)
+    x = rng.uniform(0, 1, (3, feature_count(v)))
+    target = rng.uniform(0, 1, (3, 7))
+    grads, loss = train_evaluator.gradients(net, x, target)
+    for arr, grad, at in ((net.w2, grads[2], (1, 3)), (net.w1, grads[0], (7, 2))):
+        keep = arr[at]
+        arr[at] = keep + 1e-5
+        up = train_evaluator.gradients(net, x, target)[1]
+        arr[at] = keep - 1e-5
+        down = train_evaluator.gradients(net, x, target)[1]
+        arr[at] = keep
+        assert grad[at] == pytest.approx((up - down) / 2e-5, rel=1e-3, abs=1e-6)
+
+
+@pytest.mark.parametrize("variant", [v.name for v in VARIANTS])
+def test_every_game_has_inputs_of_the_declared_width(variant):
+    position = Position.start(variant)
+    x = features([Board.of(position, Side.WHITE), Board.of(position, Side.BLACK)], position.variant)
+    assert x.shape == (2, feature_count(position.variant))
+    assert np.isfinite(x).all()
+    assert np.allclose(x[0], x[1])  # the start is the same from either side
+
+
+def test_training_writes_the_same_weights_from_the_same_seed(tmp_path):
+    for name in ("a", "b"):
+        assert (
+            train_evaluator.main(["--variant", "fevga", "--games", "2", "--hidden", "4", "--out", str(tmp_path / name)])
+            == 0
+        )
+    a, b = Net.load(tmp_path / "a.npz"), Net.load(tmp_path / "b.npz")
+    assert a.games == 2 and a.variant == "fevga"
+    assert np.array_equal(a.w1, b.w1) and np.array_equal(a.w2, b.w2)
+    assert not np.array_equal(a.w1, Net.new(VARIANTS[3](), 4, np.random.default_rng(1)).w1)  # it learned
+
+
+def test_training_refuses_a_game_it_does_not_know(capsys):
+    with pytest.raises(SystemExit) as e:
+        train_evaluator.main(["--variant", "chess"])
+    assert e.value.code == 2
+    assert "--variant" in capsys.readouterr().err
+
+
+def test_the_last_checker_off_is_scored_as_the_game_it_wins():
+    # white bears off its last checker with a 6; black has none off: a gammon in portes
+    pos = make("portes", {1: 1, 24: -15}, turn="white", off=(14, 0))
+    scored = score_plays(shipped_or_fresh("portes"), pos, Roll(6, 5))
+    assert scored.equity.max() == pytest.approx(2.0)
+
+
+def shipped_or_fresh(name: str) -> Net:
+    net = learned.shipped(name)
+    return net if net is not None else Net.new(Position.start(name).variant, 8, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("variant", TAUGHT)
+def test_a_net_is_shipped_for_every_game_the_teacher_learns(variant):
+    net = learned.shipped(variant)
+    assert net is not None, f"engine/models/{variant}.npz is missing: make train-evaluator VARIANT={variant}"
+    assert net.variant == variant and net.games >= 1000
+    assert net.w1.shape[0] == feature_count(Position.start(variant).variant)
+    assert evaluate.evaluator(variant) in ("learned", "gnubg")
+
+
+@pytest.mark.parametrize("variant", TAUGHT)
+def test_the_shipped_net_knows_who_is_winning_a_race(variant):
+    # white has one checker left, on its 1 point; black has all fifteen on white's 12, far from home
+    pos = make(variant, {1: 1, 12: -15}, turn="black", off=(14, 0))
+    assert float(equity(learned.score_positions(learned.shipped(variant), [pos], Side.WHITE))[0]) > 0.3
+
+
+@pytest.mark.parametrize("variant", ["plakoto", "long-nardy"])
+def test_the_teacher_ranks_by_the_net_where_one_is_shipped(variant, monkeypatch):
+    pos = Position.start(variant)
+    ranked = evaluate.rank_plays(pos, Roll(6, 4))
+    assert ranked[0].source == "learned"
+    legal = set(pos.legal_plays(Roll(6, 4)))
+    assert {r.play for r in ranked} == legal
+    assert [r.score for r in ranked] == sorted((r.score for r in ranked), reverse=True)
+    assert evaluate.best_play(pos, Roll(6, 4)) == ranked[0].play
+    assert evaluate.rank_plays(pos, Roll(6, 4), by="heuristic")[0].source == "heuristic"
+    with pytest.raises(ValueError, match="by"):
+        evaluate.rank_plays(pos, Roll(6, 4), by="oracle")
