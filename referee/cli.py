@@ -116,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     virtual.add_argument("--variant", default="backgammon", help="the game (default backgammon)")
     virtual.add_argument("--against", choices=["hint"], help="play against the hint engine (it plays black)")
+    virtual.add_argument(
+        "--teach", action="store_true", help="teaching mode: landing points, the Hint button, what each play gave up"
+    )
     virtual.add_argument("--seed", type=int, default=1, help="seed of the dice (default 1)")
     virtual.add_argument("--journal", help="where to record the game (default virtual-DATE-TIME.jsonl)")
     virtual.add_argument(

@@ -28,7 +28,7 @@ from referee.session import Referee
 from referee.spec import MatchSpec
 from referee.standins import DemoTable, cube_for_camera
 
-BUTTONS = ("end_turn", "double", "take", "pass", "resign")
+BUTTONS = ("end_turn", "double", "take", "pass", "resign", "hint")
 ACTIONS = ("move", "roll", "press")
 
 
@@ -57,6 +57,7 @@ class VirtualTable:
         variant: str = "backgammon",
         seed: int = 1,
         against: str | None = None,
+        teach: bool = False,
         say: Callable[[str], None] = print,
     ) -> None:
         if against not in (None, "hint"):
@@ -65,7 +66,7 @@ class VirtualTable:
         self.table = DemoTable(seed, camera=True)
         try:
             spec = MatchSpec("money", 0, variant, games=1)
-            self.ref = Referee.new(journal, spec, white="white", black="hint" if against else "black")
+            self.ref = Referee.new(journal, spec, white="white", black="hint" if against else "black", teach=teach)
         except Exception:
             self.table.close()
             raise
@@ -208,7 +209,7 @@ def run_virtual(args, say: Callable[[str], None] = print) -> int:
 
     host, port = parse_address(args.web)
     journal = Path(args.journal or time.strftime("virtual-%Y%m%d-%H%M%S.jsonl"))
-    table = VirtualTable(journal, variant=args.variant, seed=args.seed, against=args.against, say=say)
+    table = VirtualTable(journal, variant=args.variant, seed=args.seed, against=args.against, teach=args.teach, say=say)
     try:
         page = LivePage(table.ref, host=host, port=port, actions=table.submit, camera=table.table.camera).start()
     except Exception:

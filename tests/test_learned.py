@@ -136,3 +136,14 @@ def test_the_teacher_ranks_by_the_net_where_one_is_shipped(variant, monkeypatch)
     assert evaluate.rank_plays(pos, Roll(6, 4), by="heuristic")[0].source == "heuristic"
     with pytest.raises(ValueError, match="by"):
         evaluate.rank_plays(pos, Roll(6, 4), by="oracle")
+
+
+def test_the_plakoto_net_pins_a_lone_checker_it_can_reach():
+    # white can pin black's lone checker on 20 with a 4 from 24
+    pos = make("plakoto", {24: 13, 13: 2, 20: -1, 1: -14})
+    assert "24/20*" in str(evaluate.best_play(pos, Roll(4, 2), by="learned"))
+
+
+def test_the_long_nardy_net_bears_off_in_a_race():
+    pos = make("long-nardy", {1: 3, 2: 3, 3: 3, 4: 3, 5: 2, 6: 1, 14: -5, 15: -5, 16: -5}, turn="white")
+    assert str(evaluate.best_play(pos, Roll(6, 5), by="learned")).count("off") == 2

@@ -9,7 +9,9 @@ import pytest
 
 from board_rules import Position, Roll, Side
 from board_rules.movegen import legal_plays
+from engine.evaluate import best_play
 from referee.export import build_record, export, gnubg_settings
+from referee.flow import Phase
 from referee.journal import read_journal, resume
 from referee.virtual import VirtualError, VirtualTable, parse_place
 from referee.web import LivePage
@@ -103,3 +105,29 @@ def test_a_whole_game_is_played_by_dragging_on_the_page_and_gnubg_reads_its_reco
     seen = gnubg(mat, gnubg_settings(build_record(read_journal(journal).events)))  # as tavli record open does
     ours = (state.scoreboard.points(Side.WHITE), state.scoreboard.points(Side.BLACK))
     assert seen["score"] == ours, seen["output"][-1500:]
+
+
+@pytest.mark.parametrize("teach", [True, False])
+def test_the_hint_button_of_a_teaching_table_shows_the_best_play(tmp_path, teach):
+    said: list[str] = []
+    table = VirtualTable(tmp_path / "t.jsonl", variant="plakoto", seed=3, teach=teach, say=said.append)
+    try:
+        for _ in range(50):
+            if table.ref.phase is Phase.PLAY and table.ref.record.roll is not None:
+                break
+            if table.ref.phase is not Phase.SETUP:
+                table.roll()
+            for _ in range(20):
+                table.step()
+        position, roll = table.ref.position, table.ref.record.roll
+        table.submit({"action": "press", "button": "hint"})
+        for _ in range(40):
+            table.step()
+    finally:
+        table.close()
+    hints = [s for s in said if "best play:" in s or "teaching mode" in s]
+    if teach:
+        best = str(best_play(position, roll))
+        assert hints and hints[-1].endswith(f"best play: {position.turn.value}'s {best}")
+    else:
+        assert hints and "hints are for teaching mode" in hints[-1]
