@@ -104,6 +104,7 @@ class Walker:
         exact: bool = True,
         ending: bool = False,
         budget: Budget | None = None,
+        enough: int | None = None,
     ):
         """Up to ``limit`` ``(moves, end board key)`` playing exactly ``depth_wanted`` dice.
 
@@ -113,7 +114,10 @@ class Walker:
         path is looked for first with equal dice played from the back (one order of every set
         of commuting checker moves), then in every order (the start rule, prime rules). Past
         ``budget`` boards, :class:`SearchBudgetExceeded`, and the walker's board is not to be used again.
+        ``enough`` (no target): once one path is found, stop after that many boards with the paths found.
         """
+        if enough is not None:
+            return self._paths(dice, depth_wanted, None, limit, exact, monotone=False, enough=enough)
         if ending:
             return self._paths(dice, depth_wanted, target, limit, exact, monotone=False, ending=True, budget=budget)
         if limit == 1 and target is not None and exact:
@@ -217,7 +221,9 @@ class Walker:
             s.undo(u)
         return ok
 
-    def _paths(self, dice, depth_wanted, target, limit, exact, monotone, spare=None, ending=False, budget=None):
+    def _paths(
+        self, dice, depth_wanted, target, limit, exact, monotone, spare=None, ending=False, budget=None, enough=None
+    ):
         """:meth:`paths` by one depth-first walk; ``spare`` (pin variants, with a target)
         bounds the pins beyond those the target needs (see :meth:`_fewest_pins`); past
         ``budget`` boards, :class:`~board_rules.movegen.SearchBudgetExceeded`."""
@@ -313,9 +319,16 @@ class Walker:
                     return False
             return True
 
+        visited = 0
+
         def rec(depth: int, top: int, spent: int) -> bool:
+            nonlocal visited
             if budget is not None:
                 budget.spend()
+            if enough is not None:
+                visited += 1
+                if found and visited > enough:
+                    return True
             if target is not None and hopeless(depth):
                 return False
             if depth == n:
@@ -507,12 +520,20 @@ def _legs(v: Variant, board: Board, side: Side, dice: tuple[int, ...], best: int
 
 SAMPLE_LIMIT = 3000
 
+SAMPLE_BOARDS = 3000
+"""Boards each leg of :func:`sample_results` walks once it has found a play, before it stops with those found."""
 
-def sample_results(before: Position, roll: Roll, limit: int = SAMPLE_LIMIT):
+
+def sample_results(before: Position, roll: Roll, limit: int = SAMPLE_LIMIT, boards: int = SAMPLE_BOARDS):
     """Up to about ``limit`` legal plays found depth-first, as ``legal_results`` gives them.
 
-    For rolls whose plays are too many to list (escalated gul-bara doubles): each leg
-    keeps the first ``limit`` ends its depth-first search meets.
+    For rolls whose plays are too many to list (escalated gul-bara doubles): the mover's
+    leg keeps the first ``limit`` ends its depth-first search meets, and each of them is
+    followed by the first end met of each leg of passed numbers after it. The sample is of
+    the mover's own checker moves; the passed numbers' legs (the opponent's to choose) are
+    one way of playing them, as cheap to find as the first legal one. Each leg's walk
+    stops ``boards`` boards after its first end (a leg whose ends are few and far between
+    would otherwise be walked whole).
     """
     v, side, seqs, head, start, passes = turn_setup(before, roll)
     best, forced = most_dice(v, start, seqs, head)
@@ -521,10 +542,10 @@ def sample_results(before: Position, roll: Roll, limit: int = SAMPLE_LIMIT):
     for seq in seqs:
         if forced and seq[0] != forced:
             continue
-        for moves, key in Walker(v, Board.of(before), head).paths(seq, best, None, limit=limit):
+        for moves, key in Walker(v, Board.of(before), head).paths(seq, best, None, limit=limit, enough=boards):
             board = Board.from_key(key, pins, start.opp_off)
             if passes and 0 < best < len(seq):
-                for legs, final, fs in _sample_cascade(v, board, side, tuple(seq[best:]), limit):
+                for legs, final, fs in _sample_cascade(v, board, side, tuple(seq[best:]), 1, boards):
                     out.append(((moves,) + legs, final, fs))
                     if len(out) >= limit:
                         return out
@@ -535,16 +556,16 @@ def sample_results(before: Position, roll: Roll, limit: int = SAMPLE_LIMIT):
     return out
 
 
-def _sample_cascade(v: Variant, board: Board, side: Side, remaining: tuple[int, ...], limit: int):
+def _sample_cascade(v: Variant, board: Board, side: Side, remaining: tuple[int, ...], limit: int, boards: int):
     ob = board.flipped(v)
     best = Walker(v, ob, 15).max_depth(remaining)
     if best == 0:
         yield (), board, side
         return
-    for moves, key in Walker(v, ob, 15).paths(remaining, best, None, limit=limit):
+    for moves, key in Walker(v, ob, 15).paths(remaining, best, None, limit=limit, enough=boards):
         b = Board.from_key(key, ob.pins is not None, ob.opp_off)
         if best < len(remaining):
-            for legs, final, fs in _sample_cascade(v, b, side.other, remaining[best:], limit):
+            for legs, final, fs in _sample_cascade(v, b, side.other, remaining[best:], limit, boards):
                 yield ((moves,) + legs), final, fs
         else:
             yield (moves,), b, side.other
