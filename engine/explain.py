@@ -248,14 +248,15 @@ class Verdict:
         return "\n".join(self.lines())
 
 
-def judge(position: Position, roll: Roll, played_after: Position | None = None) -> Verdict:
+def judge(position: Position, roll: Roll, played_after: Position | None = None, *, by: str | None = None) -> Verdict:
     """The teacher's verdict on ``roll`` from ``position``: the best play, its idea and, when
     ``played_after`` (the position the mover's play left) is given, what that play gave up.
 
     Plays are matched by resulting position among :func:`engine.evaluate.rank_plays`'s.
-    Raises what ``rank_plays`` raises (:class:`board_rules.InvalidRollError` for bad dice).
+    ``by`` picks the evaluator (:data:`engine.evaluate.SOURCES`). Raises what ``rank_plays``
+    raises (:class:`board_rules.InvalidRollError` for bad dice, ValueError for a bad ``by``).
     """
-    ranked = rank_plays(position, roll)
+    ranked = rank_plays(position, roll, by=by)
     top = ranked[0]
     fields: dict = {}
     if played_after is not None:

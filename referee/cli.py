@@ -4,7 +4,8 @@ Sub-commands: ``rules`` (the rules engine, :mod:`board_rules.cli`), ``board`` (t
 emulated board and a live view of a board, :mod:`firmware_bridge.cli_board`), ``vision``
 (the camera pipeline and the renderer, :mod:`vision.cli`), ``record`` (exports of a
 journal), ``play`` (the referee at a real table), ``demo`` (a refereed game on the
-stand-ins) and ``virtual`` (a table played in the browser). Exit status 2 with a
+stand-ins), ``virtual`` (a table played in the browser) and ``hint`` (the teacher,
+:mod:`engine.cli`). Exit status 2 with a
 message on stderr for bad input.
 """
 
@@ -17,6 +18,7 @@ from importlib import metadata
 
 from board_rules import cli as rules_cli
 from board_rules.errors import TavliError
+from engine import cli as engine_cli
 from firmware_bridge import cli_board
 from referee import cli_record
 from vision import cli as vision_cli
@@ -46,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_board.add_parser(sub)
     vision_cli.add_parser(sub)
     cli_record.add_parser(sub)
+    engine_cli.add_parser(sub)
     play = sub.add_parser("play", help="referee a match at a real table (sensor board, camera, panel, keyboard)")
     what = play.add_mutually_exclusive_group()
     what.add_argument("--variant", help="one game of this variant (e.g. backgammon, plakoto, long-nardy)")
@@ -169,6 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return vision_cli.run(args)
         if args.command == "record":
             return cli_record.run(args)
+        if args.command == "hint":
+            return engine_cli.run(args)
         # play, virtual and demo load the camera pipeline and the page server: only when asked for
         if args.command == "play":
             from referee.play import run_play
