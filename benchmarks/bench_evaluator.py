@@ -9,7 +9,8 @@ learned net (:mod:`engine.learned`, through :func:`engine.evaluate.choose` with
 long as the two games agree. Cubeless; each game scores its outcome's points (single,
 gammon or mars, backgammon, koks). Printed: games won and points a game for the net, each
 with a 95% interval, and the target (70% of the games won). For backgammon the net plays
-gnubg-nn 0-ply instead, as a yardstick (no target). Every play is timed: the mean and
+gnubg-nn 0-ply instead, as a yardstick (no target; the heuristic when there is no
+backgammon net). Every play is timed: the mean and
 p99 milliseconds a hint takes with each evaluator, and their ratio, in the same process.
 """
 
@@ -60,9 +61,9 @@ def _cached(fn):
     return get
 
 
-def play_pair(task: tuple[str, int, str, str | None]) -> list[tuple[int, list[float], list[float]]]:
-    """Two games on one seed, the net white then black: ``(net's points, net's ms, other's ms)`` each."""
-    variant, seed, other, weights = task
+def play_pair(task: tuple[str, int, str, str, str | None]) -> list[tuple[int, list[float], list[float]]]:
+    """Two games on one seed, ours white then black: ``(our points, our ms, the other's ms)`` each."""
+    variant, seed, ours, other, weights = task
     _use_weights(weights)
     v = find_variant(variant)
     results = []
@@ -75,12 +76,12 @@ def play_pair(task: tuple[str, int, str, str | None]) -> list[tuple[int, list[fl
                 break
         position = Position.start(v, starter)
         roll = Roll(*roll) if roll else None
-        times: dict[str, list[float]] = {"learned": [], other: []}
+        times: dict[str, list[float]] = {ours: [], other: []}
         points = 0
         for _ in range(MAX_PLIES):
             if roll is None:
                 roll = Roll(dice.randint(1, 6), dice.randint(1, 6))
-            by = "learned" if position.turn.value == net_side else other
+            by = ours if position.turn.value == net_side else other
             t = time.perf_counter()
             _, position = evaluate.choose(position, roll, ties, by=by)
             times[by].append((time.perf_counter() - t) * 1e3)
@@ -90,7 +91,7 @@ def play_pair(task: tuple[str, int, str, str | None]) -> list[tuple[int, list[fl
                 if ended.winner is not None:
                     points = ended.base if ended.winner.value == net_side else -ended.base
                 break
-        results.append((points, times["learned"], times[other]))
+        results.append((points, times[ours], times[other]))
     return results
 
 
@@ -108,7 +109,8 @@ def p99(values: list[float]) -> float:
 
 def run(variant: str, games: int, seed: int, jobs: int, weights: str | None) -> dict:
     other = "gnubg" if variant == "backgammon" else "heuristic"
-    tasks = [(variant, seed * 1_000_003 + 2 * k, other, weights) for k in range(max(1, games // 2))]
+    ours = "learned" if learned.shipped(variant) is not None else "heuristic"
+    tasks = [(variant, seed * 1_000_003 + 2 * k, ours, other, weights) for k in range(max(1, games // 2))]
     started = time.perf_counter()
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
@@ -124,16 +126,16 @@ def run(variant: str, games: int, seed: int, jobs: int, weights: str | None) -> 
     w, wi = interval(won)
     ppg, pi = interval([float(p) for p in points])
     line = (
-        f"{variant}: the net against {other}, {len(points)} games: won {sum(won):.0f} "
+        f"{variant}: {'the net' if ours == 'learned' else ours} against {other}, {len(points)} games: won {sum(won):.0f} "
         f"({100 * w:.1f}% +- {100 * wi:.1f}), {ppg:+.3f} +- {pi:.3f} points a game"
     )
-    if other == "heuristic":
+    if other == "heuristic" and ours == "learned":
         line += f"; target {100 * TARGET_WON:.0f}%: {'met' if w >= TARGET_WON else 'not met'}"
     print(line)
     print(
-        f"  hint ms: net mean {statistics.fmean(net_ms):.2f}, p99 {p99(net_ms):.1f}, max {max(net_ms):.1f}; "
+        f"  hint ms: {ours} mean {statistics.fmean(net_ms):.2f}, p99 {p99(net_ms):.1f}, max {max(net_ms):.1f}; "
         f"{other} mean {statistics.fmean(other_ms):.2f}, p99 {p99(other_ms):.1f}, max {max(other_ms):.1f}; "
-        f"ratio net/{other} (means) {statistics.fmean(net_ms) / statistics.fmean(other_ms):.2f}; "
+        f"ratio {ours}/{other} (means) {statistics.fmean(net_ms) / statistics.fmean(other_ms):.2f}; "
         f"{took:.0f} s",
         flush=True,
     )
@@ -161,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     _use_weights(args.weights)
     for name in names:
         v = find_variant(name)
-        if learned.shipped(v.name) is None:
+        if learned.shipped(v.name) is None and v.name != "backgammon":
             print(f"{v.name}: no learned net (engine/models/{v.name}.npz): skipped")
             continue
         run(v.name, args.games, args.seed, args.jobs, args.weights)
