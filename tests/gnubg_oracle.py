@@ -31,9 +31,10 @@ gnubg-nn's conventions, which this module hides:
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from types import ModuleType
+
+from engine.evaluate import _gnubg, gnubg_available
 
 Half = tuple[int, ...]
 Board = tuple[Half, Half]  # (on_roll, opponent)
@@ -42,18 +43,9 @@ Step = tuple[int, int]  # (from, to) in the mover's numbering; 25 = bar, 0 = off
 _SLOTS = 25
 
 
-@functools.cache
-def _gnubg() -> ModuleType | None:
-    try:
-        import gnubg_nn
-    except ImportError:
-        return None
-    return gnubg_nn
-
-
 def available() -> bool:
     """True if gnubg-nn can be imported."""
-    return _gnubg() is not None
+    return gnubg_available()
 
 
 def _engine() -> ModuleType:
