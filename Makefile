@@ -78,11 +78,11 @@ train-checkers-cv: $(TRAIN_STAMP)
 	$(PY) benchmarks/bench_checkers_real.py --cv build/checkers-cv
 
 # a game's learned evaluator, by self-play with TD(lambda) in numpy on one CPU core (no torch):
-# make train-evaluator VARIANT=plakoto writes engine/models/plakoto.npz (GAMES: the self-play games)
+# make train-evaluator VARIANT=plakoto writes engine/models/plakoto.npz (GAMES: the self-play games,
+# by default as many as the shipped net's)
 VARIANT ?= plakoto
-GAMES ?= 5000
 train-evaluator: $(STAMP)
-	$(PY) training/train_evaluator.py --variant $(VARIANT) --games $(GAMES)
+	$(PY) training/train_evaluator.py --variant $(VARIANT) $(if $(GAMES),--games $(GAMES))
 
 # the learned evaluators against the heuristic, 2000 games a game type (JOBS: processes at once)
 JOBS ?= 1

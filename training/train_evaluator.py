@@ -26,6 +26,9 @@ if str(ROOT) not in sys.path:
 from board_rules import Position, Roll, Side, find_variant  # noqa: E402
 from engine.learned import Net, after, flip, outcome_target, score_plays  # noqa: E402
 
+SHIPPED_GAMES = {"portes": 5000}
+"""Self-play games the shipped nets were trained on (3000 for the games not named)."""
+
 MAX_PLIES = 2_000
 """A game longer than this is stopped and not learned from (none has come near it)."""
 
@@ -151,7 +154,7 @@ def train(args) -> Net:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--variant", required=True, help="the game: portes, plakoto, fevga, gul-bara, long-nardy, ...")
-    p.add_argument("--games", type=int, default=6000, help="self-play games (default 6000)")
+    p.add_argument("--games", type=int, help="self-play games (default: as many as the shipped net's, 3000 or 5000)")
     p.add_argument("--hidden", type=int, default=64, help="hidden units (default 64)")
     p.add_argument("--lam", type=float, default=0.7, help="TD lambda (default 0.7)")
     p.add_argument(
@@ -170,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         v = find_variant(args.variant)
     except ValueError as e:
         p.error(f"--variant: {e}")
+    if args.games is None:
+        args.games = SHIPPED_GAMES.get(v.name, 3000)
     if args.games < 1 or args.hidden < 1 or args.batch < 1:
         p.error("--games, --hidden and --batch must be at least 1")
     args.out = args.out or ROOT / "engine" / "models" / f"{v.name}.npz"
