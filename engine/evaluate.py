@@ -3,8 +3,8 @@
 Owns :func:`best_play`, :func:`rank_plays` and :func:`candidate_plays`. Plays are
 ranked one ply deep over :func:`board_rules.movegen.legal_plays` by the first of:
 gnubg's neural net (0-ply; backgammon and portes, when the optional ``gnubg_nn``
-imports), the game's learned net (:mod:`engine.learned`, where one is shipped), and
-the project's heuristic (:func:`engine.heuristic.score_position`). It decides no rule.
+imports), the game's learned net (:mod:`engine.learned`, where it beat the heuristic),
+and the project's heuristic (:func:`engine.heuristic.score_position`). It decides no rule.
 Imports ``board_rules`` and ``engine`` (and ``gnubg_nn``, lazily) only.
 """
 
@@ -210,16 +210,23 @@ SOURCES = ("gnubg", "learned", "heuristic")
 """The evaluators, strongest first; ``by=`` picks one (falling back down the list when it cannot rank)."""
 
 
+LEARNED_BEATS_HEURISTIC = ("portes", "fevga", "long-nardy", "short-nardy")
+"""Games whose shipped net won most of its games against the heuristic (``make bench-evaluator``):
+the net ranks their plays by default. Plakoto's and gul-bara's nets lost to it, so the
+heuristic stays their default (``by="learned"`` still asks their nets)."""
+
+
 def evaluator(variant_name: str, by: str | None = None) -> str:
     """Which evaluator ranks ``variant_name``'s plays: ``by`` when given (one of :data:`SOURCES`),
-    else the first of them there is. Raises ValueError for an unknown ``by``."""
+    else gnubg where it plays the game, the game's net where it beat the heuristic
+    (:data:`LEARNED_BEATS_HEURISTIC`), else the heuristic. Raises ValueError for an unknown ``by``."""
     if by is not None:
         if by not in SOURCES:
             raise ValueError(f"by: {by!r} must be one of {list(SOURCES)}")
         return by
     if variant_name in GNUBG_VARIANTS and gnubg_available():
         return "gnubg"
-    if learned.shipped(variant_name) is not None:
+    if variant_name in LEARNED_BEATS_HEURISTIC and learned.shipped(variant_name) is not None:
         return "learned"
     return "heuristic"
 
