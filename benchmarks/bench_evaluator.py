@@ -17,6 +17,7 @@ p99 milliseconds a hint takes with each evaluator, and their ratio, in the same 
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import random
 import statistics
@@ -28,10 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from board_rules import Position, Roll, find_variant  # noqa: E402
-from engine import (
-    evaluate,  # noqa: E402
-    learned,  # noqa: E402
-)
+from engine import evaluate, learned  # noqa: E402
+from training.train_evaluator import opening  # noqa: E402
 
 TARGET_WON = 0.70
 GAMES_OF = ("portes", "plakoto", "fevga", "gul-bara", "long-nardy", "short-nardy")
@@ -47,18 +46,7 @@ def _use_weights(folder: str | None) -> None:
         path = Path(folder) / f"{name}.npz"
         return learned.Net.load(path) if path.is_file() else None
 
-    learned.shipped = _cached(from_folder)  # the evaluator looks its nets up through this name
-
-
-def _cached(fn):
-    cache: dict = {}
-
-    def get(name: str):
-        if name not in cache:
-            cache[name] = fn(name)
-        return cache[name]
-
-    return get
+    learned.shipped = functools.cache(from_folder)  # the evaluator looks its nets up through this name
 
 
 def play_pair(task: tuple[str, int, str, str, str | None]) -> list[tuple[int, list[float], list[float]]]:
@@ -70,12 +58,8 @@ def play_pair(task: tuple[str, int, str, str, str | None]) -> list[tuple[int, li
     for net_side in ("white", "black"):
         dice = random.Random(seed)
         ties = random.Random(seed + 1)
-        while True:
-            starter, roll = v.opening(dice.randint(1, 6), dice.randint(1, 6))
-            if starter is not None:
-                break
+        starter, roll = opening(v, dice)
         position = Position.start(v, starter)
-        roll = Roll(*roll) if roll else None
         times: dict[str, list[float]] = {ours: [], other: []}
         points = 0
         for _ in range(MAX_PLIES):

@@ -128,6 +128,13 @@ def _load(text: str, options: list[tuple[str, Any]]) -> Position:
     return Position.from_dict(data, _variant_for(data, options))
 
 
+def read_position(path: str, stdin: TextIO, options: Sequence[tuple[str, Any]] = ()) -> Position:
+    """The Position JSON in file ``path`` (``-``: standard input), read within the size cap and checked.
+
+    Raises :class:`InvalidPositionError` naming what is wrong."""
+    return _load(_read(path, stdin), list(options))
+
+
 def _plays_json(position: Position, roll: Roll, budget: int | None = PLAYS_BUDGET) -> list[dict]:
     try:
         plays = legal_plays(position, roll, budget=budget)
@@ -156,12 +163,12 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
             return _batch(args.option, stdin, stdout, args.budget)
         if args.dice is None:
             raise InvalidPositionError("dice: missing; give --dice D1 D2 (or --batch)", "dice", None)
-        position = _load(_read(args.position, stdin), args.option)
+        position = read_position(args.position, stdin, args.option)
         print(json.dumps(_plays_json(position, Roll(*args.dice), args.budget)), file=stdout)
         return 0
     if cmd == "check":
-        before = _load(_read(args.before, stdin), args.option)
-        after = _load(_read(args.after, stdin), args.option)
+        before = read_position(args.before, stdin, args.option)
+        after = read_position(args.after, stdin, args.option)
         if after.variant != before.variant:
             raise InvalidPositionError(
                 f"variant: after is {after.variant.label!r} but before is {before.variant.label!r}",
@@ -177,10 +184,10 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
             v = find_variant(args.variant, **dict(args.option))
             print(json.dumps(position_from_id(args.decode, v).to_dict()), file=stdout)
         else:
-            print(position_id(_load(_read(args.position, stdin), args.option)), file=stdout)
+            print(position_id(read_position(args.position, stdin, args.option)), file=stdout)
         return 0
     if cmd == "outcome":
-        position = _load(_read(args.position, stdin), args.option)
+        position = read_position(args.position, stdin, args.option)
         result = position.outcome()
         out = {"over": result is not None}
         if result is not None:

@@ -12,8 +12,8 @@ import json
 import sys
 from typing import TextIO
 
-from board_rules import IllegalPlayError, InvalidPositionError, Position, Roll, TavliError
-from board_rules.untrusted import MAX_TEXT_BYTES, parse_json, read_text
+from board_rules import IllegalPlayError, InvalidPositionError, Roll, TavliError
+from board_rules.cli import read_position
 
 SOURCES = ("gnubg", "learned", "heuristic")  # engine.evaluate.SOURCES, not imported: numpy loads only when run
 
@@ -33,16 +33,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
-def _position(path: str, stdin: TextIO) -> Position:
-    if path == "-":
-        text = stdin.read(MAX_TEXT_BYTES + 1)
-        if len(text) > MAX_TEXT_BYTES:
-            raise InvalidPositionError(f"position: standard input: over {MAX_TEXT_BYTES} characters: no position")
-    else:
-        text = read_text(path, "position file", InvalidPositionError)
-    return Position.from_dict(parse_json(text, "position", InvalidPositionError))
-
-
 def run(args, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Run ``tavli hint``; raises :class:`board_rules.TavliError` subclasses for bad input."""
     stdin = stdin or sys.stdin
@@ -52,7 +42,7 @@ def run(args, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
 
     if args.top < 1:
         raise InvalidPositionError(f"--top: {args.top!r} must be at least 1", "top", args.top)
-    position = _position(args.position, stdin)
+    position = read_position(args.position, stdin)
     roll = Roll(*args.dice)
     if position.outcome() is not None:
         raise InvalidPositionError("position: the game is over in it: there is nothing to play", "position", None)

@@ -21,15 +21,10 @@ from board_rules.moves import Board, CheckerMoves, play_of
 from board_rules.reach import sample_results
 from engine import learned
 from engine.heuristic import score_position, value
+from engine.learned import PLAY_BUDGET, SAMPLE_LIMIT, may_have_ended, rolls_after
 
 GNUBG_VARIANTS = ("backgammon", "portes")
 """Variants ranked by gnubg's evaluation when gnubg-nn is installed."""
-
-PLAY_BUDGET = 2_000
-"""Boards a full listing of the legal plays may visit before the evaluator samples instead."""
-
-SAMPLE_LIMIT = 60
-"""How many plays, found depth-first, are compared when a full listing is over budget."""
 
 BEAM_WIDTH = 10
 """Boards the beam search keeps after each die of an over-budget roll."""
@@ -52,16 +47,10 @@ class RankedPlay:
 # =============================================================================== the legal plays
 
 
-def _rolls_after(position: Position) -> tuple[int, int]:
-    rolls = list(position.rolls)
-    rolls[0 if position.turn is Side.WHITE else 1] += 1
-    return rolls[0], rolls[1]
-
-
 def _sampled(position: Position, roll: Roll, limit: int) -> list[tuple[Play, Position]]:
     """Up to ``limit`` legal plays found depth-first (:func:`board_rules.reach.sample_results`)."""
     side = position.turn
-    rolls = _rolls_after(position)
+    rolls = rolls_after(position)
     out: list[tuple[Play, Position]] = []
     seen: set[Position] = set()
     for legs, final, final_side in sample_results(position, roll, limit=limit):
@@ -127,7 +116,7 @@ def _beam(position: Position, roll: Roll) -> list[tuple[Play, Position]]:
     played = position.rolls[0 if side is Side.WHITE else 1]
     head = v.head_limit(roll.d1, roll.d2, played)
     start = Board.of(position)
-    rolls = _rolls_after(position)
+    rolls = rolls_after(position)
     found: dict[Position, Play] = {}
     for seq in v.dice_sequences(roll.d1, roll.d2, played):
         beam: list[tuple[Board, tuple]] = [(start, ())]
@@ -283,19 +272,17 @@ def _best_by_heuristic(position: Position, roll: Roll) -> list[tuple[Play, Posit
         return None
     v = position.variant
     me = position.turn
-    rolls = _rolls_after(position)
+    rolls = rolls_after(position)
     best: float | None = None
     top: list[tuple] = []
     for legs, final, final_side in results:
         mine = final if final_side is me else final.flipped(v)
-        theirs = mine.flipped(v)
         after = None
-        if mine.me[0] == 15 or theirs.me[0] == 15 or (mine.pins is not None and mine.pins[1] == 2):
-            # the game may be over (all borne off, a mother pinned): score it as a Position
+        if may_have_ended(mine):  # score it as a Position, whose outcome says
             after = final.to_position(position, final_side, me.other, rolls)
             score = score_position(after, me)
         else:
-            score = value(mine, theirs, v)
+            score = value(mine, mine.flipped(v), v)
         if best is None or score > best:
             best, top = score, [(legs, final, final_side, after)]
         elif score == best:

@@ -168,17 +168,17 @@ def value(mine: Board, theirs: Board, variant) -> float:
     s = race + _side_terms(mine, theirs, closed_theirs, variant) - _side_terms(theirs, mine, closed_mine, variant)
     if variant.hits:
         s += 8.0 * theirs.me[25] - 8.0 * mine.me[25]
-    contact = _contact(mine, theirs, variant)
-    if contact and (variant.hits or variant.pins):
+    touching = contact(mine, theirs, variant)
+    if touching and (variant.hits or variant.pins):
         s -= 1.5 * _shots(mine, theirs, closed_theirs, variant)
-    if not contact:
+    if not touching:
         # a pure race: pips and bear-off speed only
         s = 2.0 * race + 4.0 * (mine.me[0] - theirs.me[0])
         s -= 0.5 * sum(mine.me[x] for x in range(7, 25))
     return s
 
 
-def _contact(mine: Board, theirs: Board, variant) -> bool:
+def contact(mine: Board, theirs: Board, variant) -> bool:
     """Whether the two sides can still meet: some checker of one is behind one of the other."""
     my_back = max(
         (x for x in range(1, 26) if mine.me[x] or (mine.pins is not None and x <= 24 and mine.pins[x] == 1)), default=0

@@ -25,7 +25,7 @@ from board_rules import Position, Roll, Side, Variant
 from board_rules.movegen import SearchBudgetExceeded, legal_results
 from board_rules.moves import Board
 from board_rules.reach import sample_results
-from engine.heuristic import value
+from engine.heuristic import contact, value
 
 OUTPUTS = 7
 """win, win >= 2, win >= 3, win >= 4, lose >= 2, lose >= 3, lose >= 4 (points, before the cube)."""
@@ -93,35 +93,22 @@ def features(boards: list[Board], variant: Variant) -> np.ndarray:
         # a pinned checker of ours still has its pips to go; so has one of theirs under ours
         mine_pips += (np.arange(1, 25, dtype=np.float32) * (pins == 1)).sum(axis=1)
         their_pips += (_their_numbers(same)[1:] * (pins == 2)).sum(axis=1)
-    contact = np.array([_contact(b, same) for b in boards], dtype=np.float32)
-    heuristic = np.array([value(b, b.flipped(variant), variant) for b in boards], dtype=np.float32)
+    theirs = [b.flipped(variant) for b in boards]
+    touching = np.array([contact(b, t, variant) for b, t in zip(boards, theirs)], dtype=np.float32)
+    heuristic = np.array([value(b, t, variant) for b, t in zip(boards, theirs)], dtype=np.float32)
     cols.append(
         np.stack(
             [
                 mine_pips / 150.0,
                 their_pips / 150.0,
                 (their_pips - mine_pips) / 50.0,
-                contact,
+                touching,
                 np.tanh(heuristic / 50.0),
             ],
             axis=1,
         )
     )
     return np.concatenate([c.reshape(len(boards), -1).astype(np.float32) for c in cols], axis=1)
-
-
-def _contact(b: Board, same: bool) -> bool:
-    """Whether a checker of one side can still meet one of the other's."""
-    if same:
-        # both sides run the same way round: contact lasts until both are home (own 1..6)
-        theirs = _their_numbers(True)
-        return any(b.me[x] for x in range(7, 25)) or any(b.opp[x] and theirs[x] > 6 for x in range(1, 25))
-    my_back = 25 if b.me[25] else max((x for x in range(1, 25) if b.me[x]), default=0)
-    their_back = 0 if b.opp[0] else min((x for x in range(1, 25) if b.opp[x]), default=25)
-    if b.pins is not None:
-        my_back = max([my_back] + [x for x in range(1, 25) if b.pins[x] == 1])
-        their_back = min([their_back] + [x for x in range(1, 25) if b.pins[x] == 2])
-    return my_back > their_back
 
 
 # =============================================================================== the net
@@ -184,11 +171,6 @@ def shipped(variant_name: str) -> Net | None:
         return Net.load(fh)
 
 
-def evaluate(net: Net, boards: list[Board], variant: Variant) -> np.ndarray:
-    """The net's outputs for each board (seen by its owner, who has just played)."""
-    return net(features(boards, variant))
-
-
 # =============================================================================== choosing a play
 
 PLAY_BUDGET = 2_000
@@ -202,9 +184,9 @@ SAMPLE_LIMIT = 60
 class Scored:
     """A roll's plays as the move generator gives them, scored for the mover.
 
-    ``results``: ``(legs, final_board, final_side)`` per play; ``x``: the net's inputs
-    (None where the game is over); ``out``: outputs for the mover ``(n, 7)``, exact where
-    the game is over; ``complete``: whether these are all the legal plays.
+    ``results``: ``(legs, final_board, final_side)`` per play; ``x``: the net's inputs;
+    ``out``: outputs for the mover ``(n, 7)``, exact where the game is over; ``complete``:
+    whether these are all the legal plays.
     """
 
     results: list
@@ -217,7 +199,8 @@ class Scored:
         return equity(self.out)
 
 
-def _rolls_after(position: Position) -> tuple[int, int]:
+def rolls_after(position: Position) -> tuple[int, int]:
+    """Both sides' rolls played once the side on roll has played this one."""
     rolls = list(position.rolls)
     rolls[0 if position.turn is Side.WHITE else 1] += 1
     return rolls[0], rolls[1]
@@ -237,10 +220,9 @@ def score_plays(net: Net, position: Position, roll: Roll, budget: int = PLAY_BUD
     boards = [final if final_side is me else final.flipped(v) for _, final, final_side in results]
     x = features(boards, v)
     out = net(x)
-    rolls = _rolls_after(position)
+    rolls = rolls_after(position)
     for i, (b, (_, final, final_side)) in enumerate(zip(boards, results)):
-        if b.me[0] == 15 or b.opp_off == 15 or (b.pins is not None and (b.pins[1] == 2 or b.pins[24] == 1)):
-            # the game may be over (all borne off, a mother pinned): its outcome is exact
+        if may_have_ended(b):  # its outcome is exact
             ended = final.to_position(position, final_side, me.other, rolls).outcome()
             if ended is not None:
                 won = None if ended.winner is None else ended.winner is me
@@ -248,10 +230,16 @@ def score_plays(net: Net, position: Position, roll: Roll, budget: int = PLAY_BUD
     return Scored(results, x, out, complete)
 
 
+def may_have_ended(board: Board) -> bool:
+    """Whether the game may be over on ``board``, the mover's view after its play: a side has every
+    checker off, or the opponent's mother (on the mover's 1 point) is pinned. Its outcome says."""
+    return board.game_over() or (board.pins is not None and board.pins[1] == 2)
+
+
 def after(position: Position, scored: Scored, i: int) -> Position:
     """The position after the ``i``-th play of ``scored``, the opponent to roll."""
     _, final, final_side = scored.results[i]
-    return final.to_position(position, final_side, position.turn.other, _rolls_after(position))
+    return final.to_position(position, final_side, position.turn.other, rolls_after(position))
 
 
 def score_positions(net: Net, positions: list[Position], me: Side) -> np.ndarray:
