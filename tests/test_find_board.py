@@ -190,3 +190,83 @@ def test_the_finders_thresholds_are_read_from_vision_toml():
     from vision.find_board import FieldConfig, default_field_config
 
     assert default_field_config() == FieldConfig()
+
+
+def test_checkers_off_the_points_are_on_the_bar_until_all_a_side_s_checkers_are_home():
+    from vision.checkers import off_board
+
+    points = [0] * 24
+    points[5], points[12] = 5, 8  # white: 13 on the points, one outside its home board
+    points[18], points[23] = -10, -5  # black: all 15 home
+    assert off_board(tuple(points)) == ((2, 0), (0, 0))
+    points[12] = 0
+    points[20], points[18] = -2, -8  # white 5, all home; black 15
+    assert off_board(tuple(points)) == ((0, 0), (10, 0))
+    points[0] = -1  # black one outside home, 16 on the points: none off the board, said elsewhere
+    assert off_board(tuple(points)) == ((0, 0), (10, 0))
+    assert off_board((0,) * 24) == ((0, 0), (15, 15))
+
+
+def test_a_colour_split_that_gives_a_side_more_than_15_moves_the_stacks_nearest_the_other_colour():
+    from vision.learned_checkers import split_within
+
+    sizes = np.array([5, 5, 5, 2, 3, 5, 5])
+    first = np.array([True, True, True, True, False, False, False])  # 17 light, 13 dark
+    to_light = np.array([0.0, 0.0, 0.0, 9.0, 30.0, 30.0, 30.0])
+    to_dark = np.array([30.0, 30.0, 30.0, 10.0, 0.0, 0.0, 0.0])  # the two is nearly as near dark
+    assert split_within(to_light, to_dark, sizes, 15, first).tolist() == [True, True, True, False, False, False, False]
+    ok = np.array([True, True, True, False, False, False, False])
+    assert split_within(to_light, to_dark, sizes, 15, ok) is ok  # within the bound: kept
+    three = first[:3]
+    assert split_within(to_light[:3], to_dark[:3], np.array([15, 15, 1]), 15, three) is three  # 31: none is
+
+
+def test_a_photo_s_bar_is_told_from_the_checkers_on_the_points_not_from_invented_trays():
+    from vision.read_photo import read_photo
+
+    pos = Position.from_dict(
+        {
+            "variant": "backgammon",
+            "turn": "white",
+            "points": [-2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 4, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2],
+            "bar": {"white": 1, "black": 0},
+            "off": {"white": 0, "black": 0},
+        }
+    )
+    frame = render(pos, seed=5, style="walnut", checkers="matte", size=SIZE, dice=[])
+    reading = read_photo(frame.image, corners=_field_corners(frame).tolist())
+    obs = reading.observation
+    assert obs.status == "settling", obs.messages
+    assert obs.checkers.points == pos.points
+    assert obs.checkers.bar == (1, 0) and obs.checkers.off == (0, 0)
+    assert any("told from the checkers on the points" in m for m in obs.messages)
+
+
+def _hand_free_labelled_photos():
+    if not LABELS.exists():
+        return []
+    frames = json.loads(LABELS.read_text(encoding="utf-8"))["frames"]
+    return [
+        (name, f)
+        for name, f in frames.items()
+        if f.get("board") and not f.get("occluded") and f.get("corners") and f.get("points") and (DATA / name).exists()
+    ]
+
+
+@pytest.mark.skipif(not _hand_free_labelled_photos(), reason="needs ../shared/data/boards/backgammoncv")
+def test_real_photos_at_their_labelled_corners_give_a_reading_nearly_all_right():
+    """The shipped checker network trained on these photos: this guards the photo path (gate, sides,
+    bar and trays) from regressing; benchmarks/read_photos.py --cv measures it on photos it never saw."""
+    from vision.read_photo import read_photo
+
+    right = readable = held = 0
+    for name, label in _hand_free_labelled_photos():
+        obs = read_photo(cv2.imread(str(DATA / name)), corners=label["corners"], home=label["home"]).observation
+        truth = label["points"]
+        readable += sum(t is not None for t in truth)
+        if obs.checkers is None:
+            held += 1
+            continue
+        right += sum(r == t for r, t in zip(obs.checkers.points, truth) if t is not None)
+    assert held <= 1
+    assert right >= 0.9 * readable

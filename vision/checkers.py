@@ -410,6 +410,22 @@ def _tray_guess(col: np.ndarray) -> np.ndarray:
     return col[-10:].mean(axis=0)
 
 
+def off_board(points: tuple[int, ...]) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The checkers of each side (white, black) not on the points, told apart by the rules rather than
+    read: ``(bar, off)``. A side's checkers short of 15 are on the bar where it still has a checker
+    outside its home board (points 1-6 for white, 19-24 for black, white's numbering), for a checker
+    is borne off only once all are home; otherwise they are borne off. More than 15 leave none."""
+    bar, off = [0, 0], [0, 0]
+    for s, sign, home in ((0, 1, range(0, 6)), (1, -1, range(18, 24))):
+        mine = [i for i, v in enumerate(points) if v * sign > 0]
+        missing = max(0, 15 - sum(abs(points[i]) for i in mine))
+        if any(i not in home for i in mine):
+            bar[s] = missing
+        else:
+            off[s] = missing
+    return (bar[0], bar[1]), (off[0], off[1])
+
+
 def _with_issues(reading: CheckerReading) -> CheckerReading:
     issues = []
     w, b = reading.totals()

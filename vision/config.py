@@ -28,6 +28,7 @@ _KEYS = {
     "faint_rim_min_share": ("checkers", "faint_rim_min_share"),
     "tray_max_gap_per_step": ("checkers", "tray_max_gap_per_step"),
     "max_missing_edges": ("gate", "max_missing_edges"),
+    "photo_max_missing_edges": ("gate", "photo_max_missing_edges"),
     "min_seen_edges": ("gate", "min_seen_edges"),
     "stable_frames": ("gate", "stable_frames"),
     "motion_grey_levels": ("gate", "motion_grey_levels"),
@@ -145,6 +146,7 @@ class VisionConfig:
     faint_rim_min_share: float = 0.8
     tray_max_gap_per_step: float = 0.4
     max_missing_edges: float = 0.25
+    photo_max_missing_edges: float = 0.8
     min_seen_edges: float = 0.5
     stable_frames: int = 3
     motion_grey_levels: float = 25.0
@@ -260,6 +262,7 @@ class VisionConfig:
             "faint_rim_min_share",
             "tray_max_gap_per_step",
             "max_missing_edges",
+            "photo_max_missing_edges",
             "min_seen_edges",
             "max_motion_fraction",
             "cube_min_outline",

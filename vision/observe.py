@@ -20,7 +20,7 @@ import numpy as np
 
 from board_rules.errors import TavliError
 from vision.calibrate import Geometry, check
-from vision.checkers import CheckerReading, Palette, read_field
+from vision.checkers import CheckerReading, FieldReading, Palette, off_board, read_field
 from vision.config import VisionConfig, default_config
 from vision.cube import BarReading, CubeReading, read_bar
 from vision.dice import DiceField, dice_field, read_dice_in
@@ -210,6 +210,8 @@ def read_frame(
     palette: Palette | None = None,
     config: VisionConfig | None = None,
     reader: str | None = None,
+    photo: bool = False,
+    sides: Palette | None = None,
 ) -> Observation:
     """Read one camera frame on the geometry's board layout, each stage once: the view from above
     (:func:`vision.view.view`), the dice (:func:`read_dice_on_board`), the checkers on the points and
@@ -219,6 +221,14 @@ def read_frame(
     ``board-not-found``, ``occluded`` (also for more than 15 checkers of a side) or ``settling``: one
     frame alone is never ``stable`` (:class:`Pipeline`).
 
+    ``photo``: the geometry is a field fitted to one photo (:func:`vision.read_photo.read_photo`), whose
+    trays are not in the fit and whose bar is only as wide as fitted: the checkers on the bar and
+    borne off are not read but told by the rules from those on the points
+    (:func:`vision.checkers.off_board`), the gate judges the points by ``photo_max_missing_edges``,
+    not the bar, and the learned reader tells the sides by ``sides`` (the palette a player gave; a
+    ``palette`` decided from the photo is the classical reader's alone) or, without it, by the
+    colours of the checkers it found, split so that neither side has more than 15.
+
     Raises ValueError for an image that is not a BGR uint8 array.
     """
     cfg = config or default_config()
@@ -226,11 +236,27 @@ def read_frame(
     prof = v.layout.profile
     dice = read_dice_on_board(cfg, geometry, image)
     on_board = dice_discs(dice, prof.die_size_mm)
-    field = learned_field(v, read_field(v, palette, cfg, on_board), reader or checker_reader(), palette, on_board)
+    classical = read_field(v, palette, cfg, on_board)
+    if photo:  # no trays in a fitted field: what the classical reader saw beside it is not a tray's
+        classical = FieldReading(classical.points, classical.confidence, (0, 0), (0.0, 0.0), classical.palette)
+    field = learned_field(
+        v, classical, reader or checker_reader(), sides if photo else palette, on_board, most=15 if photo else None
+    )
     board_edges = palette.board_edges if palette is not None else ()
     bar = read_bar(v, field, cfg, board_edges)
+    messages: tuple[str, ...] = ()
+    if photo:
+        on_bar, off = off_board(field.points)
+        told = tuple(1.0 if n == 0 else 0.5 for n in on_bar), tuple(1.0 if n == 0 else 0.5 for n in off)
+        field = FieldReading(field.points, field.confidence, off, told[1], field.palette)  # type: ignore[arg-type]
+        bar = BarReading(bar.cube, bar.square, [], on_bar, told[0])  # type: ignore[arg-type]
+        if any(on_bar) or any(off):
+            messages = (
+                f"a photo's bar and trays are not read: {on_bar[0]} white and {on_bar[1]} black on the bar, "
+                f"{off[0]} white and {off[1]} black borne off, told from the checkers on the points",
+            )
     reading = field.with_bar(bar.checkers, bar.confidence)
-    return _gated(geometry, image, cfg, v, reading, dice, bar, board_edges)
+    return _gated(geometry, image, cfg, v, reading, dice, bar, board_edges, photo, messages)
 
 
 def _gated(
@@ -242,8 +268,11 @@ def _gated(
     dice: list[DieObservation],
     bar: BarReading,
     board_edges: tuple[tuple[float, float], ...],
+    photo: bool = False,
+    messages: tuple[str, ...] = (),
 ) -> Observation:
-    """The gate: a frame's observation once the board's own edges are looked for wherever nothing read lies."""
+    """The gate: a frame's observation once the board's own edges are looked for wherever nothing read lies
+    (in a ``photo``, as :func:`read_frame` says). ``messages`` go with a reading that passes."""
     lay = v.layout
     prof = lay.profile
     covers = checker_covers(
@@ -255,7 +284,14 @@ def _gated(
     samples = learned_samples(board_edges, lay) if board_edges else ()
     if not len(samples) or not len(samples[0]):
         samples = static_samples(lay)
-    occ = occlusion(v.edges_at, covers, max_missing=cfg.max_missing_edges, samples=samples)
+    occ = occlusion(
+        v.edges_at,
+        covers,
+        max_missing=cfg.photo_max_missing_edges if photo else cfg.max_missing_edges,
+        samples=samples,
+    )
+    if photo:
+        occ = Occlusion(occ.missing, tuple(r for r in occ.occluded if r != "bar"), occ.seen_fraction)
     if occ.seen_fraction < cfg.min_seen_edges:
         drift = check(geometry, image, cfg) if geometry.source == "markers" else None
         msg = (
@@ -278,7 +314,7 @@ def _gated(
             occ,
             messages=(f"more than 15 {' and '.join(over)} checkers seen: something over the board?",),
         )
-    return Observation("settling", reading, tuple(dice), bar.cube, occ, frames_held=1)
+    return Observation("settling", reading, tuple(dice), bar.cube, occ, frames_held=1, messages=messages)
 
 
 class FrameSizeError(TavliError, ValueError):

@@ -71,7 +71,7 @@ def read_photo(
     used = palette if palette is not None else photo_palette(geometry, image, cfg, fit)
     if used is not None and not used.board_edges:
         used = Palette(used.white, used.black, used.tray, _snapped(v, fit.board_edges(geometry.layout)))
-    return PhotoReading(fit, geometry, used, read_frame(geometry, image, used, cfg))
+    return PhotoReading(fit, geometry, used, read_frame(geometry, image, used, cfg, photo=True, sides=palette))
 
 
 # the board's own edges are looked for up to this far (mm) across them from where the fitted field puts them

@@ -1,0 +1,136 @@
+"""One photo, no ritual: ``read_photo`` end to end on every labelled real board photo.
+
+Usage: python benchmarks/read_photos.py [--cv build/checkers-cv] [--only NAME ...]
+
+Each board photo of ../shared/data/boards/backgammoncv labelled in
+tests/data/boards/backgammoncv.json is read by :func:`vision.read_photo.read_photo` twice: with the
+field found in the photo (no corners), and with the labelled field corners given (``--corners``).
+Its readable points are compared with the labels; a photo with an arm over the board is
+right where its reading is held back (``occluded``). Without corners a photo does not tell which side
+white sits on nor where its home is, so the reading counts under the best of the four ways the
+board can be turned or mirrored; with corners the labels' own orientation counts. A photo whose
+reading is held back (``occluded``, ``board-not-found``) or whose field is not found has none of
+its points right.
+
+With ``--cv`` the checker network of each photo is the one trained without its camera
+(``make train-checkers-cv``), so no photo is read by a network that saw it; without it the shipped
+network reads every photo (which trained on them all: an optimistic figure). Exits 0 without the data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import vision.learned_checkers as learned_checkers  # noqa: E402
+from vision.calibrate import CalibrationError  # noqa: E402
+from vision.find_board import BoardNotFoundError  # noqa: E402
+from vision.images import load_image  # noqa: E402
+from vision.read_photo import read_photo  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "boards" / "backgammoncv"
+LABELS = ROOT / "tests" / "data" / "boards" / "backgammoncv.json"
+CV = ROOT / "build" / "checkers-cv"
+
+
+def turns(points: list[int]) -> list[list[int]]:
+    """The four readings of a board turned or mirrored (white's numbering): as read, home mirrored,
+    turned half round, and both."""
+
+    def mirror(p: list[int]) -> list[int]:
+        return p[:12][::-1] + p[12:][::-1]
+
+    def half(p: list[int]) -> list[int]:
+        return p[12:] + p[:12]
+
+    return [points, mirror(points), half(points), mirror(half(points))]
+
+
+def right(read: list[int], truth: list[int | None]) -> int:
+    """How many readable points of ``truth`` ``read`` has right (count and colour)."""
+    return sum(1 for r, t in zip(read, truth) if t is not None and r == t)
+
+
+def read_one(path: Path, label: dict, corners: bool) -> tuple[str, list[int] | None]:
+    """The status of a photo's reading and its points (None where nothing was read)."""
+    image = load_image(path)
+    try:
+        reading = read_photo(
+            image, corners=label["corners"] if corners else None, home=label["home"] if corners else "right"
+        )
+    except (BoardNotFoundError, CalibrationError) as exc:
+        return f"not found ({str(exc)[:60]})", None
+    obs = reading.observation
+    if obs.checkers is None:
+        return obs.status, None
+    return obs.status, [int(v) for v in obs.checkers.points]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cv", type=Path, default=None, help="the leave-one-camera-out networks (build/checkers-cv)")
+    ap.add_argument("--only", nargs="*", default=None, help="photo stems to read")
+    args = ap.parse_args(argv)
+    if not DATA.is_dir():
+        print(f"no photos at {DATA}: nothing to measure")
+        return 0
+    frames = json.loads(LABELS.read_text(encoding="utf-8"))["frames"]
+    shared = learned_checkers.shared_net
+    totals = {False: [0, 0, 0, 0], True: [0, 0, 0, 0]}  # points right, readable, exact photos, photos
+    held = {False: [0, 0], True: [0, 0]}  # photos with an arm over the board: held back, all
+    for file, label in frames.items():
+        stem = Path(file).stem
+        if not label.get("board") or label.get("points") is None:
+            continue
+        if args.only and stem not in args.only:
+            continue
+        if not (DATA / file).exists():
+            continue
+        camera = label.get("camera") or stem
+        path = None if args.cv is None else args.cv / f"checkers-without-{camera}.onnx"
+        if path is not None and path.exists():  # none for a photo no network trained on (no corners labelled)
+            learned_checkers.shared_net = lambda _p=learned_checkers.MODEL_PATH, _m=path: shared(_m)
+        truth = label["points"]
+        readable = sum(1 for t in truth if t is not None)
+        line = [f"{stem:10s}"]
+        for corners in (False, True):
+            if corners and label.get("corners") is None:
+                line.append("corners: not labelled")
+                continue
+            start = time.perf_counter()
+            status, points = read_one(DATA / file, label, corners)
+            took = time.perf_counter() - start
+            how = "corners" if corners else "found"
+            if label.get("occluded"):  # an arm over the board: right where held back
+                held[corners][0] += status == "occluded"
+                held[corners][1] += 1
+                line.append(f"{how}: {status:9s} (an arm over the board) ({took:.1f} s)")
+                continue
+            got = 0 if points is None else max(right(p, truth) for p in ([points] if corners else turns(points)))
+            t = totals[corners]
+            t[0] += got
+            t[1] += readable
+            t[2] += got == readable
+            t[3] += 1
+            line.append(f"{how}: {status:9s} {got:2d}/{readable} ({took:.1f} s)")
+        learned_checkers.shared_net = shared
+        print("  ".join(line), flush=True)
+    for corners in (False, True):
+        right_, readable, exact, photos = totals[corners]
+        how = "with the labelled corners" if corners else "with the field found"
+        share = 100.0 * right_ / readable if readable else 0.0
+        print(
+            f"{how}: points right {right_}/{readable} ({share:.1f}%), photos read exactly {exact} of {photos}; "
+            f"photos with an arm over the board held back {held[corners][0]} of {held[corners][1]}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
