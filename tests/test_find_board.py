@@ -270,3 +270,23 @@ def test_real_photos_at_their_labelled_corners_give_a_reading_nearly_all_right()
         right += sum(r == t for r, t in zip(obs.checkers.points, truth) if t is not None)
     assert held <= 1
     assert right >= 0.9 * readable
+
+
+@pytest.mark.skipif(
+    not (DATA / "frame1.jpg").exists() or not LABELS.exists(), reason="needs ../shared/data/boards/backgammoncv"
+)
+def test_a_real_frame_read_at_a_measured_profile_without_a_palette_is_read_as_a_photo(tmp_path, capsys):
+    """No palette learned the board: its trays and drawing are not trusted to the profile (read_frame(photo=True))."""
+    label = json.loads(LABELS.read_text(encoding="utf-8"))["frames"]["frame1.jpg"]
+    corners = ",".join(str(v) for c in label["corners"] for v in c)
+    geometry = tmp_path / "geometry.json"
+    photo = str(DATA / "frame1.jpg")
+    args = ["vision", "calibrate", photo, "--corners", corners, "--field", "--profile", "tournament"]
+    assert main([*args, "--home", label["home"], "--output", str(geometry)]) == 0
+    capsys.readouterr()
+    assert main(["vision", "read", photo, "--geometry", str(geometry)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "settling", out["messages"]
+    right = sum(r == t for r, t in zip(out["points"], label["points"]))
+    assert right >= 22
+    assert out["bar"] == {"white": 0, "black": 0} and out["off"] == {"white": 0, "black": 0}

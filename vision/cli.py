@@ -273,7 +273,7 @@ def _read(args: argparse.Namespace, stdout: TextIO) -> int:
     from vision.config import VisionConfig, default_config
     from vision.find_board import FieldConfig
     from vision.images import load_image
-    from vision.observe import read_frame
+    from vision.observe import read_frame, reads_as_photo
     from vision.read_photo import gnubg_id, read_photo
 
     config = VisionConfig.load(args.config) if args.config else default_config()
@@ -284,7 +284,7 @@ def _read(args: argparse.Namespace, stdout: TextIO) -> int:
             raise CalibrationError("--corners and --home are for a photo without --geometry (the geometry has its own)")
         geometry = Geometry.load(args.geometry)
         image = _at_geometry_size("read", geometry, load_image(args.image))
-        obs = read_frame(geometry, image, palette, config)
+        obs = read_frame(geometry, image, palette, config, photo=reads_as_photo(geometry, palette), sides=palette)
     else:
         corners = _corners(args.corners)
         image = load_image(args.image)

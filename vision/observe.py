@@ -19,11 +19,12 @@ import cv2
 import numpy as np
 
 from board_rules.errors import TavliError
-from vision.calibrate import Geometry, check
+from vision.calibrate import CalibrationError, Geometry, check
 from vision.checkers import CheckerReading, FieldReading, Palette, off_board, read_field
 from vision.config import VisionConfig, default_config
 from vision.cube import BarReading, CubeReading, read_bar
 from vision.dice import DiceField, dice_field, read_dice_in
+from vision.find_board import BoardNotFoundError, find_field
 from vision.gate import (
     STATUSES,
     Gate,
@@ -37,6 +38,7 @@ from vision.gate import (
 )
 from vision.learned_checkers import checker_reader, learned_field
 from vision.rectify import prepare
+from vision.rims import as_rendered
 from vision.view import View, view
 
 FORMAT = "tavli-observation/1"
@@ -204,6 +206,30 @@ def dice_discs(dice: list[DieObservation], die_mm: float) -> list[tuple[float, f
     return [(d.centre_mm[0], d.centre_mm[1], die_mm * (1.1 if d.cocked else 0.9)) for d in dice]
 
 
+# the board's own edges are looked for up to this far (mm) across them from where the fitted field puts them
+_SNAP_MM = 3.0
+
+
+def snapped_edges(v, edges: tuple[tuple[float, float], ...]) -> tuple[tuple[float, float], ...]:
+    """Each of the board's own edges moved across itself (along y on the field's long borders, along x
+    elsewhere: the triangles' sides, the halves' ends) to where the photo shows it strongest, within
+    ``_SNAP_MM``: a fitted field is a few px off here and there. One the photo shows nowhere near stays."""
+    if not edges:
+        return edges
+    pts = np.array(edges, np.float64)
+    x0, y0, x1, y1 = v.layout.field
+    across_y = (np.abs(pts[:, 1] - y0) < 1.5) | (np.abs(pts[:, 1] - y1) < 1.5)
+    steps = np.arange(-_SNAP_MM, _SNAP_MM + 1e-9, 0.5)
+    shift = np.where(across_y[:, None, None], np.array([0.0, 1.0]), np.array([1.0, 0.0])) * steps[None, :, None]
+    probes = pts[:, None, :] + shift
+    strength = v.edge_strength_at(probes.reshape(-1, 2)).reshape(len(pts), len(steps))
+    best = np.argmax(strength - 1e-3 * np.abs(steps)[None, :], axis=1)  # the nearest of equal ones
+    moved = np.where(
+        (strength[np.arange(len(pts)), best] > v.threshold)[:, None], probes[np.arange(len(pts)), best], pts
+    )
+    return tuple((float(x), float(y)) for x, y in moved)
+
+
 def read_frame(
     geometry: Geometry,
     image: np.ndarray,
@@ -224,7 +250,8 @@ def read_frame(
     ``photo``: the geometry is a field fitted to one photo (:func:`vision.read_photo.read_photo`), whose
     trays are not in the fit and whose bar is only as wide as fitted: the checkers on the bar and
     borne off are not read but told by the rules from those on the points
-    (:func:`vision.checkers.off_board`), the gate judges the points by ``photo_max_missing_edges``,
+    (:func:`vision.checkers.off_board`), the board's own edges, where ``palette`` has none, are those of
+    the field model fitted to the frame, the gate judges the points by ``photo_max_missing_edges``,
     not the bar, and the learned reader tells the sides by ``sides`` (the palette a player gave; a
     ``palette`` decided from the photo is the classical reader's alone) or, without it, by the
     colours of the checkers it found, split so that neither side has more than 15.
@@ -243,6 +270,8 @@ def read_frame(
         v, classical, reader or checker_reader(), sides if photo else palette, on_board, most=15 if photo else None
     )
     board_edges = palette.board_edges if palette is not None else ()
+    if photo and not board_edges and not as_rendered(v.layout):
+        board_edges = _edges_of_photo(geometry, image, v)
     bar = read_bar(v, field, cfg, board_edges)
     messages: tuple[str, ...] = ()
     if photo:
@@ -257,6 +286,26 @@ def read_frame(
             )
     reading = field.with_bar(bar.checkers, bar.confidence)
     return _gated(geometry, image, cfg, v, reading, dice, bar, board_edges, photo, messages)
+
+
+def reads_as_photo(geometry: Geometry, palette: Palette | None) -> bool:
+    """Whether one frame of a real board is read as a photo (``read_frame(photo=True)``): nothing was learned
+    of the board from a frame of a known position (no palette with its edges), so neither its trays nor its
+    drawing can be told from what the camera's profile says of them. The renderer's board is never."""
+    return not (palette is not None and palette.board_edges) and not as_rendered(geometry.layout)
+
+
+def _edges_of_photo(geometry: Geometry, image: np.ndarray, v: View) -> tuple[tuple[float, float], ...]:
+    """The board's own edges that one frame shows: the field model fitted at the geometry's field corners
+    (:func:`vision.find_board.find_field`), its edges where its regions differ, snapped to the frame's.
+    None where the model fits nothing there."""
+    corners = np.array(v.layout.field_corners_mm, np.float64)
+    px = np.c_[corners, np.ones(4)] @ np.asarray(geometry.homography, np.float64).T
+    try:
+        fit = find_field(None, image, (px[:, :2] / px[:, 2:3]).tolist())
+    except (BoardNotFoundError, CalibrationError):
+        return ()
+    return snapped_edges(v, fit.board_edges(v.layout))
 
 
 def _gated(

@@ -25,7 +25,7 @@ from vision.calibrate import Geometry
 from vision.checkers import Palette
 from vision.config import VisionConfig, default_config
 from vision.find_board import FieldConfig, FieldFit, find_field
-from vision.observe import Observation, read_frame
+from vision.observe import Observation, read_frame, snapped_edges
 from vision.view import View, view
 
 # a place where a checker would stand holds one where its colour is at least this far (Lab) from the bare point's
@@ -70,32 +70,8 @@ def read_photo(
     v = view(geometry, image, cfg)
     used = palette if palette is not None else photo_palette(geometry, image, cfg, fit)
     if used is not None and not used.board_edges:
-        used = Palette(used.white, used.black, used.tray, _snapped(v, fit.board_edges(geometry.layout)))
+        used = Palette(used.white, used.black, used.tray, snapped_edges(v, fit.board_edges(geometry.layout)))
     return PhotoReading(fit, geometry, used, read_frame(geometry, image, used, cfg, photo=True, sides=palette))
-
-
-# the board's own edges are looked for up to this far (mm) across them from where the fitted field puts them
-_SNAP_MM = 3.0
-
-
-def _snapped(v, edges: tuple[tuple[float, float], ...]) -> tuple[tuple[float, float], ...]:
-    """Each of the board's own edges moved across itself (along y on the field's long borders, along x
-    elsewhere: the triangles' sides, the halves' ends) to where the photo shows it strongest, within
-    ``_SNAP_MM``: a fitted field is a few px off here and there. One the photo shows nowhere near stays."""
-    if not edges:
-        return edges
-    pts = np.array(edges, np.float64)
-    x0, y0, x1, y1 = v.layout.field
-    across_y = (np.abs(pts[:, 1] - y0) < 1.5) | (np.abs(pts[:, 1] - y1) < 1.5)
-    steps = np.arange(-_SNAP_MM, _SNAP_MM + 1e-9, 0.5)
-    shift = np.where(across_y[:, None, None], np.array([0.0, 1.0]), np.array([1.0, 0.0])) * steps[None, :, None]
-    probes = pts[:, None, :] + shift
-    strength = v.edge_strength_at(probes.reshape(-1, 2)).reshape(len(pts), len(steps))
-    best = np.argmax(strength - 1e-3 * np.abs(steps)[None, :], axis=1)  # the nearest of equal ones
-    moved = np.where(
-        (strength[np.arange(len(pts)), best] > v.threshold)[:, None], probes[np.arange(len(pts)), best], pts
-    )
-    return tuple((float(x), float(y)) for x, y in moved)
 
 
 def photo_palette(
