@@ -5,7 +5,7 @@ Usage: python benchmarks/read_photos.py [--cv build/checkers-cv] [--only NAME ..
 Each board photo of ../shared/data/boards/backgammoncv labelled in
 tests/data/boards/backgammoncv.json is read by :func:`vision.read_photo.read_photo` twice: with the
 field found in the photo (no corners), and with the labelled field corners given (``--corners``).
-Its readable points are compared with the labels; a photo with an arm over the board is
+Its readable points and its dice (values, in no order) are compared with the labels; a photo with an arm over the board is
 right where its reading is held back (``occluded``). Without corners a photo does not tell which side
 white sits on nor where its home is, so the reading counts under the best of the four ways the
 board can be turned or mirrored; with corners the labels' own orientation counts. A photo whose
@@ -57,19 +57,19 @@ def right(read: list[int], truth: list[int | None]) -> int:
     return sum(1 for r, t in zip(read, truth) if t is not None and r == t)
 
 
-def read_one(path: Path, label: dict, corners: bool) -> tuple[str, list[int] | None]:
-    """The status of a photo's reading and its points (None where nothing was read)."""
+def read_one(path: Path, label: dict, corners: bool) -> tuple[str, list[int] | None, list[int]]:
+    """The status of a photo's reading, its points (None where nothing was read) and its dice's values."""
     image = load_image(path)
     try:
         reading = read_photo(
             image, corners=label["corners"] if corners else None, home=label["home"] if corners else "right"
         )
     except (BoardNotFoundError, CalibrationError) as exc:
-        return f"not found ({str(exc)[:60]})", None
+        return f"not found ({str(exc)[:60]})", None, []
     obs = reading.observation
     if obs.checkers is None:
-        return obs.status, None
-    return obs.status, [int(v) for v in obs.checkers.points]
+        return obs.status, None, []
+    return obs.status, [int(v) for v in obs.checkers.points], sorted(d.value for d in obs.dice if d.value)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     frames = json.loads(LABELS.read_text(encoding="utf-8"))["frames"]
     shared = learned_checkers.shared_net
-    totals = {False: [0, 0, 0, 0], True: [0, 0, 0, 0]}  # points right, readable, exact photos, photos
+    totals = {False: [0] * 5, True: [0] * 5}  # points right, readable, exact photos, photos, exact with dice
     held = {False: [0, 0], True: [0, 0]}  # photos with an arm over the board: held back, all
     for file, label in frames.items():
         stem = Path(file).stem
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                 line.append("corners: not labelled")
                 continue
             start = time.perf_counter()
-            status, points = read_one(DATA / file, label, corners)
+            status, points, dice = read_one(DATA / file, label, corners)
             took = time.perf_counter() - start
             how = "corners" if corners else "found"
             if label.get("occluded"):  # an arm over the board: right where held back
@@ -113,20 +113,25 @@ def main(argv: list[str] | None = None) -> int:
                 line.append(f"{how}: {status:9s} (an arm over the board) ({took:.1f} s)")
                 continue
             got = 0 if points is None else max(right(p, truth) for p in ([points] if corners else turns(points)))
+            dice_right = points is not None and dice == sorted(label.get("dice") or [])
             t = totals[corners]
             t[0] += got
             t[1] += readable
             t[2] += got == readable
             t[3] += 1
-            line.append(f"{how}: {status:9s} {got:2d}/{readable} ({took:.1f} s)")
+            t[4] += got == readable and dice_right
+            line.append(
+                f"{how}: {status:9s} {got:2d}/{readable} dice {dice}{'' if dice_right else ' (wrong)'} ({took:.1f} s)"
+            )
         learned_checkers.shared_net = shared
         print("  ".join(line), flush=True)
     for corners in (False, True):
-        right_, readable, exact, photos = totals[corners]
+        right_, readable, exact, photos, with_dice = totals[corners]
         how = "with the labelled corners" if corners else "with the field found"
         share = 100.0 * right_ / readable if readable else 0.0
         print(
-            f"{how}: points right {right_}/{readable} ({share:.1f}%), photos read exactly {exact} of {photos}; "
+            f"{how}: points right {right_}/{readable} ({share:.1f}%), photos read exactly {exact} of {photos} "
+            f"({with_dice} with their dice); "
             f"photos with an arm over the board held back {held[corners][0]} of {held[corners][1]}"
         )
     return 0

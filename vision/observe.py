@@ -10,6 +10,7 @@ must not import ``firmware_bridge`` or ``referee``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -250,7 +251,7 @@ def read_frame(
     ``photo``: the geometry is a field fitted to one photo (:func:`vision.read_photo.read_photo`), whose
     trays are not in the fit and whose bar is only as wide as fitted: the checkers on the bar and
     borne off are not read but told by the rules from those on the points
-    (:func:`vision.checkers.off_board`), the board's own edges, where ``palette`` has none, are those of
+    (:func:`vision.checkers.off_board`), the dice are read by ``[dice] photo_reader``, the board's own edges, where ``palette`` has none, are those of
     the field model fitted to the frame, the gate judges the points by ``photo_max_missing_edges``,
     not the bar, and the learned reader tells the sides by ``sides`` (the palette a player gave; a
     ``palette`` decided from the photo is the classical reader's alone) or, without it, by the
@@ -261,7 +262,8 @@ def read_frame(
     cfg = config or default_config()
     v = view(geometry, image, cfg)
     prof = v.layout.profile
-    dice = read_dice_on_board(cfg, geometry, image)
+    dice_cfg = dataclasses.replace(cfg, board_dice_reader=cfg.photo_dice_reader) if photo else cfg
+    dice = read_dice_on_board(dice_cfg, geometry, image)
     on_board = dice_discs(dice, prof.die_size_mm)
     classical = read_field(v, palette, cfg, on_board)
     if photo:  # no trays in a fitted field: what the classical reader saw beside it is not a tray's
