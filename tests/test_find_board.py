@@ -290,3 +290,22 @@ def test_a_real_frame_read_at_a_measured_profile_without_a_palette_is_read_as_a_
     right = sum(r == t for r, t in zip(out["points"], label["points"]))
     assert right >= 22
     assert out["bar"] == {"white": 0, "black": 0} and out["off"] == {"white": 0, "black": 0}
+
+
+def test_the_most_likely_reading_within_15_a_side_drops_the_least_sure_checker():
+    from vision.learned_checkers import CROP, decode_within
+
+    k = 5
+    probs = np.tile(np.array([0.98, 0.01, 0.01]), (24, k, 1))  # every slot surely empty...
+    crops = np.zeros((24, k, CROP, CROP, 3), np.uint8)
+    crops[...] = (120, 128, 128)  # ...on a grey board
+    counts = [0] * 24
+    for i, n, light in ((0, 5, True), (5, 5, True), (11, 5, True), (12, 5, False), (16, 5, False), (18, 5, False)):
+        probs[i, :n] = (0.01, 0.98, 0.01) if light else (0.01, 0.01, 0.98)
+        crops[i, :n] = (220, 128, 128) if light else (40, 128, 128)
+        counts[i] = n if light else -n
+    probs[8, 0] = (0.4, 0.6, 0.0)  # a light fleck at point 9's base the network half takes for a checker
+    crops[8, 0] = (210, 128, 128)
+    counts[8] = 1  # 16 white
+    out = decode_within(probs, crops, tuple(counts), None, 15)
+    assert out[8] == 0 and sum(n for n in out if n > 0) == 15 and sum(n for n in out if n < 0) == -15

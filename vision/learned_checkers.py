@@ -218,7 +218,79 @@ def read_points(
         n, side, conf = decode(probs[p])
         counts.append(n * side)
         confs.append(conf)
-    return sides_by_colour(crops, tuple(counts), palette, most), tuple(confs), probs
+    sided = sides_by_colour(crops, tuple(counts), palette, most)
+    if most is not None and max(_totals(sided)) > most:
+        sided = decode_within(probs, crops, sided, palette, most)
+    return sided, tuple(confs), probs
+
+
+def _totals(counts: Sequence[int]) -> tuple[int, int]:
+    return sum(n for n in counts if n > 0), -sum(n for n in counts if n < 0)
+
+
+_COLOUR_NATS_PER_LAB = 0.1  # a point's checkers this much less likely per Lab unit nearer the other side's colour
+
+
+def decode_within(
+    probs: np.ndarray, crops: np.ndarray, counts: tuple[int, ...], palette: Palette | None, most: int
+) -> tuple[int, ...]:
+    """The most likely first rows of all points together with neither side over ``most`` checkers: each
+    point's count from its slots' chances (24 x K x 3) as :func:`decode` weighs them, its side from how
+    near the colour of its first slot (``crops``) lies to each side's (``palette``'s, else the mean of
+    the points ``counts`` gives each side), a dynamic programme over both sides' totals. ``counts``
+    where they give a side no checker to take its colour from, or no reading is within ``most``."""
+    if palette is not None:
+        centres = [np.float32(palette.white), np.float32(palette.black)]
+        weights = np.ones(3, np.float32)
+    else:
+        tops = top_colours(crops, counts)
+        white = [tops[i] for i in tops if counts[i] > 0]
+        black = [tops[i] for i in tops if counts[i] < 0]
+        if not white or not black:
+            return counts
+        centres, weights = [np.mean(white, axis=0), np.mean(black, axis=0)], _SPLIT_WEIGHTS
+    first = top_colours(crops[:, :1], tuple([1] * len(crops)))
+    logp = np.log(np.clip(probs.astype(np.float64), 1e-6, 1.0))
+    present = np.log(np.clip(probs[..., 1:].sum(axis=-1).astype(np.float64), 1e-6, 1.0))
+    n_points, k = probs.shape[:2]
+    inf = -np.inf
+    score = np.full((most + 1, most + 1), inf)  # best total log-likelihood by (white, black) so far
+    score[0, 0] = 0.0
+    choices = []
+    for i in range(n_points):
+        run = np.concatenate([[0.0], np.cumsum(present[i])])
+        empty_tail = np.concatenate([np.cumsum(logp[i, ::-1, 0])[::-1], [0.0]])
+        ll = run + empty_tail  # count c: c checkers from the base, then empty slots
+        col = first[i] * weights
+        cost = [_COLOUR_NATS_PER_LAB * float(np.linalg.norm(col - c * weights)) for c in centres]
+        options = [(0, 0, float(ll[0]))] + [
+            (c, side, float(ll[c]) - cost[s]) for c in range(1, k + 1) for s, side in enumerate((1, -1))
+        ]
+        new = np.full_like(score, inf)
+        took = np.zeros(score.shape + (2,), np.int64)
+        for c, side, value in options:
+            dw, db = (c, 0) if side > 0 else ((0, c) if side < 0 else (0, 0))
+            if dw > most or db > most:
+                continue
+            cand = np.full_like(score, inf)
+            cand[dw:, db:] = score[: most + 1 - dw, : most + 1 - db] + value
+            better = cand > new
+            new[better] = cand[better]
+            took[better] = (c, side)
+        score = new
+        choices.append(took)
+    if not np.isfinite(score).any():
+        return counts
+    w, b = np.unravel_index(int(np.argmax(score)), score.shape)
+    out = [0] * n_points
+    for i in range(n_points - 1, -1, -1):
+        c, side = choices[i][w, b]
+        out[i] = int(c * side)
+        if side > 0:
+            w -= c
+        elif side < 0:
+            b -= c
+    return tuple(out)
 
 
 def top_colours(crops: np.ndarray, counts: tuple[int, ...]) -> dict[int, np.ndarray]:
