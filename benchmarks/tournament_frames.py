@@ -11,7 +11,8 @@ shows comes from the hand labels in ``tests/data/boards/backgammoncv.json``
 dice, :data:`HANDS` the frames with an arm or a hand over the field. For a
 camera with a palette frame, the palette (colours, and where the empty board
 shows its own edges) is learned on it from its labelled position and used for
-every frame of that camera. For each frame this writes OUTPUT_DIR/<name>.png:
+every frame of that camera; a camera without one is read as a photo is
+(``tavli vision read`` without a palette). For each frame this writes OUTPUT_DIR/<name>.png:
 the frame with the gated observation drawn on it, and
 OUTPUT_DIR/<name>-ungated.png with the checker reading the gate held back. It
 prints both readings, the points read wrong, whether a hand-free frame was
@@ -37,7 +38,8 @@ from vision.annotate import annotate  # noqa: E402
 from vision.calibrate import Geometry, calibrate  # noqa: E402
 from vision.checkers import Palette, learn_palette, read_checkers  # noqa: E402
 from vision.images import load_image  # noqa: E402
-from vision.observe import Observation, read_frame  # noqa: E402
+from vision.observe import Observation, read_frame, reads_as_photo  # noqa: E402
+from vision.read_photo import read_photo  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "boards" / "backgammoncv"
 LABELS = Path(__file__).resolve().parents[1] / "tests" / "data" / "boards" / "backgammoncv.json"
@@ -151,15 +153,22 @@ def palette_of(camera: Camera) -> Palette | None:
     return learn_palette(geometry_of(camera, image), image, position)
 
 
-def read(name: str) -> tuple[Camera, Observation, object]:
-    """The camera of frame ``name``, its gated observation and the ungated checker reading."""
+def read(name: str) -> tuple[Camera, Observation, object, Geometry]:
+    """The camera of frame ``name``, its gated observation, the ungated checker reading and the geometry
+    read at. As ``tavli vision read`` reads: a camera with a palette frame at its calibration with that
+    palette; one without, as a photo (``vision.observe.reads_as_photo``), at its corners fitted as
+    ``read --corners`` fits them where no profile was measured for its board."""
     camera = next(c for c in CAMERAS if name in c.frames)
     image = load_image(DATA / f"{name}.jpg")
-    geometry = geometry_of(camera, image)
     palette = _palettes.setdefault(camera.frames, palette_of(camera))
-    obs = read_frame(geometry, image, palette)
+    if palette is None and camera.profile == "rendered":
+        reading = read_photo(image, corners=camera.corners, home=camera.home)
+        geometry, obs = reading.geometry, reading.observation
+        return camera, obs, read_checkers(geometry, image, reading.palette), geometry
+    geometry = geometry_of(camera, image)
+    obs = read_frame(geometry, image, palette, photo=reads_as_photo(geometry, palette))
     ungated = read_checkers(geometry, image, palette)
-    return camera, obs, ungated
+    return camera, obs, ungated, geometry
 
 
 _palettes: dict[tuple[str, ...], Palette | None] = {}
@@ -207,9 +216,8 @@ def main() -> int:
         for name in camera.frames:
             if not (DATA / f"{name}.jpg").exists():
                 continue
-            _, obs, ungated = read(name)
+            _, obs, ungated, geometry = read(name)
             image = load_image(DATA / f"{name}.jpg")
-            geometry = geometry_of(camera, image)
             cv2.imwrite(str(out / f"{name}.png"), annotate(image, geometry, obs))
             cv2.imwrite(
                 str(out / f"{name}-ungated.png"),

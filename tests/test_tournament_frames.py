@@ -36,7 +36,7 @@ KNOWN_WRONG = {
 @needs_frames
 @pytest.mark.parametrize("name", sorted(KNOWN_WRONG))
 def test_points_read_right_on_the_wbf_camera_stay_right(name):
-    _, obs, ungated = tf.read(name)
+    _, obs, ungated, _ = tf.read(name)
     reading = obs.checkers or ungated
     assert {p: (t, r) for p, t, r in tf.errors(name, reading)} == KNOWN_WRONG[name]
     assert tuple(reading.bar) == tf.TRUTH[name]["bar"]
@@ -61,7 +61,7 @@ def test_a_hand_over_a_tournament_board_is_never_reported_readable(name):
 @needs_frames
 def test_a_reading_with_more_than_fifteen_of_a_side_is_held_back():
     # frame5: a hand over points 23 and 24 reads as three more white checkers
-    _, obs, ungated = tf.read("frame5")
+    _, obs, ungated, _ = tf.read("frame5")
     assert ungated.totals()[0] > 15
     assert obs.status == "occluded" and "more than 15 white" in obs.messages[0]
 
@@ -134,3 +134,11 @@ def test_a_learned_board_edge_beside_a_halfs_outer_points_is_left_out_of_the_occ
     on_point = (lay.geometry.points[23].centre_x, 100.0)
     pts, index = learned_samples((margin, on_point), lay)
     assert pts.tolist() == [list(on_point)] and index.tolist() == [23]
+
+
+@needs_frames
+@pytest.mark.parametrize("name", ["frame0", "frame1", "test8", "test9", "test12", "test1"])
+def test_these_hand_free_frames_are_read_exactly_dice_included(name):
+    """Points, bar and dice (the checker network trained on these frames: a guard, not a measure).
+    frame1's third die was the classical reader's; test12 and test1 have no palette frame: read as photos."""
+    assert tf.read_exactly(name, tf.read(name)[1]) is True

@@ -406,7 +406,7 @@ def _dice(args: argparse.Namespace, stdout: TextIO) -> int:
     if args.geometry:
         geometry = Geometry.load(args.geometry)
         if args.reader:
-            config = dataclasses.replace(config, board_dice_reader=args.reader)
+            config = dataclasses.replace(config, board_dice_reader=args.reader, real_board_dice_reader=args.reader)
         dice = read_dice_on_board(config, geometry, _at_geometry_size("dice", geometry, image))
     else:
         dice = read_dice(config, image, reader=args.reader)

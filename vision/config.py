@@ -112,6 +112,7 @@ _KEYS = {
     "dice_two_min_span_per_die": ("dice", "two_min_span_per_die"),
     "photo_dice_reader": ("dice", "photo_reader"),
     "board_dice_reader": ("dice", "board_reader"),
+    "real_board_dice_reader": ("dice", "real_board_reader"),
     "learned_min_score": ("dice", "learned_min_score"),
     "learned_sure_score": ("dice", "learned_sure_score"),
 }
@@ -229,6 +230,7 @@ class VisionConfig:
     dice_two_min_span_per_die: float = 0.6
     photo_dice_reader: str = "verified"
     board_dice_reader: str = "classical"
+    real_board_dice_reader: str = "verified"
     learned_min_score: float = 0.35
     learned_sure_score: float = 0.6
 
@@ -274,7 +276,7 @@ class VisionConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
                 raise ConfigError(f"{name}: {v!r}: expected a fraction between 0 and 1")
-        for name in ("photo_dice_reader", "board_dice_reader"):
+        for name in ("photo_dice_reader", "board_dice_reader", "real_board_dice_reader"):
             if getattr(self, name) not in DICE_READERS:
                 raise ConfigError(f"{name}: {getattr(self, name)!r}: expected one of {', '.join(DICE_READERS)}")
         for name in ("learned_min_score", "learned_sure_score"):

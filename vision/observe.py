@@ -172,13 +172,16 @@ def _dice_field(config: VisionConfig, geometry: Geometry, shape: tuple[int, int]
 
 def read_dice_on_board(config: VisionConfig, geometry: Geometry, image: np.ndarray) -> list[DieObservation]:
     """The dice on a calibrated board's playing field (never on its frame, trays, clocks or score cards), read at
-    a die's known size by the config's ``board_reader``; ``image`` is a frame at the geometry's size.
+    a die's known size by the config's ``board_reader`` on the renderer's board, ``real_board_reader`` on any
+    other; ``image`` is a frame at the geometry's size.
 
     Raises :class:`vision.dice.DiceImageError` for an image that is not BGR or not the geometry's size.
     """
     lay = geometry.layout
     die_mm = lay.profile.die_size_mm
     out = []
+    if not as_rendered(lay):
+        config = dataclasses.replace(config, board_dice_reader=config.real_board_dice_reader)
     where = _dice_field(config, geometry, image.shape[:2])
     for d in read_dice_in(config, image, where, plane=np.linalg.inv(geometry.matrix)) if where is not None else ():
         mm = geometry.to_board([d.centre])[0]
@@ -251,7 +254,7 @@ def read_frame(
     ``photo``: the geometry is a field fitted to one photo (:func:`vision.read_photo.read_photo`), whose
     trays are not in the fit and whose bar is only as wide as fitted: the checkers on the bar and
     borne off are not read but told by the rules from those on the points
-    (:func:`vision.checkers.off_board`), the dice are read by ``[dice] photo_reader``, the board's own edges, where ``palette`` has none, are those of
+    (:func:`vision.checkers.off_board`), the board's own edges, where ``palette`` has none, are those of
     the field model fitted to the frame, the gate judges the points by ``photo_max_missing_edges``,
     not the bar, and the learned reader tells the sides by ``sides`` (the palette a player gave; a
     ``palette`` decided from the photo is the classical reader's alone) or, without it, by the
@@ -262,8 +265,7 @@ def read_frame(
     cfg = config or default_config()
     v = view(geometry, image, cfg)
     prof = v.layout.profile
-    dice_cfg = dataclasses.replace(cfg, board_dice_reader=cfg.photo_dice_reader) if photo else cfg
-    dice = read_dice_on_board(dice_cfg, geometry, image)
+    dice = read_dice_on_board(cfg, geometry, image)
     on_board = dice_discs(dice, prof.die_size_mm)
     classical = read_field(v, palette, cfg, on_board)
     if photo:  # no trays in a fitted field: what the classical reader saw beside it is not a tray's
