@@ -4,7 +4,9 @@ Usage: python benchmarks/read_photos.py [--cv build/checkers-cv] [--only NAME ..
 
 Each board photo of ../shared/data/boards/backgammoncv labelled in
 tests/data/boards/backgammoncv.json is read by :func:`vision.read_photo.read_photo` twice: with the
-field found in the photo (no corners), and with the labelled field corners given (``--corners``).
+field found in the photo (no corners), and with the labelled field corners given (``--corners``);
+a photo of a board with a measured profile (the WBF cameras: ``tournament``) a third time, as
+``tavli vision read --geometry`` reads it calibrated at its corners with that profile and no palette.
 Its readable points and its dice (values, in no order) are compared with the labels; a photo with an arm over the board is
 right where its reading is held back (``occluded``). Without corners a photo does not tell which side
 white sits on nor where its home is, so the reading counts under the best of the four ways the
@@ -29,9 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import vision.learned_checkers as learned_checkers  # noqa: E402
-from vision.calibrate import CalibrationError  # noqa: E402
+from training.checkers_data import PROFILES, WBF_CORNERS  # noqa: E402
+from vision.calibrate import CalibrationError, calibrate  # noqa: E402
 from vision.find_board import BoardNotFoundError  # noqa: E402
 from vision.images import load_image  # noqa: E402
+from vision.observe import read_frame, reads_as_photo  # noqa: E402
 from vision.read_photo import read_photo  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "boards" / "backgammoncv"
@@ -57,16 +61,22 @@ def right(read: list[int], truth: list[int | None]) -> int:
     return sum(1 for r, t in zip(read, truth) if t is not None and r == t)
 
 
-def read_one(path: Path, label: dict, corners: bool) -> tuple[str, list[int] | None, list[int]]:
-    """The status of a photo's reading, its points (None where nothing was read) and its dice's values."""
+MODES = ("found", "corners", "profile")
+
+
+def read_one(path: Path, label: dict, mode: str, camera: str) -> tuple[str, list[int] | None, list[int]]:
+    """The status of a photo's reading in ``mode``, its points (None where nothing was read) and its dice's values."""
     image = load_image(path)
     try:
-        reading = read_photo(
-            image, corners=label["corners"] if corners else None, home=label["home"] if corners else "right"
-        )
+        if mode == "profile":
+            corners = WBF_CORNERS if camera == "wbf" else label["corners"]
+            geometry = calibrate(image, corners=corners, field=True, profile=PROFILES[camera], home=label["home"])
+            obs = read_frame(geometry, image, None, photo=reads_as_photo(geometry, None))
+        else:
+            corners = label["corners"] if mode == "corners" else None
+            obs = read_photo(image, corners=corners, home=label["home"] if corners else "right").observation
     except (BoardNotFoundError, CalibrationError) as exc:
         return f"not found ({str(exc)[:60]})", None, []
-    obs = reading.observation
     if obs.checkers is None:
         return obs.status, None, []
     return obs.status, [int(v) for v in obs.checkers.points], sorted(d.value for d in obs.dice if d.value)
@@ -82,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     frames = json.loads(LABELS.read_text(encoding="utf-8"))["frames"]
     shared = learned_checkers.shared_net
-    totals = {False: [0] * 5, True: [0] * 5}  # points right, readable, exact photos, photos, exact with dice
-    held = {False: [0, 0], True: [0, 0]}  # photos with an arm over the board: held back, all
+    totals = {m: [0] * 5 for m in MODES}  # points right, readable, exact photos, photos, exact with dice
+    held = {m: [0, 0] for m in MODES}  # photos with an arm over the board: held back, all
     for file, label in frames.items():
         stem = Path(file).stem
         if not label.get("board") or label.get("points") is None:
@@ -99,22 +109,24 @@ def main(argv: list[str] | None = None) -> int:
         truth = label["points"]
         readable = sum(1 for t in truth if t is not None)
         line = [f"{stem:10s}"]
-        for corners in (False, True):
-            if corners and label.get("corners") is None:
-                line.append("corners: not labelled")
+        for how in MODES:
+            if how != "found" and label.get("corners") is None:
+                line.append(f"{how}: no corners labelled")
+                continue
+            if how == "profile" and camera not in PROFILES:
                 continue
             start = time.perf_counter()
-            status, points, dice = read_one(DATA / file, label, corners)
+            status, points, dice = read_one(DATA / file, label, how, camera)
             took = time.perf_counter() - start
-            how = "corners" if corners else "found"
             if label.get("occluded"):  # an arm over the board: right where held back
-                held[corners][0] += status == "occluded"
-                held[corners][1] += 1
+                held[how][0] += status == "occluded"
+                held[how][1] += 1
                 line.append(f"{how}: {status:9s} (an arm over the board) ({took:.1f} s)")
                 continue
-            got = 0 if points is None else max(right(p, truth) for p in ([points] if corners else turns(points)))
+            turned = turns(points) if points is not None and how == "found" else [points]
+            got = 0 if points is None else max(right(p, truth) for p in turned)
             dice_right = points is not None and dice == sorted(label.get("dice") or [])
-            t = totals[corners]
+            t = totals[how]
             t[0] += got
             t[1] += readable
             t[2] += got == readable
@@ -125,14 +137,15 @@ def main(argv: list[str] | None = None) -> int:
             )
         learned_checkers.shared_net = shared
         print("  ".join(line), flush=True)
-    for corners in (False, True):
-        right_, readable, exact, photos, with_dice = totals[corners]
-        how = "with the labelled corners" if corners else "with the field found"
+    for how, says in zip(
+        MODES, ("with the field found", "with the labelled corners", "calibrated with the board's measured profile")
+    ):
+        right_, readable, exact, photos, with_dice = totals[how]
         share = 100.0 * right_ / readable if readable else 0.0
         print(
-            f"{how}: points right {right_}/{readable} ({share:.1f}%), photos read exactly {exact} of {photos} "
+            f"{says}: points right {right_}/{readable} ({share:.1f}%), photos read exactly {exact} of {photos} "
             f"({with_dice} with their dice); "
-            f"photos with an arm over the board held back {held[corners][0]} of {held[corners][1]}"
+            f"photos with an arm over the board held back {held[how][0]} of {held[how][1]}"
         )
     return 0
 
