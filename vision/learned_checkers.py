@@ -338,9 +338,10 @@ def sides_by_colour(
             if light.all() or not light.any():
                 return counts
             a, b = cols[light].mean(axis=0), cols[~light].mean(axis=0)
-            new = np.linalg.norm(cols - a, axis=1) <= np.linalg.norm(cols - b, axis=1)
+            to_a, to_b = np.linalg.norm(cols - a, axis=1), np.linalg.norm(cols - b, axis=1)
+            new = to_a <= to_b
             if most is not None:
-                new = split_within(np.linalg.norm(cols - a, axis=1), np.linalg.norm(cols - b, axis=1), sizes, most, new)
+                new = split_within(to_a, to_b, sizes, most, new)
             if (new == light).all():
                 break
             light = new

@@ -10,7 +10,6 @@ must not import ``firmware_bridge`` or ``referee``.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -180,10 +179,13 @@ def read_dice_on_board(config: VisionConfig, geometry: Geometry, image: np.ndarr
     lay = geometry.layout
     die_mm = lay.profile.die_size_mm
     out = []
-    if not as_rendered(lay):
-        config = dataclasses.replace(config, board_dice_reader=config.real_board_dice_reader)
+    reader = None if as_rendered(lay) else config.real_board_dice_reader  # None: the config's board_reader
     where = _dice_field(config, geometry, image.shape[:2])
-    for d in read_dice_in(config, image, where, plane=np.linalg.inv(geometry.matrix)) if where is not None else ():
+    for d in (
+        read_dice_in(config, image, where, plane=np.linalg.inv(geometry.matrix), reader=reader)
+        if where is not None
+        else ()
+    ):
         mm = geometry.to_board([d.centre])[0]
         # on a calibrated board a die's size is known: a "die" the size of a checker is not one
         x, y, w, h = d.box
@@ -303,10 +305,8 @@ def _edges_of_photo(geometry: Geometry, image: np.ndarray, v: View) -> tuple[tup
     """The board's own edges that one frame shows: the field model fitted at the geometry's field corners
     (:func:`vision.find_board.find_field`), its edges where its regions differ, snapped to the frame's.
     None where the model fits nothing there."""
-    corners = np.array(v.layout.field_corners_mm, np.float64)
-    px = np.c_[corners, np.ones(4)] @ np.asarray(geometry.homography, np.float64).T
     try:
-        fit = find_field(None, image, (px[:, :2] / px[:, 2:3]).tolist())
+        fit = find_field(None, image, geometry.to_image(v.layout.field_corners_mm).tolist())
     except (BoardNotFoundError, CalibrationError):
         return ()
     return snapped_edges(v, fit.board_edges(v.layout))
