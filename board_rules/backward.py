@@ -15,13 +15,26 @@ from board_rules.variants import Variant
 Moves = tuple[tuple[int, int, bool], ...]
 
 
-def most_waste(dice) -> list[int]:
-    """``[w0, w1, ...]``: the most pips ``k`` checkers borne off can waste with some of ``dice``
-    (a checker borne off from point ``p`` with die ``d`` wastes ``d - p``, at most ``d - 1``)."""
+def most_waste(dice, highest: int = 1) -> list[int]:
+    """``[w0, w1, ...]``: the most pips ``k`` checkers borne off can waste with some of ``dice``.
+
+    A checker borne off from point ``p`` with die ``d`` wastes ``d - p``, and only when no
+    checker stands above ``p``. A checker seen later on point ``highest`` stood there or
+    higher, so ``p >= highest``: give the highest point occupied on the board that follows
+    these dice (1 when none is) and each die wastes at most ``d - highest``.
+    """
     out = [0]
     for d in sorted(dice, reverse=True):
-        out.append(out[-1] + d - 1)
+        out.append(out[-1] + max(0, d - highest))
     return out
+
+
+def highest_point(me) -> int:
+    """The highest of the mover's points 1..25 (25 the bar) holding a checker of ``me``; 1 if none."""
+    for x in range(25, 1, -1):
+        if me[x]:
+            return x
+    return 1
 
 
 def backward_path(
@@ -61,7 +74,13 @@ def backward_path(
     seen: set = set()
     path: list[tuple[int, int, bool]] = []
 
-    waste = [most_waste(dice[:i]) for i in range(n + 1)]
+    wastes: dict = {}  # (h, i): most_waste of the first i dice when the board after them has nothing above h
+
+    def waste(h: int, i: int) -> list[int]:
+        w = wastes.get((h, i))
+        if w is None:
+            w = wastes[h, i] = most_waste(dice[:i], h)
+        return w
 
     def feasible(i: int) -> bool:
         # each die crosses a point at most once; pips are exact until a checker is
@@ -71,7 +90,7 @@ def backward_path(
             return False
         if not off:
             return need[0] == left[i]
-        return left[i] - waste[i][off] <= need[0] <= left[i]
+        return left[i] - waste(min(highest_point(me), 6), i)[off] <= need[0] <= left[i]
 
     def shift(lo: int, hi: int, by: int) -> None:
         for x in range(lo, hi + 1):

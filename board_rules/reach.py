@@ -13,7 +13,7 @@ within growing budgets of boards (``docs/rules-notes.md``). Imports :mod:`board_
 
 from __future__ import annotations
 
-from board_rules.backward import backward_path
+from board_rules.backward import backward_path, highest_point, most_waste
 from board_rules.movegen import Budget, SearchBudgetExceeded
 from board_rules.moves import Board, CheckerMoves
 from board_rules.notation import Roll
@@ -258,8 +258,12 @@ class Walker:
             # die is played (movegen's _Search._rec), and only the next die is sure to be played
             if ends_here(v, b, target):
                 bigger = [dice[depth] if depth < n else 0 for depth in range(n + 1)]
+                wastes = None  # the play may stop before its last dice: no lower bound on the pips
             else:
                 bigger = [max(dice[depth:n], default=0) for depth in range(n + 1)]
+                # every die still to play moves its pips, less what the checkers still to bear off waste
+                high = highest_point(tme)
+                wastes = [most_waste(dice[depth:n], high) for depth in range(n + 1)]
             tpins = target.pins
 
         crossing = [0] * 27  # per node: checkers that must still cross from x to x - 1
@@ -290,6 +294,11 @@ class Walker:
                     return True
                 if me[0] == toff and need not in reachable:
                     return True
+                if wastes is not None:
+                    left = wastes[depth]
+                    off = toff - me[0]
+                    if off >= len(left) or need < total - left[off]:
+                        return True
                 # every die still to play needs a run of that many points still to be crossed
                 # (a run down to point 1 takes any die while a checker may still be borne off)
                 big = bigger[depth]

@@ -11,7 +11,7 @@ and :mod:`board_rules.reach`; nothing outside ``board_rules``.
 
 from __future__ import annotations
 
-from board_rules.backward import most_waste
+from board_rules.backward import highest_point, most_waste
 from board_rules.movegen import Budget, SearchBudgetExceeded, search_side
 from board_rules.moves import Board
 from board_rules.notation import Roll
@@ -224,6 +224,7 @@ class LazyTurn:
         fewer where checkers were borne off)."""
         total = pips(self.start.me) - pips(target.me)
         off = target.me[0] - self.start.me[0]  # checkers borne off: each wastes less than its die
+        high = highest_point(target.me)
         for seq in self.seqs:
             if self.forced and seq[0] != self.forced:
                 continue
@@ -231,7 +232,7 @@ class LazyTurn:
                 played = sum(seq[:j])
                 if played < total or (played > total and (off <= 0 or off > j)):
                     continue
-                if played > total and played - total > most_waste(seq[:j])[off]:
+                if played > total and played - total > most_waste(seq[:j], high)[off]:
                     continue
                 yield seq, j
 

@@ -13,13 +13,15 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from board_rules import Position, Roll, Side
+from board_rules import Position, Roll, Side, find_variant
+from board_rules.backward import highest_point, most_waste
 from board_rules.legality import board_diff, check, is_legal_result
 from board_rules.movegen import SearchBudgetExceeded, legal_plays, legal_results
 from board_rules.moves import Board, apply_moves, checker_moves
 from board_rules.reach import sample_results
 from board_rules.turn import LazyTurn
 from referee.demo import slip
+from tests.helpers import make
 from tests.positions import random_backgammon, random_plakoto, random_same_direction
 
 GENERATORS = {
@@ -147,3 +149,50 @@ def test_a_turn_follows_a_long_escalation_one_checker_move_at_a_time():
         fresh = LazyTurn(before, roll)  # no boards remembered: found by a search
         assert turn.stages(seen) == fresh.stages(seen) != []
     assert turn.is_complete(final.to_position(before, before.turn, before.turn.other, before.rolls)) or len(legs) > 1
+
+
+def test_checkers_borne_off_waste_no_pip_while_a_checker_stands_higher():
+    # a checker borne off from p with die d wastes d - p, only with nothing above p: a board
+    # with a checker on point h bounds each die's waste before it by d - h
+    assert most_waste((6, 6, 5, 5)) == [0, 5, 10, 14, 18]
+    assert most_waste((6, 6, 5, 5), highest=4) == [0, 2, 4, 5, 6]
+    assert most_waste((6, 6, 5, 5), highest=6) == [0, 0, 0, 0, 0]
+    assert highest_point([3] + [0] * 25) == 1  # nothing left: the last one off may waste d - 1
+    assert highest_point([0, 1, 0, 0, 2] + [0] * 21) == 4
+
+
+def _bearing_off(rng: random.Random, name: str):
+    """White bearing off in ``name``: up to 15 checkers on its home points, now and then one or two
+    still outside, black's checkers in its own home (none on white's)."""
+    v = find_variant(name)
+    points: dict[int, int] = {}
+    for _ in range(rng.randint(1, 15)):
+        p = rng.choice((1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6, 7, 8, 9) if rng.random() < 0.3 else (1, 2, 3, 4, 5, 6))
+        points[p] = points.get(p, 0) + 1
+    for _ in range(15):
+        p = v.white_point(Side.BLACK, rng.randint(1, 6))
+        if points.get(p, 0) <= 0:
+            points[p] = points.get(p, 0) - 1
+    rolls = (rng.randint(3, 9), rng.randint(3, 9))  # gul-bara's doubles escalate
+    return make(name, points, rolls=rolls)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(GENERATORS)), st.integers(0, 2**32), st.integers(1, 6), st.integers(1, 6))
+def test_every_board_on_the_way_to_a_bear_off_keeps_its_dice_count(name, seed, d1, d2):
+    # the waste bound prunes dice counts and walks: no count a board is reached with may be lost
+    rng = random.Random(seed)
+    position, roll = _bearing_off(rng, name), Roll(d1, d2)
+    for legs, final, final_side in rng.sample(sample_results(position, roll), 1):
+        turn = LazyTurn(position, roll)
+        board = Board.of(position)
+        moves = checker_moves(legs[0])
+        for j, move in enumerate(moves):
+            seen = board.to_position(position, position.turn, position.turn, position.rolls)
+            where = f"{position.to_json()} {roll} after {j} moves"
+            assert any(k == j for _, k in LazyTurn(position, roll).stages(seen)), where
+            assert turn.on_the_way(seen), where
+            apply_moves(board, position.variant, [move])
+        rolls = (position.rolls[0] + 1, position.rolls[1])
+        after = final.to_position(position, final_side, position.turn.other, rolls)
+        assert is_legal_result(position, roll, after), f"{position.to_json()} {roll} {after.to_json()}"
