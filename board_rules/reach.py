@@ -267,24 +267,32 @@ class Walker:
             tpins = target.pins
 
         crossing = [0] * 27  # per node: checkers that must still cross from x to x - 1
+        # the opponent's checkers change in the mover's leg only by hits: otherwise compare them once
+        opp_moves = target is not None and (v.hits or v.pins)
+        if target is not None and exact and not v.pins and not v.hits and b.opp[1:25] != target.opp[1:25]:
+            return []
 
         def hopeless(depth: int) -> bool:
             """Prune, and fill ``crossing`` for the source filter."""
             me = b.me
             if me[0] > toff:
                 return True
-            cum = 0
-            need = 0
-            most = 0
+            cum = need = most = run = longest = 0
             for x in range(25, 0, -1):
                 cum += me[x]
                 c = cum - tcum[x]
                 if c < 0:
                     return True
                 crossing[x] = c
-                need += c
-                if c > most:
-                    most = c
+                if c:
+                    need += c
+                    if c > most:
+                        most = c
+                    run += 1
+                    if run > longest:
+                        longest = run
+                else:
+                    run = 0
             if exact:
                 # each remaining checker move crosses a point at most once
                 if most > n - depth and not pins:
@@ -302,18 +310,9 @@ class Walker:
                 # every die still to play needs a run of that many points still to be crossed
                 # (a run down to point 1 takes any die while a checker may still be borne off)
                 big = bigger[depth]
-                if big:
-                    run = longest = 0
-                    for x in range(25, 0, -1):
-                        if crossing[x]:
-                            run += 1
-                            if run > longest:
-                                longest = run
-                        else:
-                            run = 0
-                    if longest < big and not (run and me[0] < toff):
-                        return True
-                if not pins:  # later legs of the other side may still move its checkers
+                if big and longest < big and not (run and me[0] < toff):
+                    return True
+                if opp_moves and not pins:  # later legs of the other side may still move its checkers
                     opp = b.opp
                     for i in range(1, 25):
                         if opp[i] < topp[i] or (not hits and opp[i] != topp[i]):
