@@ -1,6 +1,6 @@
 """One photo, no ritual: ``read_photo`` end to end on every labelled real board photo.
 
-Usage: python benchmarks/read_photos.py [--cv build/checkers-cv] [--only NAME ...]
+Usage: python benchmarks/read_photos.py [--cv build/checkers-cv] [--only NAME ...] [--white-at auto|bottom|top]
 
 Each board photo of ../shared/data/boards/backgammoncv labelled in
 tests/data/boards/backgammoncv.json is read by :func:`vision.read_photo.read_photo` twice: with the
@@ -10,7 +10,8 @@ a photo of a board with a measured profile (the WBF cameras: ``tournament``) a t
 Its readable points and its dice (values, in no order) are compared with the labels; a photo with an arm over the board is
 right where its reading is held back (``occluded``). Without corners a photo does not tell which side
 white sits on nor where its home is, so the reading counts under the best of the four ways the
-board can be turned or mirrored; with corners the labels' own orientation counts. A photo whose
+board can be turned or mirrored (how often the row white sits at was told right is printed
+apart); with corners the labels' own orientation counts. A photo whose
 reading is held back (``occluded``, ``board-not-found``) or whose field is not found has none of
 its points right.
 
@@ -64,7 +65,9 @@ def right(read: list[int], truth: list[int | None]) -> int:
 MODES = ("found", "corners", "profile")
 
 
-def read_one(path: Path, label: dict, mode: str, camera: str) -> tuple[str, list[int] | None, list[int]]:
+def read_one(
+    path: Path, label: dict, mode: str, camera: str, white_at: str = "auto"
+) -> tuple[str, list[int] | None, list[int]]:
     """The status of a photo's reading in ``mode``, its points (None where nothing was read) and its dice's values."""
     image = load_image(path)
     try:
@@ -74,7 +77,8 @@ def read_one(path: Path, label: dict, mode: str, camera: str) -> tuple[str, list
             obs = read_frame(geometry, image, None, photo=reads_as_photo(geometry, None))
         else:
             corners = label["corners"] if mode == "corners" else None
-            obs = read_photo(image, corners=corners, home=label["home"] if corners else "right").observation
+            home = label["home"] if corners else "right"
+            obs = read_photo(image, corners=corners, home=home, white_at=None if corners else white_at).observation
     except (BoardNotFoundError, CalibrationError) as exc:
         return f"not found ({str(exc)[:60]})", None, []
     if obs.checkers is None:
@@ -86,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cv", type=Path, default=None, help="the leave-one-camera-out networks (build/checkers-cv)")
     ap.add_argument("--only", nargs="*", default=None, help="photo stems to read")
+    ap.add_argument("--white-at", choices=("auto", "bottom", "top"), default="auto", help="with the field found")
     args = ap.parse_args(argv)
     if not DATA.is_dir():
         print(f"no photos at {DATA}: nothing to measure")
@@ -94,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     shared = learned_checkers.shared_net
     totals = {m: [0] * 5 for m in MODES}  # points right, readable, exact photos, photos, exact with dice
     held = {m: [0, 0] for m in MODES}  # photos with an arm over the board: held back, all
+    way_round = [0, 0]  # photos found and read whose white's row was the labels' one, all found and read
     for file, label in frames.items():
         stem = Path(file).stem
         if not label.get("board") or label.get("points") is None:
@@ -116,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
             if how == "profile" and camera not in PROFILES:
                 continue
             start = time.perf_counter()
-            status, points, dice = read_one(DATA / file, label, how, camera)
+            status, points, dice = read_one(DATA / file, label, how, camera, args.white_at)
             took = time.perf_counter() - start
             if label.get("occluded"):  # an arm over the board: right where held back
                 held[how][0] += status == "occluded"
@@ -125,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             turned = turns(points) if points is not None and how == "found" else [points]
             got = 0 if points is None else max(right(p, truth) for p in turned)
+            if points is not None and how == "found":  # white's row: as read or home-mirrored, not turned round
+                way_round[0] += max(right(p, truth) for p in turned[:2]) == got
+                way_round[1] += 1
             dice_right = points is not None and dice == sorted(label.get("dice") or [])
             t = totals[how]
             t[0] += got
@@ -147,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
             f"({with_dice} with their dice); "
             f"photos with an arm over the board held back {held[how][0]} of {held[how][1]}"
         )
+    told = f"{way_round[0]} of {way_round[1]} photos"
+    print(f"with the field found, white's row told right (--white-at {args.white_at}): {told}")
     return 0
 
 

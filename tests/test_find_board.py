@@ -242,6 +242,29 @@ def test_a_photo_s_bar_is_told_from_the_checkers_on_the_points_not_from_invented
     assert any("told from the checkers on the points" in m for m in obs.messages)
 
 
+def test_a_photo_taken_from_black_s_side_is_read_the_right_way_round(tmp_path, capsys):
+    from vision.read_photo import read_photo
+
+    # late in a game, each side's checkers near its home: turned round, both would have far to go
+    points = [2, 0, 2, 3, 3, 3, 0, 2] + [0] * 8 + [-3, 0, -3, -4, 0, -3, 0, -2]
+    bare = {"white": 0, "black": 0}
+    pos = Position.from_dict({"variant": "backgammon", "turn": "white", "points": points, "bar": bare, "off": bare})
+    frame = render(pos, seed=7, style="walnut", checkers="matte", size=SIZE, dice=[])
+    from_blacks_side = cv2.rotate(frame.image, cv2.ROTATE_180)
+    obs = read_photo(from_blacks_side).observation
+    assert obs.checkers.points == pos.points
+    assert any("white sits at the photo's top" in m for m in obs.messages)
+    # told which row white sits at, the reading follows it, and the field's colours turn with the field
+    photo = tmp_path / "white-side.png"
+    cv2.imwrite(str(photo), frame.image)
+    assert main(["vision", "read", str(photo), "--white-at", "top"]) == 0
+    assert json.loads(capsys.readouterr().out)["points"] == list(pos.points[12:] + pos.points[:12])
+    with pytest.raises(SystemExit) as exited:
+        main(["vision", "read", str(photo), "--white-at", "side"])
+    assert exited.value.code == 2
+    assert "--white-at" in capsys.readouterr().err
+
+
 def _hand_free_labelled_photos():
     if not LABELS.exists():
         return []

@@ -79,7 +79,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--home",
         choices=("right", "left"),
         help="without --geometry: the side of white's home board as white "
-        "sees it (white sits at the photo's bottom row; right: white's point 1 bottom right, the default)",
+        "sees it (right: white's point 1 on white's right, the default)",
+    )
+    r.add_argument(
+        "--white-at",
+        choices=("auto", "bottom", "top"),
+        help="without --geometry: the field's row white sits at (bottom: the photo's bottom row, or "
+        "the row of the first two --corners; auto, the default without --corners: the way round "
+        "that gives both sides fewer pips to go)",
     )
     r.add_argument(
         "--palette",
@@ -280,8 +287,10 @@ def _read(args: argparse.Namespace, stdout: TextIO) -> int:
     palette = Palette.load(args.palette) if args.palette else None
     field = None
     if args.geometry:
-        if args.corners or args.home:
-            raise CalibrationError("--corners and --home are for a photo without --geometry (the geometry has its own)")
+        if args.corners or args.home or args.white_at:
+            raise CalibrationError(
+                "--corners, --home and --white-at are for a photo without --geometry (the geometry has its own)"
+            )
         geometry = Geometry.load(args.geometry)
         image = _at_geometry_size("read", geometry, load_image(args.image))
         obs = read_frame(geometry, image, palette, config, photo=reads_as_photo(geometry, palette), sides=palette)
@@ -290,7 +299,13 @@ def _read(args: argparse.Namespace, stdout: TextIO) -> int:
         image = load_image(args.image)
         field_config = FieldConfig.load(args.config) if args.config else None
         reading = read_photo(
-            image, corners=corners, palette=palette, home=args.home or "right", config=config, field_config=field_config
+            image,
+            corners=corners,
+            palette=palette,
+            home=args.home or "right",
+            white_at=args.white_at,
+            config=config,
+            field_config=field_config,
         )
         geometry, obs, field = reading.geometry, reading.observation, reading.field
     out = obs.to_dict()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -45,6 +45,20 @@ Point = tuple[float, float]
 
 
 Corners = tuple[Point, Point, Point, Point]
+
+# the field model's regions turned half round: a row's place k becomes the other row's place 11 - k
+_TURNED = {
+    "top-even": "bottom-odd",
+    "top-odd": "bottom-even",
+    "bottom-even": "top-odd",
+    "bottom-odd": "top-even",
+    "field-top": "field-bottom",
+    "field-bottom": "field-top",
+    "frame-top": "frame-bottom",
+    "frame-bottom": "frame-top",
+    "frame-left": "frame-right",
+    "frame-right": "frame-left",
+}
 
 
 class BoardNotFoundError(TavliError, ValueError):
@@ -266,6 +280,13 @@ class FieldFit:
         w, h = image_size
         blank = np.zeros((int(h), int(w)), np.uint8)
         return calibrate(blank, corners=self.corners, field=True, profile=self.profile(), home=home)
+
+    def turned(self) -> FieldFit:
+        """The same field seen from the other side of the board (its corners' order turned half round):
+        the row white sat at becomes black's, and each region's colour moves to the region it turns into."""
+        c = self.corners
+        colours = tuple(self.colours[REGIONS.index(_TURNED.get(r, r))] for r in REGIONS) if self.colours else ()
+        return replace(self, corners=(c[2], c[3], c[0], c[1]), colours=colours)
 
     def to_dict(self) -> dict[str, object]:
         """Plain JSON-ready data."""

@@ -11,7 +11,7 @@ import ``firmware_bridge`` or ``referee``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import cv2
@@ -21,7 +21,7 @@ from board_rules import Position, Side, find_variant
 from board_rules.errors import InvalidPositionError
 from board_rules.gnubg_id import GAME_PLAYING, MatchState, encode_match_id
 from board_rules.ids import position_id
-from vision.calibrate import Geometry
+from vision.calibrate import CalibrationError, Geometry
 from vision.checkers import Palette
 from vision.config import VisionConfig, default_config
 from vision.find_board import FieldConfig, FieldFit, find_field
@@ -51,27 +51,66 @@ def read_photo(
     corners: Sequence[Sequence[float]] | None = None,
     palette: Palette | None = None,
     home: str = "right",
+    white_at: str | None = None,
     config: VisionConfig | None = None,
     field_config: FieldConfig | None = None,
 ) -> PhotoReading:
     """Read checkers, dice and cube from one photo (BGR uint8) of a board with no calibration.
 
     The field is found (or taken at ``corners``: four image px, clockwise, the first two along one row
-    of twelve points), its bar and points fitted to the photo, white's home on ``home`` (white sits
-    at the photo's bottom row), the checker colours decided from the photo unless ``palette`` is given.
+    of twelve points), its bar and points fitted to the photo, white's home on ``home`` as white sees
+    it, the checker colours decided from the photo unless ``palette`` is given. ``white_at`` says
+    which of the field's rows white sits at: ``bottom`` (the photo's bottom row, or the row of the
+    first two ``corners``), ``top``, or ``auto`` (the default without corners): the way round that
+    gives both sides fewer pips to go (:func:`turned_is_likelier`).
 
     Raises :class:`vision.find_board.BoardNotFoundError` where no field is found,
-    :class:`vision.calibrate.CalibrationError` for bad corners or home side, ValueError for an image that is not BGR uint8.
+    :class:`vision.calibrate.CalibrationError` for bad corners, home side or ``white_at``, ValueError
+    for an image that is not BGR uint8.
     """
+    white_at = white_at or ("bottom" if corners is not None else "auto")
+    if white_at not in WHITE_AT:
+        raise CalibrationError(f"white_at: {white_at!r}: expected one of {', '.join(WHITE_AT)}")
     cfg = config or default_config()
-    size = (image.shape[1], image.shape[0])
     fit = find_field(field_config, image, corners)
-    geometry = fit.geometry(size, home)
+    if white_at == "top":
+        fit = fit.turned()
+    reading = _read_at(fit, image, palette, home, cfg)
+    if white_at == "auto" and turned_is_likelier(reading.observation):
+        reading = _read_at(fit.turned(), image, palette, home, cfg)
+        obs = reading.observation
+        said = "white sits at the photo's top: both sides have fewer pips to go that way round"
+        reading = replace(reading, observation=replace(obs, messages=obs.messages + (said,)))
+    return reading
+
+
+WHITE_AT = ("auto", "bottom", "top")
+
+
+def _read_at(fit: FieldFit, image: np.ndarray, palette: Palette | None, home: str, cfg: VisionConfig) -> PhotoReading:
+    geometry = fit.geometry((image.shape[1], image.shape[0]), home)
     v = view(geometry, image, cfg)
     used = palette if palette is not None else photo_palette(geometry, image, cfg, fit)
     if used is not None and not used.board_edges:
         used = Palette(used.white, used.black, used.tray, snapped_edges(v, fit.board_edges(geometry.layout)))
     return PhotoReading(fit, geometry, used, read_frame(geometry, image, used, cfg, photo=True, sides=palette))
+
+
+def turned_is_likelier(obs: Observation) -> bool:
+    """Whether a reading is likelier turned half round (white sitting at the other row).
+
+    In the backgammon family both sides start 167 pips from home and come nearer as the game goes
+    on, while turning the board round moves a checker twelve points. So the way round with fewer
+    pips to go for both sides together is the likelier. False where nothing was read, or on a tie.
+    """
+    if obs.checkers is None:
+        return False
+    points = obs.checkers.points
+
+    def pips(pts) -> int:
+        return sum(i * n if n > 0 else (25 - i) * -n for i, n in enumerate(pts, start=1))
+
+    return pips(points[12:] + points[:12]) < pips(points)
 
 
 def photo_palette(
