@@ -165,6 +165,16 @@ def _side_samples(params: np.ndarray, per_side: int = 8) -> np.ndarray:
     return base[:, None, :] + (tip - base)[:, None, :] * t
 
 
+def _median(a: np.ndarray) -> float:
+    """``np.median`` of a flat array, by partition (a tenth of the cost on a few hundred values)."""
+    n = len(a)
+    h = n // 2
+    if n % 2:
+        return float(np.partition(a, h)[h])
+    part = np.partition(a, (h - 1, h))
+    return float((part[h - 1] + part[h]) / 2)
+
+
 def unit_to_image(corners: np.ndarray) -> np.ndarray | None:
     """The homography from field units (u, v in 0..1) to image px, or None for corners that bound no convex quadrilateral."""
     c = np.asarray(corners, np.float64).reshape(4, 2)
@@ -214,17 +224,19 @@ class Scorer:
             return np.where(counts[:, None] > 0, sums / counts[:, None], np.nan)
 
     def sides(self, params: np.ndarray) -> np.ndarray:
+        """The triangle sides' samples (:func:`_side_samples`) in homogeneous field units: (sides, samples, 3)."""
         key = tuple(float(v) for v in params)
         if self._sides is None or self._sides[0] != key:
-            self._sides = (key, _side_samples(params))
+            pts = _side_samples(params)
+            self._sides = (key, np.concatenate([pts, np.ones(pts.shape[:2] + (1,))], axis=2))
         return self._sides[1]
 
     def side_edges(self, hom: np.ndarray, params: np.ndarray) -> float:
         """How strongly the photo shows an edge along the model's triangle sides, across them: the median
         over the sides' samples, over the photo's strong edges (its 90th percentile)."""
-        pts = self.sides(params)  # (sides, samples, 2) in field units
+        pts = self.sides(params)  # (sides, samples, 3) in homogeneous field units
         k, m = pts.shape[:2]
-        p = np.c_[pts.reshape(-1, 2), np.ones(k * m)] @ hom.T
+        p = pts.reshape(-1, 3) @ hom.T
         xy = p[:, :2] / p[:, 2:3]
         ends = xy.reshape(k, m, 2)
         d = ends[:, -1] - ends[:, 0]
@@ -238,7 +250,7 @@ class Scorer:
         ).reshape(k, m, 3)
         nx, ny = normal[:, None, 0], normal[:, None, 1]
         across = np.sqrt(np.maximum(nx * nx * t[..., 0] + 2 * nx * ny * t[..., 1] + ny * ny * t[..., 2], 0.0))
-        return float(np.median(across)) / self.strong
+        return _median(across.ravel()) / self.strong
 
     def onehot(self, params: np.ndarray) -> np.ndarray:
         """The model's region of each sample, one-hot: (samples, regions)."""
