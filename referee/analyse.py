@@ -403,6 +403,15 @@ def _blunder(at: tuple[int, int], side: Side, kind: str, what: tuple, ids: tuple
     )
 
 
+def _own_cube_blunder(
+    st: _GameState, an: dict[str, Any], action: str, at: tuple[int, int], side: Side, pid: str | None, title: str
+) -> Mistake:
+    """A blunder in ``side``'s own cube decision before its roll (``double`` or ``no double``)."""
+    loss = _cube_loss(an, st.length == 0, action)
+    mid = st.match_id(side, side, (0, 0))
+    return _blunder(at, side, "cube", (action, _CUBE_RIGHT[action], loss, None), (pid, mid), side, title)
+
+
 def _mistakes(doc: dict[str, Any], jacoby: bool) -> dict[str, list[Mistake]]:
     """Every decision gnubg marked ``very bad`` (a blunder), per side, in match order."""
     info = doc["match-info"]
@@ -428,20 +437,8 @@ def _mistakes(doc: dict[str, Any], jacoby: bool) -> dict[str, list[Mistake]]:
                 turn += 1
                 dice = tuple(sorted(a.get("dice") or (0, 0), reverse=True))
                 if an.get("cube-skill") == "very bad":  # a double missed before this roll
-                    loss = _cube_loss(an, length == 0, "no double")
-                    best = _CUBE_RIGHT["no double"]
-                    mid = st.match_id(side, side, (0, 0))
-                    found[side.value].append(
-                        _blunder(
-                            (number, turn),
-                            side,
-                            "cube",
-                            ("no double", best, loss, None),
-                            (pid, mid),
-                            side,
-                            f"{side.value} to decide the cube",
-                        )
-                    )
+                    title = f"{side.value} to decide the cube"
+                    found[side.value].append(_own_cube_blunder(st, an, "no double", (number, turn), side, pid, title))
                 if an.get("skill") == "very bad":
                     best_play, played = an.get("best") or {}, an.get("played") or {}
                     loss = None
@@ -456,20 +453,8 @@ def _mistakes(doc: dict[str, Any], jacoby: bool) -> dict[str, list[Mistake]]:
             elif kind == "double":
                 last_double_pid, last_double = pid, an
                 if an.get("skill") == "very bad":
-                    loss = _cube_loss(an, length == 0, "double")
-                    best = _CUBE_RIGHT["double"]
-                    mid = st.match_id(side, side, (0, 0))
-                    found[side.value].append(
-                        _blunder(
-                            (number, turn),
-                            side,
-                            "cube",
-                            ("double", best, loss, None),
-                            (pid, mid),
-                            side,
-                            f"{side.value} doubles",
-                        )
-                    )
+                    title = f"{side.value} doubles"
+                    found[side.value].append(_own_cube_blunder(st, an, "double", (number, turn), side, pid, title))
             elif kind in ("take", "drop"):
                 if an.get("skill") == "very bad":
                     doubler = side.other
