@@ -267,6 +267,7 @@ class Walker:
             tpins = target.pins
 
         crossing = [0] * 27  # per node: checkers that must still cross from x to x - 1
+        down = [0] * 27  # per node: how many points from x down all have checkers still to cross
         # the opponent's checkers change in the mover's leg only by hits: otherwise compare them once
         opp_moves = target is not None and (v.hits or v.pins)
         if target is not None and exact and not v.pins and not v.hits and b.opp[1:25] != target.opp[1:25]:
@@ -293,6 +294,10 @@ class Walker:
                         longest = run
                 else:
                     run = 0
+            below = 0
+            for x in range(1, 26):
+                below = below + 1 if crossing[x] else 0
+                down[x] = below
             if exact:
                 # each remaining checker move crosses a point at most once
                 if most > n - depth and not pins:
@@ -318,14 +323,6 @@ class Walker:
                         if opp[i] < topp[i] or (not hits and opp[i] != topp[i]):
                             return True
             return False
-
-        def useful(src: int, d: int) -> bool:
-            """Whether a checker moving ``d`` from ``src`` only crosses points it must cross."""
-            lo = src - d + 1
-            for x in range(src, lo - 1 if lo > 1 else 0, -1):
-                if not crossing[x]:
-                    return False
-            return True
 
         visited = 0
 
@@ -358,7 +355,8 @@ class Walker:
                     top = 24
                 srcs = [i for i in range(min(top, 24), 0, -1) if me[i]]
             if target is not None:
-                srcs = [i for i in srcs if useful(i, d)]
+                # a checker moving d from i crosses only points it must cross: min(d, i) of them from i down
+                srcs = [i for i in srcs if down[i] >= (d if d < i else i)]
                 # try first the checker moves that end where some checker must stop
                 # (more checkers cross into the point than cross out of it)
                 srcs.sort(key=lambda i: 0 if i - d > 0 and crossing[i - d] < crossing[i - d + 1] else 1)
