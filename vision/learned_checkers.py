@@ -205,7 +205,10 @@ def read_points(
     side of ``palette`` whose colour the point's checkers are nearer, without one the lighter of the
     two colours the points' checkers fall into, see :func:`sides_by_colour`), a confidence for each, and
     the slots' chances (24 x K x 3). ``ignore`` are discs (x, y, radius in board mm) where dice lie: they are
-    filled in from around them first (:func:`without`). ``most``: as for :func:`sides_by_colour`.
+    filled in from around them first (:func:`without`). ``most`` (checkers a side can have on the points):
+    where the colours give a side more, the most likely reading within it, counts and sides together
+    (:func:`decode_within`): a checker half seen (a die, a fleck) is dropped rather than another's
+    colour turned.
 
     Raises :class:`CheckerModelError` where the shipped model is missing.
     """
@@ -218,10 +221,18 @@ def read_points(
         n, side, conf = decode(probs[p])
         counts.append(n * side)
         confs.append(conf)
-    sided = sides_by_colour(crops, tuple(counts), palette, most)
+    return sides_within(probs, crops, tuple(counts), palette, most), tuple(confs), probs
+
+
+def sides_within(
+    probs: np.ndarray, crops: np.ndarray, counts: tuple[int, ...], palette: Palette | None, most: int | None
+) -> tuple[int, ...]:
+    """``counts`` with their sides told by colour (:func:`sides_by_colour`); where that gives a side more than
+    ``most``, the most likely reading within it, counts and sides together (:func:`decode_within`)."""
+    sided = sides_by_colour(crops, counts, palette)
     if most is not None and max(_totals(sided)) > most:
         sided = decode_within(probs, crops, sided, palette, most)
-    return sided, tuple(confs), probs
+    return sided
 
 
 def _totals(counts: Sequence[int]) -> tuple[int, int]:
@@ -308,27 +319,21 @@ def top_colours(crops: np.ndarray, counts: tuple[int, ...]) -> dict[int, np.ndar
     return out
 
 
-def sides_by_colour(
-    crops: np.ndarray, counts: tuple[int, ...], palette: Palette | None = None, most: int | None = None
-) -> tuple[int, ...]:
+def sides_by_colour(crops: np.ndarray, counts: tuple[int, ...], palette: Palette | None = None) -> tuple[int, ...]:
     """The counts with their sides told by colour across the whole frame (the points' checker colours from
     their ``crops``): which of ``palette``'s colours a point's checkers are nearer; without a palette, the
     colours are split in two (k-means from the network's sides, lightness counted half) and the lighter
     group is white. Where the two groups lie less than :data:`MIN_SPLIT_LAB` apart (one side alone on the
-    points), the network's sides stay. With ``most`` (checkers a side can have on the points), a split
-    that gives a side more is replaced by the nearest one that does not (:func:`split_within`)."""
+    points), the network's sides stay."""
     tops = top_colours(crops, counts)
     if not tops:
         return counts
     idx = sorted(tops)
     cols = np.array([tops[i] for i in idx], np.float32)
-    sizes = np.array([abs(counts[i]) for i in idx])
     if palette is not None:
         dw = np.linalg.norm(cols - np.float32(palette.white), axis=1)
         db = np.linalg.norm(cols - np.float32(palette.black), axis=1)
         light = dw <= db
-        if most is not None:
-            light = split_within(dw, db, sizes, most, light)
     else:
         cols = cols * _SPLIT_WEIGHTS  # light changes lightness across a board more than it changes hue
         light = np.array([counts[i] > 0 for i in idx])
@@ -340,8 +345,6 @@ def sides_by_colour(
             a, b = cols[light].mean(axis=0), cols[~light].mean(axis=0)
             to_a, to_b = np.linalg.norm(cols - a, axis=1), np.linalg.norm(cols - b, axis=1)
             new = to_a <= to_b
-            if most is not None:
-                new = split_within(to_a, to_b, sizes, most, new)
             if (new == light).all():
                 break
             light = new
@@ -356,38 +359,6 @@ def sides_by_colour(
     for i, is_light in zip(idx, light):
         out[i] = abs(counts[i]) if is_light else -abs(counts[i])
     return tuple(out)
-
-
-def split_within(to_a: np.ndarray, to_b: np.ndarray, sizes: np.ndarray, most: int, first: np.ndarray) -> np.ndarray:
-    """Which stacks go to group a (True) or b: ``first`` where neither group then holds more than ``most``
-    checkers (``sizes``); else the split within that bound whose stacks lie nearest their group's colour
-    (the sum of ``to_a`` or ``to_b``, a dynamic programme over a's total). ``first`` where no split is within it."""
-    total = int(sizes.sum())
-    if int(sizes[first].sum()) <= most and total - int(sizes[first].sum()) <= most:
-        return first
-    if total > 2 * most:
-        return first
-    inf = float("inf")
-    cost = np.full(most + 1, inf)
-    cost[0] = 0.0
-    took = np.zeros((len(sizes), most + 1), bool)  # stack i went to a, with a's total after it
-    for i, (n, ca, cb) in enumerate(zip(sizes, to_a, to_b)):
-        to_b_cost = cost + cb
-        to_a_cost = np.full(most + 1, inf)
-        if n <= most:
-            to_a_cost[n:] = cost[: most + 1 - n] + ca
-        took[i] = to_a_cost < to_b_cost
-        cost = np.minimum(to_a_cost, to_b_cost)
-    feasible = np.arange(most + 1) >= total - most
-    if not np.isfinite(cost[feasible]).any():
-        return first
-    at = int(np.argmin(np.where(feasible, cost, inf)))
-    out = np.zeros(len(sizes), bool)
-    for i in range(len(sizes) - 1, -1, -1):
-        if took[i, at]:
-            out[i] = True
-            at -= int(sizes[i])
-    return out
 
 
 def combine(
