@@ -26,7 +26,7 @@ if str(ROOT) not in sys.path:
 from board_rules import Position, Roll, Side, find_variant  # noqa: E402
 from engine.learned import Net, after, flip, outcome_target, score_plays  # noqa: E402
 
-SHIPPED_GAMES = {"portes": 5000}
+SHIPPED_GAMES = {"portes": 5000, "long-nardy": 12000}
 """Self-play games the shipped nets were trained on (3000 for the games not named)."""
 
 MAX_PLIES = 2_000
@@ -154,7 +154,7 @@ def train(args) -> Net:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--variant", required=True, help="the game: portes, plakoto, fevga, gul-bara, long-nardy, ...")
-    p.add_argument("--games", type=int, help="self-play games (default: as many as the shipped net's, 3000 or 5000)")
+    p.add_argument("--games", type=int, help="self-play games (default: as many as the shipped net's, 3000 to 12000)")
     p.add_argument("--hidden", type=int, default=64, help="hidden units (default 64)")
     p.add_argument("--lam", type=float, default=0.7, help="TD lambda (default 0.7)")
     p.add_argument(
