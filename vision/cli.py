@@ -85,7 +85,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--white-at",
         choices=("auto", "bottom", "top"),
         help="without --geometry: the field's row white sits at (bottom: the photo's bottom row, or "
-        "the row of the first two --corners; auto, the default without --corners: the way round "
+        "the row of the last two --corners; auto, the default without --corners: the way round "
         "that gives both sides fewer pips to go)",
     )
     r.add_argument(

@@ -61,7 +61,7 @@ def read_photo(
     of twelve points), its bar and points fitted to the photo, white's home on ``home`` as white sees
     it, the checker colours decided from the photo unless ``palette`` is given. ``white_at`` says
     which of the field's rows white sits at: ``bottom`` (the photo's bottom row, or the row of the
-    first two ``corners``), ``top``, or ``auto`` (the default without corners): the way round that
+    last two ``corners``), ``top``, or ``auto`` (the default without corners): the way round that
     gives both sides fewer pips to go (:func:`turned_is_likelier`).
 
     Raises :class:`vision.find_board.BoardNotFoundError` where no field is found,
