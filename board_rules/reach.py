@@ -242,7 +242,6 @@ class Walker:
                 tcum[x] = tcum[x + 1] + tme[x]
             toff = tme[0]
             topp = target.opp
-            hits = v.hits
             pins = v.pins
             # sums of the next j dice from each depth
             sums = []
@@ -268,9 +267,9 @@ class Walker:
 
         crossing = [0] * 27  # per node: checkers that must still cross from x to x - 1
         down = [0] * 27  # per node: how many points from x down all have checkers still to cross
-        # the opponent's checkers change in the mover's leg only by hits: otherwise compare them once
-        opp_moves = target is not None and (v.hits or v.pins)
-        if target is not None and exact and not v.pins and not v.hits and b.opp[1:25] != target.opp[1:25]:
+        # in the mover's leg the opponent's checkers change only by hits and pins: otherwise compare them once
+        hitting = v.hits and not v.pins
+        if target is not None and exact and not v.hits and not v.pins and b.opp[1:25] != target.opp[1:25]:
             return []
 
         def hopeless(depth: int) -> bool:
@@ -317,10 +316,10 @@ class Walker:
                 big = bigger[depth]
                 if big and longest < big and not (run and me[0] < toff):
                     return True
-                if opp_moves and not pins:  # later legs of the other side may still move its checkers
+                if hitting:  # a hit only adds to the opponent's bar; later legs may still move its checkers
                     opp = b.opp
                     for i in range(1, 25):
-                        if opp[i] < topp[i] or (not hits and opp[i] != topp[i]):
+                        if opp[i] < topp[i]:
                             return True
             return False
 

@@ -343,8 +343,7 @@ def sides_by_colour(crops: np.ndarray, counts: tuple[int, ...], palette: Palette
             if light.all() or not light.any():
                 return counts
             a, b = cols[light].mean(axis=0), cols[~light].mean(axis=0)
-            to_a, to_b = np.linalg.norm(cols - a, axis=1), np.linalg.norm(cols - b, axis=1)
-            new = to_a <= to_b
+            new = np.linalg.norm(cols - a, axis=1) <= np.linalg.norm(cols - b, axis=1)
             if (new == light).all():
                 break
             light = new
