@@ -10,6 +10,7 @@ nell-byler/train out and reports on it; the shipped model uses all of it. Seeds 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import time
@@ -37,12 +38,15 @@ from vision.render import BOARD_STYLES, CHECKER_STYLES, DIE_COLOURS, DieSpec, re
 
 CROP = 256  # training crops are this square
 RENDER_SEEDS = 900000  # the renderer's seeds for training frames start here
+BOARD_PHOTOS = DATA.parents[0] / "boards" / "backgammoncv"  # real board photos: those without dice are negatives
+BOARD_LABELS = ROOT / "tests" / "data" / "boards" / "backgammoncv.json"
 
 
 @dataclass
 class Sample:
     jpeg: bytes  # the image, JPEG-encoded to keep the set small in memory
     dice: np.ndarray  # n x 5: cx, cy, side px, value 1..6, side known (1) or not (0)
+    die_px: float | None = None  # a die's likely side where the image has none (a negative)
 
 
 def photo_samples(folder: Path, whole_die_boxes: bool, names: set[str] | None = None) -> list[Sample]:
@@ -103,6 +107,27 @@ def rendered_samples(count: int) -> list[Sample]:
     return out
 
 
+def negative_samples() -> list[Sample]:
+    """The real board photos labelled with no dice anywhere (``tests/data/boards``): checkers, points,
+    a clock, score cards, a cube, printed patterns, all of which the network must not take for dice.
+
+    A die is taken to be a fortieth of the photo's longer side: about half a checker where the board
+    fills the photo, so that crops show checkers from a little larger than a die to a few times larger.
+    """
+    labels = json.loads(BOARD_LABELS.read_text())["frames"]
+    out = []
+    for name, label in sorted(labels.items()):
+        path = BOARD_PHOTOS / name
+        if label.get("dice") or label.get("dice_elsewhere") or not path.is_file():
+            continue
+        image = cv2.imread(str(path))
+        if image is None:
+            continue
+        ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 95])
+        out.append(Sample(jpeg.tobytes(), np.zeros((0, 5), np.float32), max(image.shape[:2]) / 40))
+    return out
+
+
 # ----------------------------------------------------------------- augmentation and targets
 
 
@@ -111,7 +136,7 @@ def augment(sample: Sample, rng: np.random.Generator) -> tuple[np.ndarray, np.nd
     image = cv2.imdecode(np.frombuffer(sample.jpeg, np.uint8), cv2.IMREAD_COLOR)
     dice = sample.dice
     sides = dice[dice[:, 4] > 0, 2] if len(dice) else np.zeros(0)
-    ref = float(np.median(sides)) if len(sides) else max(image.shape[:2]) / 16
+    ref = float(np.median(sides)) if len(sides) else sample.die_px or max(image.shape[:2]) / 16
     scale = rng.uniform(16, 56) / ref
     theta = rng.uniform(0, 2 * math.pi)
     squash = rng.uniform(0.85, 1.15)
@@ -233,6 +258,41 @@ class Net(nn.Module):
         return torch.cat([torch.sigmoid(o[:, :6]), o[:, 6:]], dim=1)
 
 
+def load_folded(model: Net, onnx_path: Path) -> None:
+    """Start ``model`` from an exported ONNX of it, whose batch norms the export folded into the convolutions.
+
+    Each folded convolution's weights and bias go into the convolution and its batch norm (scale 1,
+    mean 0, variance 1), so the model computes what the ONNX does while its batch norms are kept in
+    eval mode (see :func:`freeze_norms`).
+    """
+    import onnx  # comes with torch's ONNX export
+    from onnx import numpy_helper
+
+    weights = {i.name: numpy_helper.to_array(i) for i in onnx.load(str(onnx_path)).graph.initializer}
+    folded = sorted((k for k in weights if k.startswith("onnx::Conv_")), key=lambda k: int(k.rsplit("_", 1)[1]))
+    blocks = [m for m in model.modules() if isinstance(m, nn.Sequential) and isinstance(m[0], nn.Conv2d)]
+    if len(folded) != 2 * len(blocks):
+        raise SystemExit(f"--init: {str(onnx_path)!r} is not this network ({len(folded) // 2} folded convolutions)")
+    with torch.no_grad():
+        for block, (w, b) in zip(blocks, zip(folded[::2], folded[1::2])):
+            conv, norm = block[0], block[1]
+            conv.weight.copy_(torch.from_numpy(np.array(weights[w])))
+            norm.weight.fill_(1.0)
+            norm.bias.copy_(torch.from_numpy(np.array(weights[b])))
+            norm.running_mean.zero_()
+            norm.running_var.fill_(1.0 - norm.eps)
+        for name, param in model.named_parameters():
+            if name in weights:
+                param.copy_(torch.from_numpy(np.array(weights[name])))
+
+
+def freeze_norms(model: Net) -> None:
+    """Batch norms in eval mode: a fine-tune from :func:`load_folded` keeps their statistics fixed."""
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.eval()
+
+
 def focal_loss(pred: torch.Tensor, gt: torch.Tensor) -> torch.Tensor:
     """CenterNet's penalty-reduced focal loss over heatmaps, per die."""
     pred = pred.clamp(1e-4, 1 - 1e-4)
@@ -296,10 +356,29 @@ def main(argv: list[str] | None = None) -> int:
         help="leave this fifth of nell-byler/train out and report on it",
     )
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--init", type=Path, default=None, help="fine-tune from this ONNX of the network (batch norms fixed)"
+    )
+    ap.add_argument(
+        "--mix",
+        default="0.35,0.4,0.25,0",
+        help="the shares among the crops of matteop65 Train, nell-byler/train, rendered frames and the "
+        "board photos without dice",
+    )
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: as many as cores)")
     args = ap.parse_args(argv)
     if not DATA.is_dir():
         print(f"dice data: {str(DATA)!r} does not exist", file=sys.stderr)
+        return 2
+    try:
+        mix = [float(v) for v in args.mix.split(",")]
+        if len(mix) != 4 or min(mix) < 0 or sum(mix) <= 0:
+            raise ValueError
+    except ValueError:
+        print(f"--mix: {args.mix!r}: expected four shares such as 0.35,0.4,0.25,0", file=sys.stderr)
+        return 2
+    if args.init is not None and not args.init.is_file():
+        print(f"--init: {str(args.init)!r} does not exist", file=sys.stderr)
         return 2
     torch.manual_seed(args.seed)
     if args.threads:
@@ -312,17 +391,27 @@ def main(argv: list[str] | None = None) -> int:
     matteo = photo_samples(DATA / "matteop65" / "Train", whole_die_boxes=False)
     nell = photo_samples(DATA / "nell-byler" / "train", whole_die_boxes=True, names=train_in)
     rendered = rendered_samples(args.rendered)
-    pools = [(matteo, 0.35), (nell, 0.4), (rendered, 0.25)]
+    negatives = negative_samples() if mix[3] > 0 else []
+    if mix[3] > 0 and not negatives:
+        print(f"--mix: no board photos without dice in {str(BOARD_PHOTOS)!r}", file=sys.stderr)
+        return 2
+    pools = [(p, w) for p, w in zip([matteo, nell, rendered, negatives], np.array(mix) / sum(mix)) if w > 0]
     print(
-        f"training set: {len(matteo)} matteop65 Train, {len(nell)} nell-byler/train, {len(rendered)} rendered "
+        f"training set: {len(matteo)} matteop65 Train, {len(nell)} nell-byler/train, {len(rendered)} rendered, "
+        f"{len(negatives)} board photos without dice "
         f"({time.time() - t0:.0f} s to load); device {device}",
         flush=True,
     )
 
-    model = Net().to(device)
+    model = Net()
+    if args.init is not None:
+        load_folded(model, args.init)
+    model = model.to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.steps, pct_start=0.05)
     model.train()
+    if args.init is not None:
+        freeze_norms(model)
     t0 = time.time()
     for step in range(args.steps):
         xs, hs, ss, ms = [], [], [], []

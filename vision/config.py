@@ -115,6 +115,7 @@ _KEYS = {
     "real_board_dice_reader": ("dice", "real_board_reader"),
     "learned_min_score": ("dice", "learned_min_score"),
     "learned_sure_score": ("dice", "learned_sure_score"),
+    "learned_alone_score": ("dice", "learned_alone_score"),
 }
 
 DICE_READERS = ("verified", "learned", "classical")
@@ -228,11 +229,12 @@ class VisionConfig:
     dice_bar_flat_min_ratio: float = 1.4
     dice_probe_min_frac: float = 0.5
     dice_two_min_span_per_die: float = 0.6
-    photo_dice_reader: str = "verified"
+    photo_dice_reader: str = "learned"
     board_dice_reader: str = "classical"
     real_board_dice_reader: str = "verified"
     learned_min_score: float = 0.35
     learned_sure_score: float = 0.6
+    learned_alone_score: float = 0.45
 
     def __post_init__(self) -> None:
         if not isinstance(self.min_markers, int) or not 3 <= self.min_markers <= 4:
@@ -279,7 +281,7 @@ class VisionConfig:
         for name in ("photo_dice_reader", "board_dice_reader", "real_board_dice_reader"):
             if getattr(self, name) not in DICE_READERS:
                 raise ConfigError(f"{name}: {getattr(self, name)!r}: expected one of {', '.join(DICE_READERS)}")
-        for name in ("learned_min_score", "learned_sure_score"):
+        for name in ("learned_min_score", "learned_sure_score", "learned_alone_score"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
                 raise ConfigError(f"{name}: {v!r}: expected a fraction between 0 and 1")

@@ -57,7 +57,9 @@ def read_dice(
         return [] if field is None else read_dice_in(cfg, image, field, plane=plane, reader=reader)
     if mask is not None:
         mask = _mask01(mask, (h, w))
-    return _by_reader(cfg, reader, lambda: _read_learned(cfg, image, mask, None), lambda: _read_photo(cfg, image, mask))
+    return _by_reader(
+        cfg, reader, lambda score: _read_learned(cfg, image, mask, None, score), lambda: _read_photo(cfg, image, mask)
+    )
 
 
 def _read_photo(cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None) -> list[DieReading]:
@@ -86,20 +88,23 @@ def _reader(cfg: VisionConfig, reader: str | None, die_px: float | None) -> str:
 
 def _by_reader(cfg: VisionConfig, reader: str, learned, classical) -> list[DieReading]:
     """The readings of ``reader`` ("learned", "classical" or "verified"), from the callables that run
-    each reader: only those it needs are run."""
+    each reader (``learned`` given the least score for a die): only those it needs are run. The
+    network's dice alone need ``learned_alone_score``; those the classical reader may verify,
+    ``learned_min_score``."""
     if reader == "classical":
         return classical()
-    found = learned()
-    return found if reader == "learned" else _verified(cfg, found, classical())
+    if reader == "learned":
+        return learned(cfg.learned_alone_score)
+    return _verified(cfg, learned(cfg.learned_min_score), classical())
 
 
 def _read_learned(
-    cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die_px: float | None
+    cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die_px: float | None, min_score: float
 ) -> list[DieReading]:
     """The dice :mod:`vision.learned_dice`'s network finds (``mask`` 0/1 or None; ``die_px`` a checked
     die's side or None), as readings never flagged cocked."""
     out = []
-    for f in learned_dice.find_dice(image, die_px=die_px, mask=mask, min_score=cfg.learned_min_score):
+    for f in learned_dice.find_dice(image, die_px=die_px, mask=mask, min_score=min_score):
         s = f.side if die_px is None else float(die_px)
         box = (round(f.centre[0] - s / 2), round(f.centre[1] - s / 2), max(1, round(s)), max(1, round(s)))
         out.append(DieReading(f.value, box, f.centre, False, round(f.score, 3)))
@@ -228,7 +233,7 @@ def read_dice_in(
     return _by_reader(
         cfg,
         reader,
-        lambda: _read_learned(cfg, image, _frame_mask(field), field.die / field.scale),
+        lambda score: _read_learned(cfg, image, _frame_mask(field), field.die / field.scale, score),
         lambda: _read_field(cfg, image, field, plane),
     )
 
