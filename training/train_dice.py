@@ -1,10 +1,12 @@
 """Train the learned dice reader and write its ONNX (``make train-dice``): needs ``.[train]`` (torch).
 
-Data: the labelled photos of ``../shared/data/dice`` (matteop65 Train, nell-byler/train) and
-frames of :mod:`vision.render` (seeds 900000 on, used by nothing else), under strong randomisation
-(scale, rotation, colour and hue, inversion, blur, motion blur, noise, JPEG). ``nell-byler/test``
-is never read; matteop65 Valid only reported on. ``--holdout-fold K`` leaves the K-th fifth of
-nell-byler/train out and reports on it; the shipped model uses all of it. Seeds are fixed.
+Data: the labelled photos of ``../shared/data/dice`` (matteop65 Train, nell-byler/train), frames
+of :mod:`vision.render` (seeds 900000 on, used by nothing else) and, with ``--mix``, the labelled
+board photos without dice as negatives, under strong randomisation (scale, rotation, colour and
+hue, inversion, blur, motion blur, noise, JPEG). ``nell-byler/test`` is never read; matteop65
+Valid only reported on. ``--holdout-fold K`` leaves the K-th fifth of nell-byler/train out and
+reports on it; the shipped model leaves fold 4 out. ``--init`` goes on from an earlier run's
+ONNX (``make train-dice`` runs twice). Seeds are fixed.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from board_rules import Position  # noqa: E402
+from training.checkers_data import DATA as BOARD_PHOTOS  # noqa: E402
+from training.checkers_data import LABELS as BOARD_LABELS  # noqa: E402
 from training.dice_data import DATA, nell_fold, yolo_folder  # noqa: E402
 from vision import learned_dice  # noqa: E402
 from vision.board import DIE_SIZE_MM  # noqa: E402
@@ -38,8 +42,6 @@ from vision.render import BOARD_STYLES, CHECKER_STYLES, DIE_COLOURS, DieSpec, re
 
 CROP = 256  # training crops are this square
 RENDER_SEEDS = 900000  # the renderer's seeds for training frames start here
-BOARD_PHOTOS = DATA.parents[0] / "boards" / "backgammoncv"  # real board photos: those without dice are negatives
-BOARD_LABELS = ROOT / "tests" / "data" / "boards" / "backgammoncv.json"
 
 
 @dataclass
@@ -372,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         mix = [float(v) for v in args.mix.split(",")]
-        if len(mix) != 4 or min(mix) < 0 or sum(mix) <= 0:
+        if len(mix) != 4 or not all(math.isfinite(v) and v >= 0 for v in mix) or sum(mix) <= 0:
             raise ValueError
     except ValueError:
         print(f"--mix: {args.mix!r}: expected four shares such as 0.35,0.4,0.25,0", file=sys.stderr)
