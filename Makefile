@@ -69,7 +69,9 @@ $(TRAIN_STAMP): $(STAMP)
 train-dice: $(TRAIN_STAMP)
 	$(PY) training/train_dice.py --holdout-fold 4 --out build/dice/base.onnx
 	$(PY) training/train_dice.py --holdout-fold 4 --init build/dice/base.onnx --steps 3000 --lr 1e-3 \
-		--mix 0.25,0.45,0.15,0.15 --out vision/models/dice.onnx
+		--mix 0.25,0.45,0.15,0.15 --out build/dice/second.onnx
+	$(PY) training/train_dice.py --holdout-fold 4 --init build/dice/second.onnx --steps 3000 --lr 1e-3 \
+		--mix 0.25,0.45,0.15,0.15 --seed 1 --out vision/models/dice.onnx
 
 # the learned checker reader: trains on the labelled real frames of ../shared/data/boards and rendered ones
 # (one CPU thread), writes vision/models/checkers.onnx
