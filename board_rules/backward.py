@@ -114,8 +114,6 @@ def backward_path(
             forward.undo(u)
             if u[1] != dst:
                 return False
-        if not (ordered and i >= 2 and dice[i - 2] == dice[i - 1]):
-            low = 0  # the next die starts a run of its own
         key = (i, bytes(me))
         was = seen.get(key)
         if (was is not None and was <= low) or not feasible(i - 1):
@@ -132,12 +130,13 @@ def backward_path(
         if i == 0:
             return me == start.me
         d = dice[i - 1]
+        same = ordered and i >= 2 and dice[i - 2] == d  # the next die goes on with this run
         for q in range(max(1, low), 25 - d):
             if me[q] and not opp[q + d] and crossing[q + 1] > 0:
                 me[q] -= 1
                 me[q + d] += 1
                 shift(q + 1, q + d, -1)
-                found = step(i, q + d, q, q)
+                found = step(i, q + d, q, q if same else 0)
                 shift(q + 1, q + d, 1)
                 me[q] += 1
                 me[q + d] -= 1

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from board_rules import Roll
+from board_rules import Roll, Side
 from board_rules.backward import backward_path
 from board_rules.moves import Board
 from board_rules.reach import sample_results
@@ -34,7 +34,7 @@ def test_every_legal_result_of_a_double_is_found_backwards_and_its_moves_play_th
         d = rng.randint(1, 6)
         side = position.turn
         start = Board.of(position, side)
-        si = 0 if side.name == "WHITE" else 1
+        si = 0 if side is Side.WHITE else 1
         seq = position.variant.dice_sequences(d, d, position.rolls[si])[0]
         for legs, final, final_side in sample_results(position, Roll(d, d), limit=10):
             if final_side is not side or len(legs) != 1:
