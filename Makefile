@@ -64,8 +64,8 @@ $(TRAIN_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,train]'
 	touch $(TRAIN_STAMP)
 
-# in two runs: 6,000 steps from scratch, then 3,000 more from that network with its batch norms fixed,
-# nell-byler's photos weighted up and the board photos without dice among the crops
+# in three runs: 6,000 steps from scratch, then twice 3,000 more from the last network with its batch
+# norms fixed, nell-byler's photos weighted up and the board photos without dice among the crops
 train-dice: $(TRAIN_STAMP)
 	$(PY) training/train_dice.py --holdout-fold 4 --out build/dice/base.onnx
 	$(PY) training/train_dice.py --holdout-fold 4 --init build/dice/base.onnx --steps 3000 --lr 1e-3 \

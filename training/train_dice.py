@@ -6,7 +6,7 @@ board photos without dice as negatives, under strong randomisation (scale, rotat
 hue, inversion, blur, motion blur, noise, JPEG). ``nell-byler/test`` is never read; matteop65
 Valid only reported on. ``--holdout-fold K`` leaves the K-th fifth of nell-byler/train out and
 reports on it; the shipped model leaves fold 4 out. ``--init`` goes on from an earlier run's
-ONNX (``make train-dice`` runs twice). Seeds are fixed.
+ONNX (``make train-dice`` runs three times). Seeds are fixed.
 """
 
 from __future__ import annotations
