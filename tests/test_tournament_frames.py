@@ -143,6 +143,6 @@ def test_these_hand_free_frames_are_read_exactly_dice_included(name):
     frame1's third die was the classical reader's; test10 and test1 have no palette frame: read
     as photos (test10's lone checker on its 24 point had been given the other side to keep both within 15).
     test12's points are read right, but its 6 is missed: the dice network's second run scored it
-    0.49, under the 0.6 it needs where the classical reader does not see it, and the third run
-    misses it too (docs/learned-dice.md)."""
+    0.49, under the 0.6 it needs where the classical reader does not see it, and the later runs
+    miss it too (docs/learned-dice.md)."""
     assert tf.read_exactly(name, tf.read(name)[1]) is True

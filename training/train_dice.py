@@ -6,7 +6,8 @@ board photos without dice as negatives, under strong randomisation (scale, rotat
 hue, inversion, blur, motion blur, noise, JPEG). ``nell-byler/test`` is never read; matteop65
 Valid only reported on. ``--holdout-fold K`` leaves the K-th fifth of nell-byler/train out and
 reports on it; the shipped model leaves fold 4 out. ``--init`` goes on from an earlier run's
-ONNX (``make train-dice`` runs three times). Seeds are fixed.
+ONNX (``make train-dice`` runs twice). ``--workers`` makes the batches in other processes, which
+a GPU needs to be kept busy. Seeds are fixed.
 """
 
 from __future__ import annotations
@@ -62,54 +63,64 @@ def photo_samples(folder: Path, whole_die_boxes: bool, names: set[str] | None = 
     return out
 
 
-def rendered_samples(count: int) -> list[Sample]:
-    """Frames drawn by the renderer: random dice (none cocked) on every board and checker style, some cubes."""
-    out = []
+def rendered_samples(count: int, workers: int = 0) -> list[Sample]:
+    """Frames drawn by the renderer: random dice (none cocked) on every board and checker style, some cubes.
+
+    Each frame depends on its index alone, so ``workers`` processes draw the same frames as one.
+    """
+    if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers) as pool:
+            return list(pool.map(rendered_sample, range(count), chunksize=8))
+    return [rendered_sample(i) for i in range(count)]
+
+
+def rendered_sample(i: int) -> Sample:
+    """The ``i``-th rendered training frame (renderer seed ``RENDER_SEEDS + i``)."""
     colours = sorted(DIE_COLOURS)
-    for i in range(count):
-        seed = RENDER_SEEDS + i
-        rng = np.random.default_rng([seed, 7])
-        position = Position.start(["backgammon", "portes", "plakoto", "fevga"][i % 4])
-        dice = [
-            DieSpec(int(rng.integers(1, 7)), colour=colours[int(rng.integers(len(colours)))])
-            for _ in range(int(rng.integers(2, 5)))
-        ]
-        cube = (
-            (int(2 ** rng.integers(0, 7)), ["centre", "white", "black"][int(rng.integers(3))])
-            if rng.random() < 0.5
-            else None
+    seed = RENDER_SEEDS + i
+    rng = np.random.default_rng([seed, 7])
+    position = Position.start(["backgammon", "portes", "plakoto", "fevga"][i % 4])
+    dice = [
+        DieSpec(int(rng.integers(1, 7)), colour=colours[int(rng.integers(len(colours)))])
+        for _ in range(int(rng.integers(2, 5)))
+    ]
+    cube = (
+        (int(2 ** rng.integers(0, 7)), ["centre", "white", "black"][int(rng.integers(3))])
+        if rng.random() < 0.5
+        else None
+    )
+    frame = render(
+        position,
+        dice=dice,
+        cube=cube,
+        seed=seed,
+        style=sorted(BOARD_STYLES)[i % len(BOARD_STYLES)],
+        checkers=sorted(CHECKER_STYLES)[(i // 3) % len(CHECKER_STYLES)],
+        size=(960, 720),
+        noise=float(rng.uniform(0, 5)),
+        blur=float(rng.uniform(0, 1.2)),
+    )
+    rows = []
+    for d in frame.dice:
+        mm = np.array(
+            [
+                [d.centre_mm[0] - DIE_SIZE_MM / 2, d.centre_mm[1]],
+                [d.centre_mm[0] + DIE_SIZE_MM / 2, d.centre_mm[1]],
+                [d.centre_mm[0], d.centre_mm[1] - DIE_SIZE_MM / 2],
+                [d.centre_mm[0], d.centre_mm[1] + DIE_SIZE_MM / 2],
+            ],
+            np.float32,
         )
-        frame = render(
-            position,
-            dice=dice,
-            cube=cube,
-            seed=seed,
-            style=sorted(BOARD_STYLES)[i % len(BOARD_STYLES)],
-            checkers=sorted(CHECKER_STYLES)[(i // 3) % len(CHECKER_STYLES)],
-            size=(960, 720),
-            noise=float(rng.uniform(0, 5)),
-            blur=float(rng.uniform(0, 1.2)),
-        )
-        rows = []
-        for d in frame.dice:
-            mm = np.array(
-                [
-                    [d.centre_mm[0] - DIE_SIZE_MM / 2, d.centre_mm[1]],
-                    [d.centre_mm[0] + DIE_SIZE_MM / 2, d.centre_mm[1]],
-                    [d.centre_mm[0], d.centre_mm[1] - DIE_SIZE_MM / 2],
-                    [d.centre_mm[0], d.centre_mm[1] + DIE_SIZE_MM / 2],
-                ],
-                np.float32,
-            )
-            px = cv2.perspectiveTransform(mm[None], frame.homography)[0]
-            side = 0.5 * (np.linalg.norm(px[1] - px[0]) + np.linalg.norm(px[3] - px[2]))
-            rows.append((d.centre[0], d.centre[1], side, d.value, 1.0))
-        ok, jpeg = cv2.imencode(".jpg", frame.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
-        out.append(Sample(jpeg.tobytes(), np.array(rows, np.float32).reshape(-1, 5)))
-    return out
+        px = cv2.perspectiveTransform(mm[None], frame.homography)[0]
+        side = 0.5 * (np.linalg.norm(px[1] - px[0]) + np.linalg.norm(px[3] - px[2]))
+        rows.append((d.centre[0], d.centre[1], side, d.value, 1.0))
+    ok, jpeg = cv2.imencode(".jpg", frame.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    return Sample(jpeg.tobytes(), np.array(rows, np.float32).reshape(-1, 5))
 
 
-def negative_samples() -> list[Sample]:
+def negative_samples(photos: Path = BOARD_PHOTOS) -> list[Sample]:
     """The real board photos labelled with no dice anywhere (``tests/data/boards``): checkers, points,
     a clock, score cards, a cube, printed patterns, all of which the network must not take for dice.
 
@@ -119,7 +130,7 @@ def negative_samples() -> list[Sample]:
     labels = json.loads(BOARD_LABELS.read_text())["frames"]
     out = []
     for name, label in sorted(labels.items()):
-        path = BOARD_PHOTOS / name
+        path = photos / name
         if label.get("dice") or label.get("dice_elsewhere") or not path.is_file():
             continue
         image = cv2.imread(str(path))
@@ -221,6 +232,38 @@ def targets(dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return heat, size, mask
 
 
+def make_batch(
+    pools: list[list[Sample]], shares: list[float], batch: int, rng: np.random.Generator
+) -> tuple[np.ndarray, ...]:
+    """A batch of augmented crops drawn from ``pools`` by ``shares``: images (B x 3 x CROP x CROP, -0.5..0.5),
+    face heatmaps, log sides and their mask."""
+    xs, hs, ss, ms = [], [], [], []
+    for _ in range(batch):
+        pool = pools[int(rng.choice(len(pools), p=shares))]
+        img, dice = augment(pool[int(rng.integers(len(pool)))], rng)
+        h, s, m = targets(dice)
+        xs.append(img.astype(np.float32).transpose(2, 0, 1) / 255 - 0.5)
+        hs.append(h), ss.append(s), ms.append(m)
+    return tuple(np.stack(v) for v in (xs, hs, ss, ms))
+
+
+class Batches(torch.utils.data.IterableDataset):
+    """Endless batches made in DataLoader worker processes, worker ``k`` drawing from seed ``(seed, k + 1)``.
+
+    The loader takes the workers' batches in turn, so a run with the same seed and workers sees the same batches.
+    """
+
+    def __init__(self, pools: list[list[Sample]], shares: list[float], batch: int, seed: int) -> None:
+        self.pools, self.shares, self.batch, self.seed = pools, shares, batch, seed
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        cv2.setNumThreads(1)
+        rng = np.random.default_rng([self.seed, (info.id if info else 0) + 1])
+        while True:
+            yield make_batch(self.pools, self.shares, self.batch, rng)
+
+
 # ----------------------------------------------------------------- the network
 
 
@@ -229,22 +272,26 @@ def _cbr(i: int, o: int, stride: int = 1) -> nn.Sequential:
 
 
 class Net(nn.Module):
-    """Five halvings down to 1/32, then back up to 1/4 with skips: 6 face scores (sigmoid) and a log side per cell."""
+    """Five halvings down to 1/32, then back up to 1/4 with skips: 6 face scores (sigmoid) and a log side per cell.
 
-    def __init__(self) -> None:
+    ``width`` scales every layer's channels (1: 16, 24, 48, 64, 96 down, 48 up; about 0.3 M parameters).
+    """
+
+    def __init__(self, width: float = 1.0) -> None:
         super().__init__()
-        self.s4 = nn.Sequential(_cbr(3, 16, 2), _cbr(16, 24, 2), _cbr(24, 24))
-        self.s8 = nn.Sequential(_cbr(24, 48, 2), _cbr(48, 48))
-        self.s16 = nn.Sequential(_cbr(48, 64, 2), _cbr(64, 64))
-        self.s32 = nn.Sequential(_cbr(64, 96, 2), _cbr(96, 96))
+        c1, c2, c3, c4, c5, cu = (max(8, round(c * width / 8) * 8) for c in (16, 24, 48, 64, 96, 48))
+        self.s4 = nn.Sequential(_cbr(3, c1, 2), _cbr(c1, c2, 2), _cbr(c2, c2))
+        self.s8 = nn.Sequential(_cbr(c2, c3, 2), _cbr(c3, c3))
+        self.s16 = nn.Sequential(_cbr(c3, c4, 2), _cbr(c4, c4))
+        self.s32 = nn.Sequential(_cbr(c4, c5, 2), _cbr(c5, c5))
         self.l32, self.l16, self.l8, self.l4 = (
-            nn.Conv2d(96, 48, 1),
-            nn.Conv2d(64, 48, 1),
-            nn.Conv2d(48, 48, 1),
-            nn.Conv2d(24, 48, 1),
+            nn.Conv2d(c5, cu, 1),
+            nn.Conv2d(c4, cu, 1),
+            nn.Conv2d(c3, cu, 1),
+            nn.Conv2d(c2, cu, 1),
         )
-        self.head = nn.Sequential(_cbr(48, 48), _cbr(48, 48))
-        self.out = nn.Conv2d(48, 7, 1)
+        self.head = nn.Sequential(_cbr(cu, cu), _cbr(cu, cu))
+        self.out = nn.Conv2d(cu, 7, 1)
         nn.init.constant_(self.out.bias[:6], -2.19)  # a prior of 0.1 that a cell holds a die
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -368,9 +415,44 @@ def main(argv: list[str] | None = None) -> int:
         "board photos without dice",
     )
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: as many as cores)")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="processes that make the batches and draw the rendered frames (0: all in this one); "
+        "the batches depend on the seed and this number",
+    )
+    ap.add_argument("--width", type=float, default=1.0, help="the network's channels, times the shipped net's")
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=DATA.parent,
+        help="the data folder: dice/ (matteop65, nell-byler/train) and boards/backgammoncv/",
+    )
+    ap.add_argument(
+        "--stop-after",
+        type=int,
+        default=0,
+        help="stop after this many of the --steps schedule's steps (0: all): repeats a run that --max-minutes cut",
+    )
+    ap.add_argument("--max-minutes", type=float, default=0, help="stop training after this long (0: run every step)")
+    ap.add_argument("--no-report", action="store_true", help="skip reading matteop65 Valid and the held fold")
     args = ap.parse_args(argv)
-    if not DATA.is_dir():
-        print(f"dice data: {str(DATA)!r} does not exist", file=sys.stderr)
+    dice_data = args.data / "dice"
+    if not dice_data.is_dir():
+        print(f"--data: {str(dice_data)!r} does not exist", file=sys.stderr)
+        return 2
+    if not 0.25 <= args.width <= 4:
+        print(f"--width: {args.width}: expected 0.25 to 4", file=sys.stderr)
+        return 2
+    if args.steps < 40 or args.batch < 1:
+        print(f"--steps, --batch: {args.steps}, {args.batch}: expected at least 40 steps of one crop", file=sys.stderr)
+        return 2
+    if args.stop_after < 0 or args.max_minutes < 0:
+        print("--stop-after, --max-minutes: expected 0 or more", file=sys.stderr)
+        return 2
+    if args.workers < 0:
+        print(f"--workers: {args.workers}: expected 0 or more", file=sys.stderr)
         return 2
     try:
         mix = [float(v) for v in args.mix.split(",")]
@@ -389,15 +471,18 @@ def main(argv: list[str] | None = None) -> int:
     device = "cuda" if torch.cuda.is_available() else "cpu"
 
     t0 = time.time()
-    train_in, held = nell_fold(DATA, args.holdout_fold)
-    matteo = photo_samples(DATA / "matteop65" / "Train", whole_die_boxes=False)
-    nell = photo_samples(DATA / "nell-byler" / "train", whole_die_boxes=True, names=train_in)
-    rendered = rendered_samples(args.rendered)
-    negatives = negative_samples() if mix[3] > 0 else []
+    train_in, held = nell_fold(dice_data, args.holdout_fold)
+    matteo = photo_samples(dice_data / "matteop65" / "Train", whole_die_boxes=False)
+    nell = photo_samples(dice_data / "nell-byler" / "train", whole_die_boxes=True, names=train_in)
+    rendered = rendered_samples(args.rendered, args.workers)
+    board_photos = args.data / "boards" / BOARD_PHOTOS.name
+    negatives = negative_samples(board_photos) if mix[3] > 0 else []
     if mix[3] > 0 and not negatives:
-        print(f"--mix: no board photos without dice in {str(BOARD_PHOTOS)!r}", file=sys.stderr)
+        print(f"--mix: no board photos without dice in {str(board_photos)!r}", file=sys.stderr)
         return 2
     pools = [(p, w) for p, w in zip([matteo, nell, rendered, negatives], np.array(mix) / sum(mix)) if w > 0]
+    shares = [float(w) for _, w in pools]
+    pools = [p for p, _ in pools]
     print(
         f"training set: {len(matteo)} matteop65 Train, {len(nell)} nell-byler/train, {len(rendered)} rendered, "
         f"{len(negatives)} board photos without dice "
@@ -405,7 +490,7 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
 
-    model = Net()
+    model = Net(args.width)
     if args.init is not None:
         load_folded(model, args.init)
     model = model.to(device)
@@ -414,17 +499,22 @@ def main(argv: list[str] | None = None) -> int:
     model.train()
     if args.init is not None:
         freeze_norms(model)
+    if args.workers:
+        loader = torch.utils.data.DataLoader(
+            Batches(pools, shares, args.batch, args.seed),
+            batch_size=None,
+            num_workers=args.workers,
+            prefetch_factor=4,
+            pin_memory=device == "cuda",
+        )
+        batches = iter(loader)  # tensors: the loader converts the workers' arrays
+    else:
+        batches = (
+            tuple(torch.from_numpy(v) for v in make_batch(pools, shares, args.batch, rng)) for _ in range(args.steps)
+        )
     t0 = time.time()
-    for step in range(args.steps):
-        xs, hs, ss, ms = [], [], [], []
-        for _ in range(args.batch):
-            pool = pools[int(rng.choice(len(pools), p=[w for _, w in pools]))][0]
-            img, dice = augment(pool[int(rng.integers(len(pool)))], rng)
-            h, s, m = targets(dice)
-            xs.append(img.astype(np.float32).transpose(2, 0, 1) / 255 - 0.5)
-            hs.append(h), ss.append(s), ms.append(m)
-        x = torch.from_numpy(np.stack(xs)).to(device)
-        heat, size, mask = (torch.from_numpy(np.stack(v)).to(device) for v in (hs, ss, ms))
+    for step, tensors in zip(range(args.steps), batches):
+        x, heat, size, mask = (t.to(device, non_blocking=True) for t in tensors)
         out = model(x)
         loss_h = focal_loss(out[:, :6], heat)
         loss_s = (F.l1_loss(out[:, 6], size, reduction="none") * mask).sum() / mask.sum().clamp(min=1)
@@ -433,6 +523,12 @@ def main(argv: list[str] | None = None) -> int:
         loss.backward()
         opt.step()
         sched.step()
+        if args.stop_after and step + 1 >= args.stop_after:
+            print(f"stopped at step {step + 1} of {args.steps}: --stop-after", flush=True)
+            break
+        if args.max_minutes and time.time() - t0 > 60 * args.max_minutes:
+            print(f"stopped at step {step + 1} of {args.steps}: --max-minutes {args.max_minutes} passed", flush=True)
+            break
         if step % 100 == 0 or step == args.steps - 1:
             print(
                 f"step {step:5d}  loss {loss_h.item():.3f} + {loss_s.item():.3f}  {time.time() - t0:.0f} s", flush=True
@@ -457,10 +553,16 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
 
+    if args.no_report:
+        return 0
     net = learned_dice.DiceNet(args.out)
-    print(report("matteop65 Valid", evaluate(net, DATA / "matteop65" / "Valid")))
+    print(report("matteop65 Valid", evaluate(net, dice_data / "matteop65" / "Valid")))
     if held:
-        print(report(f"nell-byler/train fold {args.holdout_fold}", evaluate(net, DATA / "nell-byler" / "train", held)))
+        print(
+            report(
+                f"nell-byler/train fold {args.holdout_fold}", evaluate(net, dice_data / "nell-byler" / "train", held)
+            )
+        )
     return 0
 
 
