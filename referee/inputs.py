@@ -134,10 +134,21 @@ class Readings:
         self.camera_confidence: tuple[float, ...] | None = None  # the camera's per point, with camera_seen
         self._unusable_said: tuple[str, ...] | None = None  # what was last said of a reading that is no position
         self._turn_dice: tuple | None = None  # the dice of the turn in play as the camera saw them
+        self._board_at_camera: Position | BoardSeen | None = None  # the board's reading when the camera's came
 
     def forget_camera(self) -> None:
         """The camera's view is gone (a hand over the board, the camera down): what it saw is no longer the board."""
         self.camera_seen = self.camera_confidence = None
+
+    def camera_is_stale(self) -> bool:
+        """Whether the board has changed since the camera's reading: a checker moved that the camera has
+        not yet seen settle (a hand over it, dice still rolling, a camera that sees only stills)."""
+        return (
+            self.camera_seen is not None
+            and self.board_seen is not None
+            and self._board_at_camera is not None
+            and self.board_seen != self._board_at_camera
+        )
 
     def board(self, seen: Position | BoardSeen | None, like: Position | None) -> list[Input]:
         """A new board reading (None: only the camera's changed); ``like`` is the position in play."""
@@ -146,7 +157,7 @@ class Readings:
         if like is None or (self.board_seen is None and self.camera_seen is None):
             return []
         try:
-            fused = fuse(like, self.board_seen, self.camera_seen, camera_confidence=self.camera_confidence)
+            fused = self._fuse(like)
         except ValueError as exc:
             if seen is None:
                 return []
@@ -165,6 +176,17 @@ class Readings:
         self._unusable_said = None
         return [SeenBoard(fused.position, tuple(fused.disagree))]
 
+    def _fuse(self, like: Position):
+        """The board and the camera fused; a stale camera reading (see :meth:`camera_is_stale`) is left
+        out, so that it neither disagrees with a move it has not seen nor counts a heap as it was, unless
+        the board cannot be read without it (two heaps of a side)."""
+        if self.camera_is_stale():
+            try:
+                return fuse(like, self.board_seen, None)
+            except ValueError:
+                pass
+        return fuse(like, self.board_seen, self.camera_seen, camera_confidence=self.camera_confidence)
+
     def _once(self, notice: Notice) -> list[Input]:
         """``notice`` about an unusable reading, but not again while the reading stays so (snapshots repeat)."""
         if notice.says == self._unusable_said:
@@ -176,6 +198,7 @@ class Readings:
         """A stable camera observation (see :class:`vision.observe.Observation`): its checkers, dice and cube."""
         c = obs.checkers
         self.camera_seen = (c.points, c.bar, c.off)
+        self._board_at_camera = self.board_seen
         self.camera_confidence = c.confidence
         out: list[Input] = []
         dice = list(obs.dice)

@@ -206,6 +206,33 @@ def test_session_marks_points_where_board_and_camera_disagree_amber(tmp_path):
     assert said[-1] == "referee: board and camera disagree at white's 13"
 
 
+def test_a_camera_reading_older_than_the_boards_last_change_is_no_disagreement():
+    """Checkers moved since the camera's last settled frame: the board's count stands, with no amber, until
+    the camera has seen the board as it is now; then what the camera sees differently is a disagreement."""
+    from types import SimpleNamespace
+
+    from referee.flow import Phase
+    from referee.inputs import Readings, SeenBoard
+
+    def frame(points):
+        checkers = SimpleNamespace(points=tuple(points), bar=START.bar, off=START.off, confidence=None)
+        return SimpleNamespace(checkers=checkers, dice=(), cube=None)
+
+    readings = Readings()
+    readings.board(START, START)
+    readings.observation(frame(START.points), Phase.ROLL, START)
+    assert readings.board(None, START) == [SeenBoard(START, ())]
+    moved = OPENING.with_turn(Side.WHITE)
+    [seen] = readings.board(moved, START)  # the camera still shows the start
+    assert seen.disagree == () and seen.position.points == OPENING.points
+    readings.observation(frame(OPENING.points), Phase.ROLL, START)
+    assert readings.board(None, START)[0].disagree == ()
+    wrong = list(OPENING.points)
+    wrong[12] = 4  # the camera now misses one of white's five on 13
+    readings.observation(frame(wrong), Phase.ROLL, START)
+    assert readings.board(None, START)[0].disagree == (P(13),)
+
+
 def test_a_flood_of_snapshots_neither_holds_the_loop_nor_is_judged_one_by_one(tmp_path):
     """A board that sends faster than the rules judge (a slow Pi, escalated doubles) must not keep
     ``pump`` from returning, and only the newest of the snapshots waiting is judged."""

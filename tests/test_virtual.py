@@ -69,7 +69,8 @@ def test_a_whole_game_is_played_by_dragging_on_the_page_and_gnubg_reads_its_reco
     tab.wait_for_selector('[data-point="24"] [data-checker="white"]')
     drags = 0
     try:
-        for _ in range(400):
+        deadline = time.monotonic() + 600  # the hint engine's turns are waited for here too: time, not steps
+        while time.monotonic() < deadline:
             view = _wait(base, lambda v: v["over"] or v["phase"] in ("opening_roll", "roll", "play"))
             if view["over"]:
                 break
@@ -83,8 +84,12 @@ def test_a_whole_game_is_played_by_dragging_on_the_page_and_gnubg_reads_its_reco
                 for move in play.moves:  # white's numbering is the page's: 25 is the bar, 0 is off
                     src = "bar-white" if move.src == 25 else str(move.src)
                     dst = "off-white" if move.dst == 0 else str(move.dst)
+                    shown = _view(base)["position"]
                     _drag(tab, src, dst)
                     drags += 1
+                    # as a player sees the checker land before lifting the next: under load, a drag 0.1 s
+                    # after the last was lost in one game of three (whether by the page or the driver: not found)
+                    _wait(base, lambda v, shown=shown: v["position"] != shown)
                 _wait(base, lambda v, after=after: v["position"]["points"] == list(after.points))
                 seq = _view(base)["seq"]
                 tab.click("[data-press=end_turn]")
@@ -92,7 +97,7 @@ def test_a_whole_game_is_played_by_dragging_on_the_page_and_gnubg_reads_its_reco
             else:
                 time.sleep(0.05)  # the hint engine's turn
         else:
-            raise AssertionError("the game did not end in 400 steps")
+            raise AssertionError("the game did not end in 10 minutes")
         assert _view(base)["over"] and drags > 10
     finally:
         table.stop()
