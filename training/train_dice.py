@@ -248,7 +248,8 @@ def make_batch(
 
 
 class Batches(torch.utils.data.IterableDataset):
-    """Endless batches made in DataLoader worker processes, worker ``k`` drawing from seed ``(seed, k + 1)``.
+    """Endless batches, made in this process (seed ``(seed, 1)``) or in DataLoader worker processes, worker
+    ``k`` drawing from seed ``(seed, k + 1)``.
 
     The loader takes the workers' batches in turn, so a run with the same seed and workers sees the same batches.
     """
@@ -258,7 +259,8 @@ class Batches(torch.utils.data.IterableDataset):
 
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
-        cv2.setNumThreads(1)
+        if info is not None:
+            cv2.setNumThreads(1)  # the workers share the cores
         rng = np.random.default_rng([self.seed, (info.id if info else 0) + 1])
         while True:
             yield make_batch(self.pools, self.shares, self.batch, rng)
@@ -467,7 +469,6 @@ def main(argv: list[str] | None = None) -> int:
     torch.manual_seed(args.seed)
     if args.threads:
         torch.set_num_threads(args.threads)
-    rng = np.random.default_rng(args.seed)
     device = "cuda" if torch.cuda.is_available() else "cpu"
 
     t0 = time.time()
@@ -499,9 +500,10 @@ def main(argv: list[str] | None = None) -> int:
     model.train()
     if args.init is not None:
         freeze_norms(model)
+    source = Batches(pools, shares, args.batch, args.seed)
     if args.workers:
         loader = torch.utils.data.DataLoader(
-            Batches(pools, shares, args.batch, args.seed),
+            source,
             batch_size=None,
             num_workers=args.workers,
             prefetch_factor=4,
@@ -509,9 +511,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         batches = iter(loader)  # tensors: the loader converts the workers' arrays
     else:
-        batches = (
-            tuple(torch.from_numpy(v) for v in make_batch(pools, shares, args.batch, rng)) for _ in range(args.steps)
-        )
+        batches = (tuple(torch.from_numpy(v) for v in arrays) for arrays in source)
     t0 = time.time()
     for step, tensors in zip(range(args.steps), batches):
         x, heat, size, mask = (t.to(device, non_blocking=True) for t in tensors)
