@@ -13,6 +13,7 @@ import pytest
 from board_rules import Position
 from training.dice_data import DATA, SHIPPED_HOLDOUT_FOLD, nell_fold, yolo_folder
 from vision import learned_dice
+from vision.board import DIE_SIZE_MM
 from vision.config import ConfigError, VisionConfig, default_config
 from vision.dice import read_dice
 from vision.render import DieSpec, render
@@ -98,6 +99,36 @@ def test_with_a_dies_size_known_only_the_mask_is_read():
     mask[y - 30 : y + 30, x - 30 : x + 30] = 1
     readings = read_dice(default_config(), frame.image, mask=mask, die_px=30.0, reader="learned")
     assert [r.value for r in readings] == [d.value]
+
+
+def _die_px(frame) -> float:
+    """A rendered die's side in the frame's px, from the board's scale where the dice lie."""
+    (a, b) = cv2.perspectiveTransform(np.float32([[[400, 250], [400 + DIE_SIZE_MM, 250]]]), frame.homography)[0]
+    return float(np.hypot(*(b - a)))
+
+
+def test_with_a_dies_size_known_the_windows_read_what_the_whole_image_read_at_that_size_does():
+    frame = _frame(316)
+    die_px = _die_px(frame)
+    got = learned_dice.find_dice(frame.image, die_px=die_px)
+    net = learned_dice.shared_net()  # the single pass the two passes stand in for
+    scale = learned_dice.DIE_PX / die_px
+    whole = learned_dice.decode(*net.outputs(learned_dice._padded(frame.image, scale)))
+    assert sorted(f.value for f in got) == sorted(d.value for d in frame.dice) == sorted(d[3] for d in whole)
+    for f in got:
+        x, y = min(((d[0] / scale, d[1] / scale) for d in whole), key=lambda p: math.dist(p, f.centre))
+        assert math.dist((x, y), f.centre) < learned_dice.STRIDE / scale  # one output cell
+
+
+def test_places_given_are_read_closely_whatever_the_first_pass_saw(monkeypatch):
+    frame = _frame(317)
+    die_px = _die_px(frame)
+    monkeypatch.setattr(learned_dice, "FIND_PX", 3.0)  # a first pass too coarse to see a die
+    assert learned_dice.find_dice(frame.image, die_px=die_px) == []
+    got = learned_dice.find_dice(frame.image, die_px=die_px, near=[d.centre for d in frame.dice[:2]])
+    assert [f.value for f in sorted(got, key=lambda f: f.centre[1])] == [
+        d.value for d in sorted(frame.dice[:2], key=lambda d: d.centre[1])
+    ]
 
 
 def test_the_readers_are_chosen_in_the_config(tmp_path):

@@ -12,6 +12,7 @@ or ``referee``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -58,7 +59,10 @@ def read_dice(
     if mask is not None:
         mask = _mask01(mask, (h, w))
     return _by_reader(
-        cfg, reader, lambda score: _read_learned(cfg, image, mask, None, score), lambda: _read_photo(cfg, image, mask)
+        cfg,
+        reader,
+        lambda score, _near: _read_learned(cfg, image, mask, None, score),
+        lambda: _read_photo(cfg, image, mask),
     )
 
 
@@ -88,23 +92,30 @@ def _reader(cfg: VisionConfig, reader: str | None, die_px: float | None) -> str:
 
 def _by_reader(cfg: VisionConfig, reader: str, learned, classical) -> list[DieReading]:
     """The readings of ``reader`` ("learned", "classical" or "verified"), from the callables that run
-    each reader (``learned`` given the least score for a die): only those it needs are run. The
-    network's dice alone need ``learned_alone_score``; those the classical reader may verify,
-    ``learned_min_score``."""
+    each reader (``learned`` given the least score for a die and the places the classical reader saw
+    dice, which the network reads closely too): only those it needs are run. The network's dice alone
+    need ``learned_alone_score``; those the classical reader may verify, ``learned_min_score``."""
     if reader == "classical":
         return classical()
     if reader == "learned":
-        return learned(cfg.learned_alone_score)
-    return _verified(cfg, learned(cfg.learned_min_score), classical())
+        return learned(cfg.learned_alone_score, ())
+    seen = classical()
+    return _verified(cfg, learned(cfg.learned_min_score, [r.centre for r in seen]), seen)
 
 
 def _read_learned(
-    cfg: VisionConfig, image: np.ndarray, mask: np.ndarray | None, die_px: float | None, min_score: float
+    cfg: VisionConfig,
+    image: np.ndarray,
+    mask: np.ndarray | None,
+    die_px: float | None,
+    min_score: float,
+    near: Sequence[tuple[float, float]] = (),
 ) -> list[DieReading]:
     """The dice :mod:`vision.learned_dice`'s network finds (``mask`` 0/1 or None; ``die_px`` a checked
-    die's side or None), as readings never flagged cocked."""
+    die's side or None; ``near``: places to read closely, see :func:`vision.learned_dice.find_dice`),
+    as readings never flagged cocked."""
     out = []
-    for f in learned_dice.find_dice(image, die_px=die_px, mask=mask, min_score=min_score):
+    for f in learned_dice.find_dice(image, die_px=die_px, mask=mask, min_score=min_score, near=near):
         s = f.side if die_px is None else float(die_px)
         box = (round(f.centre[0] - s / 2), round(f.centre[1] - s / 2), max(1, round(s)), max(1, round(s)))
         out.append(DieReading(f.value, box, f.centre, False, round(f.score, 3)))
@@ -233,7 +244,7 @@ def read_dice_in(
     return _by_reader(
         cfg,
         reader,
-        lambda score: _read_learned(cfg, image, _frame_mask(field), field.die / field.scale, score),
+        lambda score, near: _read_learned(cfg, image, _frame_mask(field), field.die / field.scale, score, near),
         lambda: _read_field(cfg, image, field, plane),
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +29,11 @@ MIN_LEVEL_SIDE = 96  # no level shorter than this on its longer side
 DIE_RANGE = (12.0, 72.0)  # px: the dice a level reports (it was trained on 16-56)
 SIZE_SPREAD = 2.5  # a photo's dice are at most this many times larger or smaller than its sure dice's median...
 SURE_SCORE = 0.6  # ...those scoring this much (or the best die, where none does)
-DIE_PX = 24.0  # a die of known size is read at this many px across
+DIE_PX = 24.0  # a die of known size is read at this many px across...
+FIND_PX = 16.0  # ...where a first pass over the whole image, this many px a die, saw something
+FIND_SCORE = 0.05  # a first-pass peak this strong is worth reading closely
+WINDOW_PX = 96  # the close read's square around each (a multiple of 32: four dice, at DIE_PX)
+KEEP = 1.5  # DIE_PX: a window keeps the dice centred this near its middle (one nearer its edge has its own window)
 MIN_SCORE = 0.35  # a peak below this is no die
 
 
@@ -73,6 +78,14 @@ def shared_net() -> DiceNet:
     net = getattr(_local, "net", None)
     if net is None:
         net = _local.net = DiceNet()
+    return net
+
+
+def _window_net() -> DiceNet:
+    """This thread's second :class:`DiceNet` of the shipped model, for :data:`WINDOW_PX` windows only."""
+    net = getattr(_local, "window_net", None)
+    if net is None:
+        net = _local.window_net = DiceNet()
     return net
 
 
@@ -137,18 +150,20 @@ def find_dice(
     mask: np.ndarray | None = None,
     min_score: float = MIN_SCORE,
     net: DiceNet | None = None,
+    near: Sequence[tuple[float, float]] = (),
 ) -> list[Found]:
     """All dice the network finds in a BGR uint8 image, sorted left to right (image px).
 
     ``die_px`` is a die's side in image px where it is known (a calibrated board): the image is
-    read at :data:`DIE_PX` a die. Without it the image is read at :data:`PHOTO_LEVELS` scales, the
+    read in two passes (:func:`_find_then_read`), and ``near`` (image px) are places read closely
+    whatever the first pass saw there. Without it the image is read at :data:`PHOTO_LEVELS` scales, the
     first with its longer side at most :data:`PHOTO_SIDE` px, each half the last, and a die is
     taken from the scale that sees it :data:`DIE_RANGE` px across and within :data:`SIZE_SPREAD` of
     the sure dice's size. With ``mask`` (0/1, the image's
     size) only its box is read and only dice centred on it are kept. The caller checks the image, the mask and ``die_px``.
     """
     h, w = image.shape[:2]
-    x0, y0 = 0, 0
+    whole, x0, y0 = image, 0, 0
     if mask is not None:
         bx, by, bw, bh = cv2.boundingRect(mask)
         if bw == 0 or bh == 0:
@@ -156,20 +171,21 @@ def find_dice(
         m = int(math.ceil(die_px or 0))
         x0, y0 = max(0, bx - m), max(0, by - m)
         image = image[y0 : min(h, by + bh + m), x0 : min(w, bx + bw + m)]
-    if die_px is None:
+    if die_px is not None:
+        nets = (net, net) if net is not None else (shared_net(), _window_net())
+        found = _find_then_read(nets, whole, (x0, y0) + image.shape[1::-1], die_px, min_score, near)
+    else:
         top = min(1.0, PHOTO_SIDE / max(image.shape[:2]))
         scales = [top / 2**k for k in range(PHOTO_LEVELS) if max(image.shape[:2]) * top / 2**k >= MIN_LEVEL_SIDE] or [
             top
         ]
-    else:
-        scales = [DIE_PX / float(die_px)]
-    found = []
-    for scale in scales:
-        scores, sides = (net or shared_net()).outputs(_padded(image, scale))
-        for x, y, side, value, score in decode(scores, sides, min_score=min_score):
-            if die_px is None and len(scales) > 1 and not DIE_RANGE[0] <= side <= DIE_RANGE[1]:
-                continue
-            found.append((x / scale + x0, y / scale + y0, side / scale, value, score))
+        found = []
+        for scale in scales:
+            scores, sides = (net or shared_net()).outputs(_padded(image, scale))
+            for x, y, side, value, score in decode(scores, sides, min_score=min_score):
+                if len(scales) > 1 and not DIE_RANGE[0] <= side <= DIE_RANGE[1]:
+                    continue
+                found.append((x / scale + x0, y / scale + y0, side / scale, value, score))
     found = [
         d
         for d in sorted(found, key=lambda d: -d[4])
@@ -184,3 +200,50 @@ def find_dice(
         if all(math.hypot(cx - k.centre[0], cy - k.centre[1]) > 0.5 * max(side, k.side) for k in kept):
             kept.append(Found((cx, cy), side, value, min(1.0, score)))
     return sorted(kept, key=lambda f: f.centre)
+
+
+def _find_then_read(
+    nets: tuple[DiceNet, DiceNet],
+    image: np.ndarray,
+    box: tuple[int, int, int, int],
+    die_px: float,
+    min_score: float,
+    near: Sequence[tuple[float, float]],
+) -> list[tuple[float, float, float, int, float]]:
+    """The dice in ``image``'s ``box`` (x, y, width, height) whose side is ``die_px``:
+    ``(x, y, side, value, score)`` in image px.
+
+    Most of a board's field holds no die, and the network's cost grows with the px it reads: a
+    first pass reads the box at :data:`FIND_PX` a die, and only a window of :data:`WINDOW_PX`
+    square around each place it saw something (the image around the box included) is read at
+    :data:`DIE_PX` a die. ``nets`` are two networks, one per pass: ``cv2.dnn`` is slow to change
+    the size it reads.
+    """
+    h, w = image.shape[:2]
+    bx, by, bw, bh = box
+    find = FIND_PX / die_px
+    scores, sides = nets[0].outputs(_padded(image[by : by + bh, bx : bx + bw], find))
+    read = DIE_PX / die_px
+    half = WINDOW_PX / 2
+    source, k = image, read  # a shrinking read is shrunk once by area; an enlarging one per window
+    centres: list[tuple[float, float]] = []
+    found = []
+    seen = [(x / find + bx, y / find + by) for x, y, *_ in decode(scores, sides, min_score=min(FIND_SCORE, min_score))]
+    for cx, cy in seen + [(float(x), float(y)) for x, y in near]:
+        if any(math.hypot(cx - a, cy - b) * read < DIE_PX for a, b in centres):
+            continue  # well inside a window already read
+        centres.append((cx, cy))
+        if read < 1 and source is image:
+            source, k = (
+                cv2.resize(image, (max(1, round(w * read)), max(1, round(h * read))), interpolation=cv2.INTER_AREA),
+                1.0,
+            )
+        to_window = np.array([[k, 0, half - cx * read], [0, k, half - cy * read]])
+        window = cv2.warpAffine(
+            source, to_window, (WINDOW_PX, WINDOW_PX), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+        )
+        win_scores, win_sides = nets[1].outputs(window)
+        for u, v, side, value, score in decode(win_scores, win_sides, min_score=min_score):
+            if math.hypot(u - half, v - half) <= KEEP * DIE_PX:
+                found.append((cx + (u - half) / read, cy + (v - half) / read, side / read, value, score))
+    return found
