@@ -13,9 +13,9 @@ Run ``.venv/bin/python benchmarks/bench_rules.py`` (or ``make bench``) from the 
    positions rolling 1-1, (iii) gul-bara's escalated doubles (the mover has played at
    least 3 rolls, so 1-1 is four ones, four twos, ... four sixes, numbers the mover
    cannot play passing to the opponent), issue 22's fuzz case (a legal 1-1 that took
-   4 s) among them, (iv) long nardy doubles: off a full head on the first roll (6-6,
-   4-4 and 3-3 let two checkers leave it) and later, crowded heads behind the
-   opponent's blocks. Each group again with one checker a point off (illegal: ``check``
+   4 s) and the slowest of 2,000 sampled ones (``--gul-bara 2000 --seed 7``) among
+   them, (iv) long nardy doubles: off a full head on the first roll (6-6, 4-4 and 3-3
+   let two checkers leave it) and later, crowded heads behind the opponent's blocks. Each group again with one checker a point off (illegal: ``check``
    finds the nearest legal play). The worst call of each is printed with its position.
 3. Mid-turn queries: a :class:`board_rules.legality.TurnTracker` built per roll, then
    ``on_the_way`` and ``landing_points`` on every board the mover's leg of a legal play
@@ -62,6 +62,13 @@ FUZZ_AFTER = (
     '{"variant": "gul-bara", "turn": "black", "points": [3, 3, -4, 4, 0, 0, 0, 0, 0, 0, 0, 0, -2, -4, 0, 0, 0, '
     '-1, 0, -2, 0, 0, -2, 0], "bar": {"white": 0, "black": 0}, "off": {"white": 5, "black": 0}, '
     '"rolls": {"white": 12, "black": 11}}'
+)
+
+# the slowest of 2,000 sampled escalations (seed 7): 1.35 s to judge a legal 1-1 whose last two sixes pass
+SAMPLED_BEFORE = (
+    '{"variant": "gul-bara", "turn": "white", "points": [-1, 0, -1, 1, 0, 1, 1, 1, -1, 0, 1, -4, -2, -1, -1, -2, '
+    '-1, 1, 0, 0, 1, -1, 1, 7], "bar": {"white": 0, "black": 0}, "off": {"white": 0, "black": 0}, '
+    '"rolls": {"white": 15, "black": 5}}'
 )
 
 
@@ -344,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
         gul_cases.append((p, Roll(d, d), *reversed(some_result(p, Roll(d, d)))))
     fuzz = Position.from_json(FUZZ_BEFORE)
     gul_cases.append((fuzz, one_one, Position.from_json(FUZZ_AFTER), some_result(fuzz, one_one)[0]))
+    sampled = Position.from_json(SAMPLED_BEFORE)
+    gul_cases.append((sampled, one_one, *reversed(some_result(sampled, one_one))))
 
     rng = random.Random(args.seed + 3)
     nardy_cases = [(p, r, *reversed(some_result(p, r))) for p, r in long_nardy_cases(rng, args.long_nardy)]

@@ -461,20 +461,41 @@ def find_play(before: Position, roll: Roll, after: Position):
 
 class PlayFinder:
     """:func:`find_play` for one roll, asked about many boards: the turn's set-up and the
-    most dice playable are worked out once."""
+    most dice playable (when first needed) are worked out once."""
 
     def __init__(self, before: Position, roll: Roll) -> None:
         self.before = before
         self.v, self.side, self.seqs, self.head, self.start, self.passes = turn_setup(before, roll)
-        self.best, self.forced = most_dice(self.v, self.start, self.seqs, self.head)
+        self._most: tuple[int, int] | None = None
+
+    @property
+    def best(self) -> int:
+        """The most dice playable (:func:`most_dice`)."""
+        if self._most is None:
+            self._most = most_dice(self.v, self.start, self.seqs, self.head)
+        return self._most[0]
+
+    @property
+    def forced(self) -> int:
+        """The die a single-die play must use, or 0 (:func:`most_dice`)."""
+        self.best  # noqa: B018 - works out both
+        return self._most[1]
 
     def legs(self, after: Position, budget: Budget | None = None):
         """:func:`find_play`'s answer for ``after``; past ``budget`` boards, :class:`SearchBudgetExceeded`."""
         v, side, seqs, head, start, passes = self.v, self.side, self.seqs, self.head, self.start, self.passes
-        best = self.best
         target_me = Board.of(after, side)
         if target_me.opp_off != start.opp_off and not passes:
             return None
+        if passes and self._most is None and start.pins is None:
+            # Proving how many dice of an escalation can be played can take a long search; a
+            # board the mover's checkers reach only with every die needs none: a path to it
+            # plays them all, and without one no legal play gets there.
+            seq = tuple(seqs[0])
+            if pips(start.me) - pips(target_me.me) > sum(seq[:-1]):
+                got = Walker(v, Board.of(self.before), head).paths(seq, len(seq), target_me, budget=budget)
+                return (got[0][0],) if got else None
+        best = self.best
         if passes and 0 < best < len(seqs[0]):
             return _legs(v, start.copy(), side, tuple(seqs[0]), best, after, budget)
         chosen = None

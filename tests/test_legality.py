@@ -9,8 +9,10 @@ from dataclasses import replace
 from board_rules import Place, Position, Roll, Side
 from board_rules.legality import TurnTracker, check
 from board_rules.movegen import legal_plays
+from board_rules.reach import PlayFinder, sample_results
+from referee.demo import slip
 from tests.helpers import make
-from tests.positions import random_plakoto
+from tests.positions import random_plakoto, random_same_direction
 
 P = Place.point
 
@@ -139,3 +141,30 @@ def test_check_of_an_escalated_gul_bara_double_ordered_by_the_start_quarter_rule
     assert time.perf_counter() - t < 2.0  # 11 to 16 s when the search walked every order
     assert after.points[6:12] == (-1, 0, 0, -1, -1, -3) and after.points[17:23] == (-1,) * 6
     assert check(p, roll, after).legal
+
+
+def test_an_escalation_whose_board_needs_every_die_is_judged_without_counting_the_dice_playable():
+    # a board the mover reaches only with every die of an escalation (its pips say so) is judged by a
+    # path to it alone; the verdicts are those of the full search, which first proves how many dice can
+    # be played (up to 157 ms on such boards), for legal results and for one checker a point off
+    rng = random.Random(2211)
+    shortcut = 0
+    for _ in range(60):
+        try:
+            p = random_same_direction(rng, "gul-bara")
+        except ValueError:
+            continue
+        si = 0 if p.turn is Side.WHITE else 1
+        p = replace(p, rolls=tuple(max(r, 3) if i == si else r for i, r in enumerate(p.rolls)))
+        d = rng.randint(1, 6)
+        roll = Roll(d, d)
+        legs, final, final_side = sample_results(p, roll, limit=25)[-1]
+        after = final.to_position(p, final_side, p.turn.other, p.rolls)
+        for observed in (after, slip(after, p.turn, rng)):
+            if observed is None:
+                continue
+            quick, full = PlayFinder(p, roll), PlayFinder(p, roll)
+            full.best  # noqa: B018 - counted first, as before
+            assert (quick.legs(observed) is not None) == (full.legs(observed) is not None)
+            shortcut += quick._most is None
+    assert shortcut >= 20  # the shortcut was taken, for legal boards and slipped ones
