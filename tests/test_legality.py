@@ -143,12 +143,12 @@ def test_check_of_an_escalated_gul_bara_double_ordered_by_the_start_quarter_rule
     assert check(p, roll, after).legal
 
 
-def test_an_escalation_whose_board_needs_every_die_is_judged_without_counting_the_dice_playable():
+def test_escalations_are_judged_as_the_full_search_judges_them_with_or_without_passed_numbers():
     # a board the mover reaches only with every die of an escalation (its pips say so) is judged by a
     # path to it alone; the verdicts are those of the full search, which first proves how many dice can
     # be played (up to 157 ms on such boards), for legal results and for one checker a point off
     rng = random.Random(2211)
-    shortcut = 0
+    shortcut = passed = 0
     for _ in range(60):
         try:
             p = random_same_direction(rng, "gul-bara")
@@ -165,6 +165,11 @@ def test_an_escalation_whose_board_needs_every_die_is_judged_without_counting_th
                 continue
             quick, full = PlayFinder(p, roll), PlayFinder(p, roll)
             full.best  # noqa: B018 - counted first, as before
-            assert (quick.legs(observed) is not None) == (full.legs(observed) is not None)
+            verdict = quick.legs(observed) is not None
+            assert verdict == (full.legs(observed) is not None)
+            if observed is after:
+                assert verdict  # a legal result, whether numbers passed to the opponent or not
+                passed += full.best < len(full.seqs[0])
             shortcut += quick._most is None
     assert shortcut >= 20  # the shortcut was taken, for legal boards and slipped ones
+    assert passed >= 5  # and legs of passed numbers were followed
