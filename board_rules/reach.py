@@ -527,16 +527,20 @@ def _legs(v: Variant, board: Board, side: Side, dice: tuple[int, ...], best: int
         got = Walker(v, board, 15).paths(dice, best, target, budget=budget)
         return (got[0][0],) if got else None
     pins = board.pins is not None
-    if not pins and target.me[0] == board.me[0] and pips(board.me) - pips(target.me) == sum(dice[:best]):
-        # the mover's checkers moved as far as its dice, none borne off: no later leg of its own, so
-        # its leg ends on the target's checkers with the opponent's as they were
+    moved, played, rest = pips(board.me) - pips(target.me), sum(dice[:best]), dice[best:]
+    if not pins and target.me[0] == board.me[0]:
+        # none borne off: the mover's checkers move exactly the pips of its dice, these and any of the
+        # rest that pass back to it later
+        if moved < played or moved > played + sum(rest) or 0 < moved - played < min(rest):
+            return None
+    if not pins and target.me[0] == board.me[0] and moved == played:
+        # no later leg of its own, so its leg ends on the target's checkers with the opponent's as they were
         end = Board(list(target.me), list(board.opp), None, board.opp_off)
         ends = Walker(v, board, 15).paths(dice[:best], best, end, budget=budget)
     else:
         ends = Walker(v, board, 15).paths(dice[:best], best, target, limit=10**9, exact=False, budget=budget)
     for moves, key in ends:
         b = Board.from_key(key, pins, board.opp_off)
-        rest = dice[best:]
         other = side.other
         ob = b.flipped(v)
         other_best = Walker(v, ob, 15).max_depth(rest, budget=budget)
