@@ -15,8 +15,9 @@ Run ``.venv/bin/python benchmarks/bench_rules.py`` (or ``make bench``) from the 
    cannot play passing to the opponent), issue 22's fuzz case (a legal 1-1 that took
    4 s) and the slowest of 2,000 sampled ones (``--gul-bara 2000 --seed 7``) among
    them, (iv) long nardy doubles: off a full head on the first roll (6-6, 4-4 and 3-3
-   let two checkers leave it) and later, crowded heads behind the opponent's blocks. Each group again with one checker a point off (illegal: ``check``
-   finds the nearest legal play). The worst call of each is printed with its position.
+   let two checkers leave it) and later, crowded heads behind the opponent's blocks.
+   Each group again with one checker a point off (illegal: ``check`` finds the nearest
+   legal play). The worst call of each is printed with its position.
 3. Mid-turn queries: a :class:`board_rules.legality.TurnTracker` built per roll, then
    ``on_the_way`` and ``landing_points`` on every board the mover's leg of a legal play
    passes through, each call timed, on the cases of (ii) to (iv).

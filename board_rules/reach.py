@@ -527,15 +527,18 @@ def _legs(v: Variant, board: Board, side: Side, dice: tuple[int, ...], best: int
         got = Walker(v, board, 15).paths(dice, best, target, budget=budget)
         return (got[0][0],) if got else None
     pins = board.pins is not None
-    moved, played, rest = pips(board.me) - pips(target.me), sum(dice[:best]), dice[best:]
+    rest = dice[best:]
+    end = None
     if not pins and target.me[0] == board.me[0]:
         # none borne off: the mover's checkers move exactly the pips of its dice, these and any of the
         # rest that pass back to it later
+        moved, played = pips(board.me) - pips(target.me), sum(dice[:best])
         if moved < played or moved > played + sum(rest) or 0 < moved - played < min(rest):
             return None
-    if not pins and target.me[0] == board.me[0] and moved == played:
-        # no later leg of its own, so its leg ends on the target's checkers with the opponent's as they were
-        end = Board(list(target.me), list(board.opp), None, board.opp_off)
+        if moved == played:
+            # no later leg of its own: its leg ends on the target's checkers, the opponent's as they were
+            end = Board(list(target.me), list(board.opp), None, board.opp_off)
+    if end is not None:
         ends = Walker(v, board, 15).paths(dice[:best], best, end, budget=budget)
     else:
         ends = Walker(v, board, 15).paths(dice[:best], best, target, limit=10**9, exact=False, budget=budget)
