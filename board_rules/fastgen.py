@@ -6,13 +6,28 @@ limits on leaving a point) it returns exactly what the generic search behind
 path found, and the most dice played (``tests/test_fastgen.py`` compares the two). The
 board is one ``bytearray``, the mover's ``me`` then ``opp`` (``docs/rules-notes.md``),
 so ``bytes(board)`` is the same key. Imports only :mod:`board_rules.variants`.
+
+``board_rules/_fastgen.c`` is the same search compiled, built by ``pip install`` where a
+C compiler is found (:data:`COMPILED`); this module's Python search is the reference it
+is tested against, and what runs where it was not built.
 """
 
 from __future__ import annotations
 
+import os
 from bisect import bisect_left
 
 from board_rules.variants import Variant
+
+try:
+    if os.environ.get("TAVLI_PURE_PYTHON"):
+        raise ImportError("TAVLI_PURE_PYTHON is set")
+    from board_rules import _fastgen as _compiled
+except ImportError:
+    _compiled = None
+
+COMPILED = _compiled is not None
+"""Whether the compiled search runs (``TAVLI_PURE_PYTHON=1`` in the environment turns it off)."""
 
 
 def handles(variant: Variant, dice_seqs) -> bool:
@@ -36,6 +51,23 @@ def search(me: list[int], opp: list[int], dice_seqs) -> tuple[dict[bytes, tuple]
     ``me`` and ``opp`` are the mover's view (see :mod:`board_rules.movegen`); they are
     not changed. Only for what :func:`handles` accepts.
     """
+    if _compiled is not None:
+        d1, d2 = dice_seqs[0][0], dice_seqs[0][1]
+        return _compiled.search(bytes(me + opp), d1, d2)
+    return search_python(me, opp, dice_seqs)
+
+
+def results(me: list[int], opp: list[int], dice_seqs, board_type, opp_off: int, side) -> list[tuple]:
+    """What :func:`board_rules.movegen.legal_results` returns for these dice, in :func:`search`'s
+    order: ``[((checker moves,), board_type(me, opp, None, opp_off), side), ...]``."""
+    if _compiled is not None:
+        return _compiled.results(bytes(me + opp), dice_seqs[0][0], dice_seqs[0][1], board_type, opp_off, side)
+    found, _ = search_python(me, opp, dice_seqs)
+    return [((m,), board_type(list(k[:26]), list(k[26:52]), None, opp_off), side) for k, (m, _) in found.items()]
+
+
+def search_python(me: list[int], opp: list[int], dice_seqs) -> tuple[dict[bytes, tuple], int]:
+    """:func:`search` in Python: the reference the compiled search is held to."""
     board = bytearray(me + opp)
     if len(dice_seqs) == 1:
         return _doubles(board, dice_seqs[0][0])

@@ -182,6 +182,11 @@ def legal_results(position: Position, roll: Roll, budget: int | None = None):
     if board.game_over():
         return [(((),), board, side)]  # a side has every checker off: nothing is played
     head_limit = v.head_limit(d1, d2, rolls_played)
+    if fastgen.handles(v, seqs):  # the hitting games: boards built by the (compiled) search itself
+        out = fastgen.results(board.me, board.opp, seqs, Board, board.opp_off, side)
+        if budget is not None and len(out) > budget:
+            raise SearchBudgetExceeded
+        return out
     shared = None if budget is None else Budget(budget)
     results, best, _ = search_side(v, board, seqs, head_limit, shared)
     out = []
@@ -200,7 +205,7 @@ def legal_results(position: Position, roll: Roll, budget: int | None = None):
         for key, (moves, _) in results.items():
             out.append(((moves,), Board.from_key(key, pins, board.opp_off), side))
         return out
-    opp_off = board.opp_off  # the hot path of every hitting game: build the boards inline
+    opp_off = board.opp_off
     return [
         ((moves,), Board(list(key[:26]), list(key[26:52]), None, opp_off), side) for key, (moves, _) in results.items()
     ]

@@ -3,18 +3,20 @@
 :mod:`board_rules.fastgen` serves backgammon, portes and short nardy; the generic
 :func:`board_rules.movegen.generic_search_side` stays the reference (and keeps serving every
 other variant), so both are run on the same random positions and compared: the same
-resulting boards, the same number of dice played, the same play text per board.
+resulting boards, the same number of dice played, the same play text per board. Where
+``board_rules/_fastgen.c`` was built, it is held to the Python search the same way.
 """
 
 from __future__ import annotations
 
+import os
 import random
 
 import pytest
 
-from board_rules import Play, find_variant
+from board_rules import Play, Position, Roll, Side, fastgen, find_variant
 from board_rules.fastgen import handles
-from board_rules.movegen import generic_search_side, search_side
+from board_rules.movegen import generic_search_side, legal_results, search_side
 from board_rules.moves import Board, checker_moves
 from tests.helpers import make, plays
 from tests.positions import random_backgammon
@@ -96,3 +98,83 @@ def test_fast_path_bears_off_from_below_only_without_checkers_above():
 def test_fast_path_enters_both_checkers_before_playing_the_rest_of_a_double():
     p = make("backgammon", {6: 13, 19: -1, 20: -2, 1: -12}, bar=(2, 0))
     assert plays(p, 3, 3) == {"bar/19 bar/19*", "bar/22 bar/19* 6/3", "bar/22 bar/19*/16", "bar/22(2) 6/3(2)"}
+
+
+# ---------------------------------------------------------------- the compiled search
+
+
+def _compiled():
+    """The compiled module; skips without it, fails when TAVLI_REQUIRE_COMPILED=1 (CI builds it)."""
+    if fastgen._compiled is None:
+        if os.environ.get("TAVLI_REQUIRE_COMPILED") == "1":
+            pytest.fail("board_rules._fastgen was not built, and TAVLI_REQUIRE_COMPILED=1 requires it")
+        pytest.skip("board_rules._fastgen is not in use (not built, or TAVLI_PURE_PYTHON set)")
+    return fastgen._compiled
+
+
+def _endgame(rng: random.Random, variant: str) -> Position:
+    """The mover bearing off its last few checkers (some behind), the opponent anywhere."""
+    pts = [0] * 24
+    mine = rng.randint(1, 4)
+    for _ in range(mine):
+        pts[rng.choice((1, 2, 3, 4, 5, 6, 6, 8)) - 1] += 1
+    theirs = 0
+    for _ in range(rng.randint(0, 15)):
+        p = rng.randint(9, 24)
+        if pts[p - 1] <= 0:
+            pts[p - 1] -= 1
+            theirs += 1
+    return Position(find_variant(variant), Side.WHITE, tuple(pts), (0,) * 24, (0, 0), (15 - mine, 15 - theirs))
+
+
+@pytest.mark.parametrize("variant", HITTING)
+def test_compiled_and_python_search_give_the_same_results_in_the_same_order(variant):
+    compiled = _compiled()
+    rng = random.Random(f"compiled-{variant}")
+    ended = 0
+    for i in range(1500):
+        position = _endgame(rng, variant) if i % 3 == 0 else random_backgammon(rng, variant)
+        d1, d2 = rng.randint(1, 6), rng.randint(1, 6)
+        v = position.variant
+        seqs = v.dice_sequences(d1, d2, 0)
+        board = Board.of(position)
+        want = fastgen.search_python(board.me, board.opp, seqs)
+        got = compiled.search(bytes(board.me + board.opp), d1, d2)
+        where = f"{position.to_json()} {d1}-{d2}"
+        assert got == want and list(got[0].items()) == list(want[0].items()), where
+        ended += any(key[0] == 15 for key in got[0])
+        # the boards built for legal_results: the same as the Python module builds from the keys
+        built = compiled.results(bytes(board.me + board.opp), d1, d2, Board, board.opp_off, position.turn)
+        assert [(legs, b, s) for legs, b, s in built] == [
+            ((m,), Board.from_key(k, False, board.opp_off), position.turn) for k, (m, _) in want[0].items()
+        ], where
+    assert ended > 100  # the game-ending bear-offs were met
+
+
+def test_compiled_search_builds_boards_that_are_plain_boards():
+    _compiled()
+    position = Position.start("backgammon", Side.WHITE)
+    results = legal_results(position, Roll(3, 1))
+    assert len(results) == 16
+    legs, final, side = results[0]
+    assert type(final) is Board and side is Side.WHITE and final.pins is None and final.opp_off == 0
+    assert all(b.me is not final.me and b.opp is not final.opp for _, b, _ in results[1:])  # its own lists
+    assert Board.from_key(final.key(), False, 0) == final
+
+
+def test_compiled_search_refuses_what_is_not_a_board():
+    compiled = _compiled()
+    start = Board.of(Position.start("backgammon", Side.WHITE))
+    key = bytes(start.me + start.opp)
+    for bad, dice, field in (
+        (key[:51], (3, 1), "board"),
+        (bytes([16]) + key[1:], (3, 1), "board"),
+        (key, (0, 1), "dice"),
+        (key, (3, 7), "dice"),
+    ):
+        with pytest.raises(ValueError, match=field):
+            compiled.search(bad, *dice)
+        with pytest.raises(ValueError, match=field):
+            compiled.results(bad, *dice, Board, 0, Side.WHITE)
+    with pytest.raises(TypeError):
+        compiled.search("not bytes", 3, 1)

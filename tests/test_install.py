@@ -27,7 +27,8 @@ PACKAGES = PYPROJECT["tool"]["setuptools"]["packages"]
 # the build backend the project names; an older one cannot read its metadata (an SPDX licence string)
 SETUPTOOLS_FOR_BUILD = (77,)
 TOP_FILES = ("pyproject.toml", "README.md", "MANIFEST.in", "setup.cfg", "setup.py")
-JUNK = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "*.o", "*.elf", "*.hex")
+# an editable install's compiled module (*.so) stays behind: the install must build its own
+JUNK = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "*.o", "*.so", "*.pyd", "*.elf", "*.hex")
 
 
 def _inside(path: Path, parent: Path) -> bool:
@@ -140,6 +141,18 @@ def test_package_data_is_installed(installed):
         installed_model = site_packages / "vision" / "models" / name
         assert installed_model.is_file()
         assert installed_model.stat().st_size == (ROOT / "vision" / "models" / name).stat().st_size
+
+
+def test_the_install_builds_the_compiled_search_where_the_checkout_has_it(installed, tmp_path):
+    from board_rules import fastgen
+
+    code = "from board_rules import fastgen\nprint(fastgen._compiled.__file__ if fastgen.COMPILED else '')"
+    done = _run(installed, "python", "-c", code, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    built = done.stdout.strip()
+    if not fastgen.COMPILED and os.environ.get("TAVLI_REQUIRE_COMPILED") != "1":
+        pytest.skip("no compiled search here either (no C compiler, or TAVLI_PURE_PYTHON set)")
+    assert built and _inside(Path(built), installed), f"pip install . built no board_rules._fastgen: {built!r}"
 
 
 def test_tavli_help_runs_from_outside_the_checkout(installed, tmp_path):

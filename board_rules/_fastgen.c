@@ -1,0 +1,500 @@
+/* The compiled twin of board_rules/fastgen.py: legal plays of the hitting games.
+ *
+ * Same board (52 counts: the mover's `me` then `opp`, docs/rules-notes.md), same search
+ * in the same order, so the same first path per distinct final board and the same
+ * order of results; tests/test_fastgen.py holds it to the Python module. Optional:
+ * where it does not build, fastgen.py runs in Python.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NB 52     /* board bytes: me[0..25], opp[0..25] */
+#define OPP 26    /* opp[i] is b[OPP + i]; opp[0] is the opponent's bar */
+#define BAR 25
+#define ALL_OFF 15
+
+typedef struct {
+    uint8_t key[NB];
+    uint8_t n;      /* checker moves */
+    uint8_t first;  /* the first die played (0: none) */
+    uint8_t mv[4][3];
+} Result;
+
+typedef struct {
+    uint8_t b[NB];
+    Result *res;
+    Py_ssize_t n, cap;
+    int32_t *slots; /* open addressing over res: index + 1, 0 empty */
+    size_t mask;
+    int best;
+    int nomem;
+    int d; /* the die of a double */
+    uint8_t path[4][3];
+} Gen;
+
+static PyObject *MOVES[26][26][2]; /* the (src, dst, hit) tuples, made once */
+
+static uint64_t hash_key(const uint8_t *k) {
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < NB; i++) {
+        h ^= k[i];
+        h *= 1099511628211ULL;
+    }
+    return h ^ (h >> 29);
+}
+
+static void clear(Gen *g) {
+    g->n = 0;
+    memset(g->slots, 0, (g->mask + 1) * sizeof(int32_t));
+}
+
+static int grow(Gen *g) {
+    Py_ssize_t cap = g->cap * 2;
+    Result *res = realloc(g->res, (size_t)cap * sizeof(Result));
+    if (!res) return -1;
+    g->res = res;
+    g->cap = cap;
+    size_t mask = g->mask * 2 + 1;
+    int32_t *slots = calloc(mask + 1, sizeof(int32_t));
+    if (!slots) return -1;
+    for (Py_ssize_t i = 0; i < g->n; i++) {
+        size_t j = hash_key(g->res[i].key) & mask;
+        while (slots[j]) j = (j + 1) & mask;
+        slots[j] = (int32_t)(i + 1);
+    }
+    free(g->slots);
+    g->slots = slots;
+    g->mask = mask;
+    return 0;
+}
+
+/* Record the board as it is now, reached by `n` moves of `mv`, unless already found. */
+static void add(Gen *g, int n, const uint8_t (*mv)[3], int first) {
+    if (g->nomem) return;
+    size_t j = hash_key(g->b) & g->mask;
+    int32_t at;
+    while ((at = g->slots[j]) != 0) {
+        if (memcmp(g->res[at - 1].key, g->b, NB) == 0) return;
+        j = (j + 1) & g->mask;
+    }
+    Result *r = &g->res[g->n];
+    memcpy(r->key, g->b, NB);
+    r->n = (uint8_t)n;
+    r->first = (uint8_t)first;
+    if (n) memcpy(r->mv, mv, (size_t)n * 3);
+    g->slots[j] = (int32_t)(++g->n);
+    if (g->n * 2 > (Py_ssize_t)g->mask || g->n == g->cap) {
+        if (grow(g)) g->nomem = 1;
+    }
+}
+
+static inline int any_below_six_above(const uint8_t *b, int s) {
+    for (int p = s + 1; p <= 6; p++)
+        if (b[p]) return 1;
+    return 0;
+}
+
+/* Where a checker on `src` goes with `die`: its target (0: off), *hit set; -1 when it cannot. */
+static inline int target(const uint8_t *b, int src, int die, int out, int *hit) {
+    int dst = src - die;
+    *hit = 0;
+    if (dst <= 0) {
+        if (out) return -2; /* every lower source bears off too */
+        if (dst < 0 && any_below_six_above(b, src)) return -1;
+        return 0;
+    }
+    int o = b[OPP + dst];
+    if (o > 1) return -1;
+    *hit = o == 1;
+    return dst;
+}
+
+static inline void make(uint8_t *b, int src, int dst, int hit) {
+    b[src]--;
+    b[dst]++;
+    if (hit) {
+        b[OPP + dst] = 0;
+        b[OPP]++;
+    }
+}
+
+static inline void unmake(uint8_t *b, int src, int dst, int hit) {
+    b[src]++;
+    b[dst]--;
+    if (hit) {
+        b[OPP + dst] = 1;
+        b[OPP]--;
+    }
+}
+
+static inline void set_move(uint8_t *m, int src, int dst, int hit) {
+    m[0] = (uint8_t)src;
+    m[1] = (uint8_t)dst;
+    m[2] = (uint8_t)hit;
+}
+
+static void two_dice(Gen *g, int d1, int d2) {
+    uint8_t *b = g->b;
+    int bar = b[BAR];
+    int out = bar;
+    for (int p = 7; p <= 24; p++) out += b[p];
+    int hi = bar ? BAR : 24, lo = bar ? BAR : 1;
+    const int order[2][2] = {{d1, d2}, {d2, d1}};
+    uint8_t mv[2][3];
+    for (int o = 0; o < 2; o++) {
+        int da = order[o][0], db = order[o][1];
+        /* once both dice were played in one order, two different checkers give boards found already */
+        int skip = g->best == 2 && !bar;
+        int moved = 0;
+        for (int s1 = hi; s1 >= lo; s1--) {
+            if (!b[s1]) continue;
+            int h1, t1 = target(b, s1, da, out, &h1);
+            if (t1 == -2) break;
+            if (t1 < 0) continue;
+            moved = 1;
+            make(b, s1, t1, h1);
+            int out1 = (s1 > 6 && t1 < 7) ? out - 1 : out;
+            set_move(mv[0], s1, t1, h1);
+            if (!t1 && b[0] == ALL_OFF) { /* the last checker is off: the play is complete */
+                if (g->best < 2) {
+                    g->best = 2;
+                    clear(g);
+                }
+                add(g, 1, mv, da);
+                unmake(b, s1, t1, 0);
+                continue;
+            }
+            int hi2, lo2;
+            if (skip && t1 && out1)
+                hi2 = lo2 = t1; /* only the same checker onwards can give a new board */
+            else if (b[BAR])
+                hi2 = lo2 = BAR;
+            else {
+                hi2 = 24;
+                lo2 = 1;
+            }
+            int moved2 = 0;
+            for (int s2 = hi2; s2 >= lo2; s2--) {
+                if (!b[s2]) continue;
+                int h2, t2 = s2 - db;
+                if (t2 > 0 && skip && t1 && s2 != t1) continue; /* two checkers, found in the first order */
+                t2 = target(b, s2, db, out1, &h2);
+                if (t2 == -2) break;
+                if (t2 < 0) continue;
+                moved2 = 1;
+                make(b, s2, t2, h2);
+                if (g->best < 2) {
+                    g->best = 2;
+                    clear(g);
+                }
+                set_move(mv[1], s2, t2, h2);
+                add(g, 2, mv, da);
+                unmake(b, s2, t2, h2);
+            }
+            if (!moved2 && g->best <= 1) {
+                if (g->best < 1) {
+                    g->best = 1;
+                    clear(g);
+                }
+                add(g, 1, mv, da);
+            }
+            unmake(b, s1, t1, h1);
+        }
+        if (!moved && g->best <= 0) {
+            g->best = 0;
+            add(g, 0, mv, 0);
+        }
+    }
+    /* dice that can be played only one at a time: the larger must be played if it can */
+    if (g->best == 1) {
+        int high = d1 > d2 ? d1 : d2, any = 0;
+        for (Py_ssize_t i = 0; i < g->n; i++) any |= g->res[i].first == high;
+        if (any) {
+            Py_ssize_t k = 0;
+            for (Py_ssize_t i = 0; i < g->n; i++)
+                if (g->res[i].first == high) g->res[k++] = g->res[i];
+            g->n = k; /* the hash slots are stale from here; nothing is added after */
+        }
+    }
+}
+
+static void record(Gen *g, int depth, int rank) {
+    if (rank > g->best) {
+        g->best = rank;
+        clear(g);
+    }
+    add(g, depth, (const uint8_t (*)[3])g->path, depth ? g->d : 0);
+}
+
+/* The fourth checker move of a double, from the occupied points not above `limit`. */
+static void last(Gen *g, int limit, int out) {
+    uint8_t *b = g->b;
+    int moved = 0;
+    int hi = b[BAR] ? BAR : (limit > 24 ? 24 : limit), lo = b[BAR] ? BAR : 1;
+    for (int src = hi; src >= lo; src--) {
+        if (!b[src]) continue;
+        int hit, dst = target(b, src, g->d, out, &hit);
+        if (dst == -2) break;
+        if (dst < 0) continue;
+        if (!moved) {
+            moved = 1;
+            if (g->best < 4) {
+                g->best = 4;
+                clear(g);
+            }
+        }
+        make(b, src, dst, hit);
+        set_move(g->path[3], src, dst, hit);
+        add(g, 4, (const uint8_t (*)[3])g->path, g->d);
+        unmake(b, src, dst, hit);
+    }
+    if (!moved && g->best <= 3) record(g, 3, 3);
+}
+
+/* Checker moves `depth` (0..2) of a double, sources in non-increasing order: every play has
+ * such an order, the one in which bearing off is least restricted, so one path per result. */
+static void rec(Gen *g, int depth, int limit, int out) {
+    uint8_t *b = g->b;
+    int moved = 0;
+    int hi = b[BAR] ? BAR : (limit > 24 ? 24 : limit), lo = b[BAR] ? BAR : 1;
+    for (int src = hi; src >= lo; src--) {
+        if (!b[src]) continue;
+        int hit, dst = target(b, src, g->d, out, &hit);
+        if (dst == -2) break;
+        if (dst < 0) continue;
+        moved = 1;
+        make(b, src, dst, hit);
+        set_move(g->path[depth], src, dst, hit);
+        int out2 = (src > 6 && dst < 7) ? out - 1 : out;
+        if (!dst && b[0] == ALL_OFF)
+            record(g, depth + 1, 4); /* the last checker is off: the game ends, the play is complete */
+        else if (depth < 2)
+            rec(g, depth + 1, src, out2);
+        else
+            last(g, src, out2);
+        unmake(b, src, dst, hit);
+    }
+    if (!moved && depth >= g->best) record(g, depth, depth);
+}
+
+/* Parse (board, d1, d2) and run the search into g; 0 on success, -1 with an exception set. */
+static int run(Gen *g, PyObject *board, int d1, int d2) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(board, &view, PyBUF_SIMPLE) < 0) return -1;
+    if (view.len != NB) {
+        PyBuffer_Release(&view);
+        PyErr_Format(PyExc_ValueError, "board: expected %d counts, got %zd", NB, view.len);
+        return -1;
+    }
+    memcpy(g->b, view.buf, NB);
+    PyBuffer_Release(&view);
+    for (int i = 0; i < NB; i++) {
+        if (g->b[i] > ALL_OFF) {
+            PyErr_Format(PyExc_ValueError, "board: count %d at index %d is over %d", g->b[i], i, ALL_OFF);
+            return -1;
+        }
+    }
+    if (d1 < 1 || d1 > 6 || d2 < 1 || d2 > 6) {
+        PyErr_Format(PyExc_ValueError, "dice: %d and %d are not both 1 to 6", d1, d2);
+        return -1;
+    }
+    g->cap = 64;
+    g->mask = 127;
+    g->n = 0;
+    g->best = -1;
+    g->nomem = 0;
+    g->d = d1;
+    g->res = malloc((size_t)g->cap * sizeof(Result));
+    g->slots = calloc(g->mask + 1, sizeof(int32_t));
+    if (!g->res || !g->slots) {
+        free(g->res);
+        free(g->slots);
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (d1 == d2) {
+        int out = g->b[BAR];
+        for (int p = 7; p <= 24; p++) out += g->b[p];
+        rec(g, 0, BAR, out);
+    } else {
+        two_dice(g, d1, d2);
+    }
+    if (g->nomem) {
+        free(g->res);
+        free(g->slots);
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void done(Gen *g) {
+    free(g->res);
+    free(g->slots);
+}
+
+static PyObject *moves_tuple(const Result *r) {
+    PyObject *t = PyTuple_New(r->n);
+    if (!t) return NULL;
+    for (int k = 0; k < r->n; k++) {
+        PyObject *m = MOVES[r->mv[k][0]][r->mv[k][1]][r->mv[k][2]];
+        Py_INCREF(m);
+        PyTuple_SET_ITEM(t, k, m);
+    }
+    return t;
+}
+
+PyDoc_STRVAR(search_doc,
+             "search(board, d1, d2) -> ({final board key: (checker moves, first die)}, most dice played)\n\n"
+             "As fastgen.search: board is the 52 counts (me, then opp); d1 == d2 is a double.");
+
+static PyObject *search(PyObject *self, PyObject *args) {
+    PyObject *board;
+    int d1, d2;
+    if (!PyArg_ParseTuple(args, "Oii:search", &board, &d1, &d2)) return NULL;
+    Gen g;
+    if (run(&g, board, d1, d2) < 0) return NULL;
+    PyObject *found = PyDict_New();
+    if (!found) goto fail;
+    for (Py_ssize_t i = 0; i < g.n; i++) {
+        const Result *r = &g.res[i];
+        PyObject *key = PyBytes_FromStringAndSize((const char *)r->key, NB);
+        if (!key) goto fail_found;
+        PyObject *mv = moves_tuple(r);
+        PyObject *val = mv ? Py_BuildValue("(Ni)", mv, r->first) : NULL; /* N: mv is the tuple's now */
+        if (!val) {
+            Py_DECREF(key);
+            goto fail_found;
+        }
+        int err = PyDict_SetItem(found, key, val);
+        Py_DECREF(key);
+        Py_DECREF(val);
+        if (err < 0) goto fail_found;
+    }
+    done(&g);
+    return Py_BuildValue("(Ni)", found, g.best);
+fail_found:
+    Py_DECREF(found);
+fail:
+    done(&g);
+    return NULL;
+}
+
+static PyObject *count_list(const uint8_t *c) {
+    PyObject *l = PyList_New(26);
+    if (!l) return NULL;
+    for (int i = 0; i < 26; i++) PyList_SET_ITEM(l, i, PyLong_FromLong(c[i])); /* small ints: cached */
+    PyObject_GC_UnTrack(l); /* ints only: it can be in no cycle, so the collector need not walk it */
+    return l;
+}
+
+/* Where a slots class keeps the field `name`: its member's offset, or -1 when it has none. */
+static Py_ssize_t slot_offset(PyObject *type, const char *name) {
+    PyObject *d = PyObject_GetAttrString(type, name);
+    if (!d) {
+        PyErr_Clear();
+        return -1;
+    }
+    Py_ssize_t off = -1;
+    if (Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+        PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+        if (m->type == T_OBJECT_EX) off = m->offset;
+    }
+    Py_DECREF(d);
+    return off;
+}
+
+/* Board(me, opp, None, opp_off) made without running its __init__ (the dataclass's, which only
+ * stores the four fields): the slots are filled directly. Learnt once per class; a class with
+ * other fields, or a __post_init__, is called instead. */
+static PyTypeObject *slots_type;
+static Py_ssize_t slots_at[4];
+
+static int learn_slots(PyObject *type) {
+    static const char *names[4] = {"me", "opp", "pins", "opp_off"};
+    if (!PyType_Check(type) || PyObject_HasAttrString(type, "__post_init__")) return 0;
+    if (((PyTypeObject *)type)->tp_basicsize != (Py_ssize_t)sizeof(PyObject) + 4 * (Py_ssize_t)sizeof(PyObject *))
+        return 0;
+    for (int i = 0; i < 4; i++)
+        if ((slots_at[i] = slot_offset(type, names[i])) < 0) return 0;
+    Py_INCREF(type);
+    Py_XDECREF(slots_type);
+    slots_type = (PyTypeObject *)type;
+    return 1;
+}
+
+static PyObject *make_board(PyObject *type, PyObject *me, PyObject *opp, PyObject *opp_off) {
+    if ((PyObject *)slots_type != type && !learn_slots(type)) {
+        PyObject *argv[4] = {me, opp, Py_None, opp_off};
+        return PyObject_Vectorcall(type, argv, 4, NULL);
+    }
+    PyObject *obj = slots_type->tp_alloc(slots_type, 0);
+    if (!obj) return NULL;
+    PyObject *field[4] = {me, opp, Py_None, opp_off};
+    for (int i = 0; i < 4; i++) {
+        Py_INCREF(field[i]);
+        *(PyObject **)((char *)obj + slots_at[i]) = field[i];
+    }
+    return obj;
+}
+
+PyDoc_STRVAR(results_doc,
+             "results(board, d1, d2, board_type, opp_off, side) -> [((checker moves,), final board, side)]\n\n"
+             "What movegen.legal_results returns for a hitting game: each final board made as\n"
+             "board_type(me, opp, None, opp_off), in the order search() finds them.");
+
+static PyObject *results(PyObject *self, PyObject *args) {
+    PyObject *board, *board_type, *opp_off, *side;
+    int d1, d2;
+    if (!PyArg_ParseTuple(args, "OiiOOO:results", &board, &d1, &d2, &board_type, &opp_off, &side)) return NULL;
+    Gen g;
+    if (run(&g, board, d1, d2) < 0) return NULL;
+    PyObject *out = PyList_New(g.n);
+    if (!out) goto fail;
+    for (Py_ssize_t i = 0; i < g.n; i++) {
+        const Result *r = &g.res[i];
+        PyObject *mv = moves_tuple(r);
+        PyObject *me = count_list(r->key), *opp = count_list(r->key + OPP);
+        PyObject *final = NULL, *item = NULL;
+        if (mv && me && opp) final = make_board(board_type, me, opp, opp_off);
+        if (final) item = Py_BuildValue("((N)NO)", mv, final, side);
+        Py_XDECREF(me);
+        Py_XDECREF(opp);
+        if (!item) {
+            if (!final) Py_XDECREF(mv);
+            goto fail_out;
+        }
+        PyList_SET_ITEM(out, i, item);
+    }
+    done(&g);
+    return out;
+fail_out:
+    Py_DECREF(out);
+fail:
+    done(&g);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"search", search, METH_VARARGS, search_doc},
+    {"results", results, METH_VARARGS, results_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "board_rules._fastgen", "Compiled legal plays of the hitting games (see fastgen.py).",
+    -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__fastgen(void) {
+    for (int s = 0; s < 26; s++)
+        for (int t = 0; t < 26; t++)
+            for (int h = 0; h < 2; h++)
+                if (!MOVES[s][t][h] && !(MOVES[s][t][h] = Py_BuildValue("(iiO)", s, t, h ? Py_True : Py_False)))
+                    return NULL;
+    return PyModule_Create(&module);
+}
