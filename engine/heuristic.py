@@ -106,35 +106,42 @@ def _opp_point_map(variant) -> dict[int, int]:
     return {p: 25 - p for p in range(1, 25)}
 
 
-def _side_terms(view: Board, other: Board, closed_other: list[bool], variant) -> float:
+def _side_terms(view: Board, other: Board, closed_other: list[bool], variant, parts: list | None = None) -> float:
     """What one side has (from its own ``view``), apart from the race.
 
     ``other`` is the same board from the opponent's view and ``closed_other`` the points
-    closed to the opponent's checkers (:func:`_closed` of ``other``).
+    closed to the opponent's checkers (:func:`_closed` of ``other``). ``parts``, when
+    given, gets the :data:`SIDE_PARTS` terms appended, in that order.
     """
     s = 0.0
     me = view.me
     s += 3.0 * me[0]  # borne off
     if variant.hits or variant.pins:
+        made = 0.0
         for x in range(1, 25):
             if me[x] >= 2:
-                s += 2.0 + (1.5 if x <= 6 else 0.0) + (1.0 if x == 7 else 0.0)
-        s += 1.5 * _prime(view, variant) ** 1.5
+                made += 2.0 + (1.5 if x <= 6 else 0.0) + (1.0 if x == 7 else 0.0)
+        prime = 1.5 * _prime(view, variant) ** 1.5
         # anchors deep in the opponent's home
-        s += sum(2.0 for x in range(19, 25) if me[x] >= 2)
+        shape = sum(2.0 for x in range(19, 25) if me[x] >= 2)
     else:
-        held = sum(1 for x in range(1, 25) if me[x] >= 1)
-        s += 1.2 * held
-        s += 1.0 * _prime(view, variant) ** 1.5
+        made = 1.2 * sum(1 for x in range(1, 25) if me[x] >= 1)
+        prime = 1.0 * _prime(view, variant) ** 1.5
+        shape = 0.0
         for x in range(1, 24):
             if me[x] > 3:
-                s -= 0.6 * (me[x] - 3)  # a heavy stack wastes checkers
+                shape -= 0.6 * (me[x] - 3)  # a heavy stack wastes checkers
+    s += made
+    s += prime
+    s += shape
+    pinned = 0.0
     if view.pins is not None:
         for x in range(1, 25):
             if view.pins[x] == 2:  # an opposing checker pinned under ours
-                s += 10.0 + (40.0 if x == 1 else 0.0) + (4.0 if x <= 6 else 0.0)
+                pinned += 10.0 + (40.0 if x == 1 else 0.0) + (4.0 if x <= 6 else 0.0)
             if view.pins[x] == 1:
-                s -= 10.0
+                pinned -= 10.0
+        s += pinned
     # block: points closed in front of each opposing checker (the six it could reach)
     before = [0] * 26  # before[q]: closed points among 1..q-1
     for x in range(1, 26):
@@ -145,7 +152,13 @@ def _side_terms(view: Board, other: Board, closed_other: list[bool], variant) ->
         if them[q]:
             block += them[q] * (before[q] - before[max(1, q - 6)])
     s += 0.35 * block
+    if parts is not None:
+        parts += (made, prime, shape, pinned, 0.35 * block)
     return s
+
+
+SIDE_PARTS = ("points made (or held)", "prime", "anchors (or stacking)", "pins", "block")
+"""The terms of one side's :func:`_side_terms`, as :func:`value_parts` gives them."""
 
 
 def score_position(position: Position, me: Side) -> float:
@@ -160,22 +173,39 @@ def score_position(position: Position, me: Side) -> float:
 
 def value(mine: Board, theirs: Board, variant) -> float:
     """:func:`score_position` of a board seen by ``mine``'s owner (``theirs``: the same board, other side)."""
+    return value_parts(mine, theirs, variant)[0]
+
+
+def value_parts(mine: Board, theirs: Board, variant, parts: bool = False) -> tuple[float, list[float]]:
+    """:func:`value`, and with ``parts`` the terms it is made of (the learned nets read them):
+    the race, the bar, the shots against ``mine``, then :data:`SIDE_PARTS` for ``mine`` and for
+    ``theirs`` (all 0 once every checker of ``mine`` is off)."""
     if mine.me[0] == 15:
-        return 1000.0
+        return 1000.0, [0.0] * (3 + 2 * len(SIDE_PARTS))
     race = float(_pips(theirs) - _pips(mine))
     closed_mine = _closed(mine, variant)  # closed to our checkers
     closed_theirs = _closed(theirs, variant)
-    s = race + _side_terms(mine, theirs, closed_theirs, variant) - _side_terms(theirs, mine, closed_mine, variant)
+    ours: list | None = [] if parts else None
+    others: list | None = [] if parts else None
+    s = (
+        race
+        + _side_terms(mine, theirs, closed_theirs, variant, ours)
+        - _side_terms(theirs, mine, closed_mine, variant, others)
+    )
+    bar = shots = 0.0
     if variant.hits:
-        s += 8.0 * theirs.me[25] - 8.0 * mine.me[25]
+        bar = 8.0 * theirs.me[25] - 8.0 * mine.me[25]
+        s += bar
     touching = contact(mine, theirs, variant)
     if touching and (variant.hits or variant.pins):
-        s -= 1.5 * _shots(mine, theirs, closed_theirs, variant)
+        shots = _shots(mine, theirs, closed_theirs, variant)
+        s -= 1.5 * shots
+    terms = [race, bar, shots, *ours, *others] if parts else []
     if not touching:
         # a pure race: pips and bear-off speed only
         s = 2.0 * race + 4.0 * (mine.me[0] - theirs.me[0])
         s -= 0.5 * sum(mine.me[x] for x in range(7, 25))
-    return s
+    return s, terms
 
 
 def contact(mine: Board, theirs: Board, variant) -> bool:

@@ -25,7 +25,7 @@ from board_rules import Position, Roll, Side, Variant
 from board_rules.movegen import SearchBudgetExceeded, legal_results
 from board_rules.moves import Board
 from board_rules.reach import sample_results
-from engine.heuristic import contact, value
+from engine.heuristic import contact, value_parts
 
 OUTPUTS = 7
 """win, win >= 2, win >= 3, win >= 4, lose >= 2, lose >= 3, lose >= 4 (points, before the cube)."""
@@ -70,12 +70,19 @@ def _their_numbers(geometry_same: bool) -> np.ndarray:
     return np.array([0] + [25 - p for p in range(1, 25)], dtype=np.float32)
 
 
-def feature_count(variant: Variant) -> int:
-    """How many inputs the net of ``variant`` reads."""
-    return 24 * 4 * 2 + 4 + (48 if variant.pins else 0) + 5
+INPUT_SETS = (1, 2)
+"""1: the heuristic's score alone; 2: also the terms it is made of (:func:`engine.heuristic.value_parts`)."""
+
+_PART_SCALES = np.array([50.0, 25.0, 10.0] + [25.0] * 10, dtype=np.float32)
+"""What each of the heuristic's terms is divided by before its tanh: race, bar, shots, each side's five."""
 
 
-def features(boards: list[Board], variant: Variant) -> np.ndarray:
+def feature_count(variant: Variant, inputs: int = 1) -> int:
+    """How many inputs the net of ``variant`` reads (``inputs``: its input set, :data:`INPUT_SETS`)."""
+    return 24 * 4 * 2 + 4 + (48 if variant.pins else 0) + 5 + (len(_PART_SCALES) if inputs == 2 else 0)
+
+
+def features(boards: list[Board], variant: Variant, inputs: int = 1) -> np.ndarray:
     """The net's inputs for each board, seen by its owner, who has just played: ``(n, feature_count)``."""
     me = np.array([b.me for b in boards], dtype=np.float32)
     opp = np.array([b.opp for b in boards], dtype=np.float32)
@@ -95,7 +102,8 @@ def features(boards: list[Board], variant: Variant) -> np.ndarray:
         their_pips += (_their_numbers(same)[1:] * (pins == 2)).sum(axis=1)
     theirs = [b.flipped(variant) for b in boards]
     touching = np.array([contact(b, t, variant) for b, t in zip(boards, theirs)], dtype=np.float32)
-    heuristic = np.array([value(b, t, variant) for b, t in zip(boards, theirs)], dtype=np.float32)
+    scored = [value_parts(b, t, variant, inputs == 2) for b, t in zip(boards, theirs)]
+    heuristic = np.array([v for v, _ in scored], dtype=np.float32)
     cols.append(
         np.stack(
             [
@@ -108,6 +116,8 @@ def features(boards: list[Board], variant: Variant) -> np.ndarray:
             axis=1,
         )
     )
+    if inputs == 2:
+        cols.append(np.tanh(np.array([p for _, p in scored], dtype=np.float32).reshape(len(boards), -1) / _PART_SCALES))
     return np.concatenate([c.reshape(len(boards), -1).astype(np.float32) for c in cols], axis=1)
 
 
@@ -124,17 +134,24 @@ class Net:
     w2: np.ndarray
     b2: np.ndarray
     games: int = 0
+    inputs: int = 1
+    """Its input set (:data:`INPUT_SETS`)."""
 
     @classmethod
-    def new(cls, variant: Variant, hidden: int, rng: np.random.Generator) -> Net:
-        n = feature_count(variant)
+    def new(cls, variant: Variant, hidden: int, rng: np.random.Generator, inputs: int = 1) -> Net:
+        n = feature_count(variant, inputs)
         return cls(
             variant.name,
             (rng.standard_normal((n, hidden)) * (1.0 / np.sqrt(n))).astype(np.float32),
             np.zeros(hidden, dtype=np.float32),
             (rng.standard_normal((hidden, OUTPUTS)) * (1.0 / np.sqrt(hidden))).astype(np.float32),
             np.zeros(OUTPUTS, dtype=np.float32),
+            inputs=inputs,
         )
+
+    def features(self, boards: list[Board], variant: Variant) -> np.ndarray:
+        """This net's inputs for ``boards`` (:func:`features` of its input set)."""
+        return features(boards, variant, self.inputs)
 
     def hidden(self, x: np.ndarray) -> np.ndarray:
         return np.tanh(x @ self.w1 + self.b1)
@@ -145,7 +162,14 @@ class Net:
 
     def save(self, path) -> None:
         np.savez_compressed(
-            path, variant=self.variant, w1=self.w1, b1=self.b1, w2=self.w2, b2=self.b2, games=self.games
+            path,
+            variant=self.variant,
+            w1=self.w1,
+            b1=self.b1,
+            w2=self.w2,
+            b2=self.b2,
+            games=self.games,
+            inputs=self.inputs,
         )
 
     @classmethod
@@ -158,6 +182,7 @@ class Net:
                 z["w2"].astype(np.float32),
                 z["b2"].astype(np.float32),
                 int(z["games"]),
+                int(z["inputs"]) if "inputs" in z.files else 1,  # nets saved before input sets had 1
             )
 
 
@@ -218,7 +243,7 @@ def score_plays(net: Net, position: Position, roll: Roll, budget: int = PLAY_BUD
     v = position.variant
     me = position.turn
     boards = [final if final_side is me else final.flipped(v) for _, final, final_side in results]
-    x = features(boards, v)
+    x = net.features(boards, v)
     out = net(x)
     rolls = rolls_after(position)
     for i, (b, (_, final, final_side)) in enumerate(zip(boards, results)):
@@ -247,7 +272,7 @@ def score_positions(net: Net, positions: list[Position], me: Side) -> np.ndarray
     if not positions:
         return np.zeros((0, OUTPUTS), dtype=np.float32)
     v = positions[0].variant
-    out = net(features([Board.of(p, me) for p in positions], v))
+    out = net(net.features([Board.of(p, me) for p in positions], v))
     for i, p in enumerate(positions):
         ended = p.outcome()
         if ended is not None:

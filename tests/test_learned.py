@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import sys
 from pathlib import Path
 
@@ -10,9 +11,10 @@ import pytest
 
 from board_rules import VARIANTS, Position, Roll, Side
 from board_rules.moves import Board
-from engine import evaluate, learned
+from engine import evaluate, heuristic, learned
 from engine.learned import Net, equity, feature_count, features, flip, outcome_target, score_plays
 from tests.helpers import make
+from tests.positions import random_backgammon, random_same_direction
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training"))
 import train_evaluator  # noqa: E402
@@ -68,13 +70,45 @@ def test_the_gradients_are_those_of_the_cross_entropy():
         assert grad[at] == pytest.approx((up - down) / 2e-5, rel=1e-3, abs=1e-6)
 
 
+@pytest.mark.parametrize("inputs", learned.INPUT_SETS)
 @pytest.mark.parametrize("variant", [v.name for v in VARIANTS])
-def test_every_game_has_inputs_of_the_declared_width(variant):
+def test_every_game_has_inputs_of_the_declared_width(variant, inputs):
     position = Position.start(variant)
-    x = features([Board.of(position, Side.WHITE), Board.of(position, Side.BLACK)], position.variant)
-    assert x.shape == (2, feature_count(position.variant))
+    x = features([Board.of(position, Side.WHITE), Board.of(position, Side.BLACK)], position.variant, inputs)
+    assert x.shape == (2, feature_count(position.variant, inputs))
     assert np.isfinite(x).all()
     assert np.allclose(x[0], x[1])  # the start is the same from either side
+
+
+@pytest.mark.parametrize("variant", ["backgammon", "plakoto", "fevga", "long-nardy"])
+def test_the_heuristic_terms_the_second_input_set_reads_add_up_to_its_value(variant):
+    rng = random.Random(variant)
+    checked = 0
+    for _ in range(200):
+        position = random_backgammon(rng, variant) if variant == "backgammon" else random_same_direction(rng, variant)
+        mine, theirs = Board.of(position, Side.WHITE), Board.of(position, Side.BLACK)
+        total, parts = heuristic.value_parts(mine, theirs, position.variant, parts=True)
+        assert total == heuristic.value(mine, theirs, position.variant)
+        assert len(parts) == 3 + 2 * len(heuristic.SIDE_PARTS)
+        race, bar, shots, ours, others = parts[0], parts[1], parts[2], parts[3:8], parts[8:]
+        if heuristic.contact(mine, theirs, position.variant):
+            borne_off = 3.0 * (mine.me[0] - theirs.me[0])
+            assert total == pytest.approx(race + bar - 1.5 * shots + sum(ours) - sum(others) + borne_off)
+            checked += 1
+    assert checked > 50
+
+
+def test_a_net_keeps_its_input_set_and_a_net_saved_before_them_reads_the_first(tmp_path):
+    v = Position.start("portes").variant
+    net = Net.new(v, 4, np.random.default_rng(0), inputs=2)
+    net.save(tmp_path / "two.npz")
+    again = Net.load(tmp_path / "two.npz")
+    assert again.inputs == 2 and again.w1.shape[0] == feature_count(v, 2) > feature_count(v, 1)
+    old = Net.new(v, 4, np.random.default_rng(0))
+    np.savez_compressed(tmp_path / "old.npz", variant="portes", w1=old.w1, b1=old.b1, w2=old.w2, b2=old.b2, games=1)
+    assert Net.load(tmp_path / "old.npz").inputs == 1
+    scored = score_plays(again, Position.start("portes"), Roll(3, 1))
+    assert scored.x.shape[1] == feature_count(v, 2) and np.isfinite(scored.out).all()
 
 
 def test_training_writes_the_same_weights_from_the_same_seed(tmp_path):
@@ -113,7 +147,8 @@ def test_a_net_is_shipped_for_every_game_the_teacher_learns(variant):
     net = learned.shipped(variant)
     assert net is not None, f"engine/models/{variant}.npz is missing: make train-evaluator VARIANT={variant}"
     assert net.variant == variant and net.games >= 1000
-    assert net.w1.shape[0] == feature_count(Position.start(variant).variant)
+    assert net.w1.shape[0] == feature_count(Position.start(variant).variant, net.inputs)
+    assert net.inputs == train_evaluator.SHIPPED_INPUTS.get(variant, 1)  # what make train-evaluator makes
     expected = ("learned", "gnubg") if variant in evaluate.LEARNED_BEATS_HEURISTIC else ("heuristic",)
     assert evaluate.evaluator(variant) in expected
 

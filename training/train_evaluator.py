@@ -29,6 +29,9 @@ from engine.learned import Net, after, flip, outcome_target, score_plays  # noqa
 SHIPPED_GAMES = {"portes": 5000, "plakoto": 12000, "fevga": 12000, "long-nardy": 12000, "short-nardy": 12000}
 """Self-play games the shipped nets were trained on (3000 for the games not named)."""
 
+SHIPPED_INPUTS: dict[str, int] = {}
+"""The shipped nets' input sets (``engine.learned.INPUT_SETS``; 1 for the games not named)."""
+
 MAX_PLIES = 2_000
 """A game longer than this is stopped and not learned from (none has come near it)."""
 
@@ -118,7 +121,7 @@ def train(args) -> Net:
     v = find_variant(args.variant)
     rng = random.Random(args.seed)
     init = np.random.default_rng(args.seed)
-    net = Net.new(v, args.hidden, init)
+    net = Net.new(v, args.hidden, init, args.inputs)
     opt = Adam([net.w1, net.b1, net.w2, net.b2], args.lr)
     started = time.monotonic()
     plies = losses = 0.0
@@ -156,6 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variant", required=True, help="the game: portes, plakoto, fevga, gul-bara, long-nardy, ...")
     p.add_argument("--games", type=int, help="self-play games (default: as many as the shipped net's, 3000 to 12000)")
     p.add_argument("--hidden", type=int, default=64, help="hidden units (default 64)")
+    p.add_argument(
+        "--inputs",
+        type=int,
+        choices=(1, 2),
+        help="input set: 1, the heuristic's score; 2, also its terms (default: the shipped net's)",
+    )
     p.add_argument("--lam", type=float, default=0.7, help="TD lambda (default 0.7)")
     p.add_argument(
         "--lr",
@@ -175,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--variant: {e}")
     if args.games is None:
         args.games = SHIPPED_GAMES.get(v.name, 3000)
+    if args.inputs is None:
+        args.inputs = SHIPPED_INPUTS.get(v.name, 1)
     if args.games < 1 or args.hidden < 1 or args.batch < 1:
         p.error("--games, --hidden and --batch must be at least 1")
     args.out = args.out or ROOT / "engine" / "models" / f"{v.name}.npz"
