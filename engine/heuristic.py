@@ -8,7 +8,8 @@ one of their inputs. Imports ``board_rules`` only.
 
 from __future__ import annotations
 
-import functools
+from itertools import accumulate
+from operator import mul
 
 from board_rules import Position, Side
 from board_rules.moves import Board
@@ -37,26 +38,51 @@ def _holds(view: Board, variant, x: int) -> bool:
 
 
 def _pips(view: Board) -> int:
-    total = 25 * view.me[25]
-    for i in range(1, 25):
-        total += i * view.me[i]
-        if view.pins is not None and view.pins[i] == 1:
-            total += i
+    """The owner's pips to bear off, its pinned checkers included."""
+    me = view.me
+    total = 25 * me[25] + sum(map(mul, _POINTS, me[1:25]))
+    if view.pins is not None:
+        total += sum(i for i in _POINTS if view.pins[i] == 1)
     return total
 
 
+_POINTS = range(1, 25)
+
+
 def _prime(view: Board, variant) -> int:
+    """The longest run of points ``view``'s owner holds (:func:`_holds`)."""
+    least = 1 if variant.blocks else 2
     best = run = 0
-    for x in range(1, 25):
-        if _holds(view, variant, x):
+    for n in view.me[1:25]:
+        if n >= least:
             run += 1
-            best = max(best, run)
+            if run > best:
+                best = run
         else:
             run = 0
     return best
 
 
 _ROLLS = [(d1, d2) for d1 in range(1, 7) for d2 in range(d1, 7)]  # 21 rolls; a non-double counts twice
+
+
+def _hitting_rolls(dist: int) -> tuple[tuple, tuple, tuple]:
+    """The rolls (indices into :data:`_ROLLS`) that can carry a checker ``dist`` pips: with one die;
+    with both dice of a non-double ``(i, d1, d2)``, one of the two landing points open; with 2 to 4
+    steps of a double ``(i, stops)``, every stop (pips short of the target) open."""
+    direct, both, steps = [], [], []
+    for i, (d1, d2) in enumerate(_ROLLS):
+        if d1 == dist or d2 == dist:
+            direct.append(i)
+        elif d1 != d2:
+            if d1 + d2 == dist:
+                both.append((i, d1, d2))
+        elif dist % d1 == 0 and dist // d1 <= 4:
+            steps.append((i, tuple(range(d1, dist, d1))))
+    return tuple(direct), tuple(both), tuple(steps)
+
+
+_BY_DISTANCE = [_hitting_rolls(dist) for dist in range(25)]
 
 
 def _shots(mine: Board, theirs: Board, closed_theirs: list[bool], variant) -> float:
@@ -85,25 +111,39 @@ def _shots(mine: Board, theirs: Board, closed_theirs: list[bool], variant) -> fl
             dist = q - t
             if not 0 < dist <= 24:
                 continue
-            for i, (d1, d2) in enumerate(_ROLLS):
-                if worst[i] >= loss:
-                    continue
-                if d1 == dist or d2 == dist:
+            direct, both, steps = _BY_DISTANCE[dist]
+            for i in direct:
+                if worst[i] < loss:
                     worst[i] = loss
-                elif d1 != d2:
-                    if d1 + d2 == dist and (open_[q - d1] or open_[q - d2]):
+            for i, d1, d2 in both:
+                if worst[i] < loss and (open_[q - d1] or open_[q - d2]):
+                    worst[i] = loss
+            for i, stops in steps:
+                if worst[i] < loss:
+                    for k in stops:
+                        if not open_[q - k]:
+                            break
+                    else:
                         worst[i] = loss
-                elif dist % d1 == 0 and dist // d1 <= 4 and all(open_[q - k * d1] for k in range(1, dist // d1)):
-                    worst[i] = loss
     return sum(w * (1 if d1 == d2 else 2) for w, (d1, d2) in zip(worst, _ROLLS)) / 36.0
 
 
-@functools.cache
 def _opp_point_map(variant) -> dict[int, int]:
     """Our own point -> the opponent's own number for it."""
-    if variant.geometry == "same":
+    return _OPP_POINT_MAPS[variant.geometry == "same"]
+
+
+def _point_map(same: bool) -> dict[int, int]:
+    if same:
         return {p: ((p + 11) % 24) + 1 for p in range(1, 25)}
     return {p: 25 - p for p in range(1, 25)}
+
+
+_OPP_POINT_MAPS = (_point_map(False), _point_map(True))
+
+
+_MADE = [0.0] + [2.0 + (1.5 if x <= 6 else 0.0) + (1.0 if x == 7 else 0.0) for x in range(1, 25)]
+"""What a point made is worth in the hitting games: more in the home board, and the bar point."""
 
 
 def _side_terms(view: Board, other: Board, closed_other: list[bool], variant, parts: list | None = None) -> float:
@@ -120,7 +160,7 @@ def _side_terms(view: Board, other: Board, closed_other: list[bool], variant, pa
         made = 0.0
         for x in range(1, 25):
             if me[x] >= 2:
-                made += 2.0 + (1.5 if x <= 6 else 0.0) + (1.0 if x == 7 else 0.0)
+                made += _MADE[x]
         prime = 1.5 * _prime(view, variant) ** 1.5
         # anchors deep in the opponent's home
         shape = sum(2.0 for x in range(19, 25) if me[x] >= 2)
@@ -143,14 +183,13 @@ def _side_terms(view: Board, other: Board, closed_other: list[bool], variant, pa
                 pinned -= 10.0
         s += pinned
     # block: points closed in front of each opposing checker (the six it could reach)
-    before = [0] * 26  # before[q]: closed points among 1..q-1
-    for x in range(1, 26):
-        before[x] = before[x - 1] + (1 if x > 1 and closed_other[x - 1] else 0)
+    before = list(accumulate(closed_other, initial=0))  # before[q]: closed points among 1..q-1
     block = 0
     them = other.me
     for q in range(1, 26):
-        if them[q]:
-            block += them[q] * (before[q] - before[max(1, q - 6)])
+        n = them[q]
+        if n:
+            block += n * (before[q] - before[q - 6 if q > 7 else 1])
     s += 0.35 * block
     if parts is not None:
         parts += (made, prime, shape, pinned, 0.35 * block)
@@ -210,19 +249,19 @@ def value_parts(mine: Board, theirs: Board, variant, parts: bool = False) -> tup
 
 def contact(mine: Board, theirs: Board, variant) -> bool:
     """Whether the two sides can still meet: some checker of one is behind one of the other."""
-    my_back = max(
-        (x for x in range(1, 26) if mine.me[x] or (mine.pins is not None and x <= 24 and mine.pins[x] == 1)), default=0
-    )
-    conv = _opp_point_map(variant)
     if variant.geometry == "same":
         # same direction: the race is over only once both sides' checkers are all home
         return any(mine.me[x] for x in range(7, 25)) or any(theirs.me[x] for x in range(7, 25))
-    their_back_in_my_numbering = min(
-        (
-            conv[q] if q <= 24 else 0
-            for q in range(1, 26)
-            if theirs.me[q] or (theirs.pins is not None and q <= 24 and theirs.pins[q] == 1)
-        ),
-        default=25,
-    )
-    return my_back > their_back_in_my_numbering
+    theirs_back = _back(theirs)  # in their numbering; ours is 25 minus it, their bar our 0
+    return _back(mine) > (25 if not theirs_back else 0 if theirs_back == 25 else 25 - theirs_back)
+
+
+def _back(view: Board) -> int:
+    """The owner's farthest checker from home (25: the bar), its pinned ones included; 0 when none."""
+    me, pins = view.me, view.pins
+    if me[25]:
+        return 25
+    for x in range(24, 0, -1):
+        if me[x] or (pins is not None and pins[x] == 1):
+            return x
+    return 0
