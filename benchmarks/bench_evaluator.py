@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import functools
 import math
+import os
 import random
 import statistics
 import sys
@@ -27,6 +28,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one core a process (--jobs): BLAS threads only contend
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from board_rules import Position, Roll, find_variant  # noqa: E402
 from engine import evaluate, learned  # noqa: E402
