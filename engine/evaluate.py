@@ -199,10 +199,9 @@ SOURCES = ("gnubg", "learned", "heuristic")
 """The evaluators, strongest first; ``by=`` picks one (falling back down the list when it cannot rank)."""
 
 
-LEARNED_BEATS_HEURISTIC = ("portes", "plakoto", "fevga", "long-nardy", "short-nardy")
+LEARNED_BEATS_HEURISTIC = ("portes", "plakoto", "fevga", "gul-bara", "long-nardy", "short-nardy")
 """Games whose shipped net won most of its games against the heuristic (``make bench-evaluator``):
-the net ranks their plays by default. Gul-bara's net lost to it, so the heuristic stays its
-default (``by="learned"`` still asks its net)."""
+the net ranks their plays by default (every taught game now; ``by="heuristic"`` still asks it)."""
 
 
 def evaluator(variant_name: str, by: str | None = None) -> str:
