@@ -230,32 +230,7 @@ static void record(Gen *g, int depth, int rank) {
     add(g, depth, (const uint8_t (*)[3])g->path, depth ? g->d : 0);
 }
 
-/* The fourth checker move of a double, from the occupied points not above `limit`. */
-static void last(Gen *g, int limit, int out) {
-    uint8_t *b = g->b;
-    int moved = 0;
-    int hi = b[BAR] ? BAR : (limit > 24 ? 24 : limit), lo = b[BAR] ? BAR : 1;
-    for (int src = hi; src >= lo; src--) {
-        if (!b[src]) continue;
-        int hit, dst = target(b, src, g->d, out, &hit);
-        if (dst == -2) break;
-        if (dst < 0) continue;
-        if (!moved) {
-            moved = 1;
-            if (g->best < 4) {
-                g->best = 4;
-                clear(g);
-            }
-        }
-        make(b, src, dst, hit);
-        set_move(g->path[3], src, dst, hit);
-        add(g, 4, (const uint8_t (*)[3])g->path, g->d);
-        unmake(b, src, dst, hit);
-    }
-    if (!moved && g->best <= 3) record(g, 3, 3);
-}
-
-/* Checker moves `depth` (0..2) of a double, sources in non-increasing order: every play has
+/* Checker move `depth` (0..3) of a double, sources in non-increasing order: every play has
  * such an order, the one in which bearing off is least restricted, so one path per result. */
 static void rec(Gen *g, int depth, int limit, int out) {
     uint8_t *b = g->b;
@@ -270,12 +245,10 @@ static void rec(Gen *g, int depth, int limit, int out) {
         make(b, src, dst, hit);
         set_move(g->path[depth], src, dst, hit);
         int out2 = (src > 6 && dst < 7) ? out - 1 : out;
-        if (!dst && b[0] == ALL_OFF)
-            record(g, depth + 1, 4); /* the last checker is off: the game ends, the play is complete */
-        else if (depth < 2)
-            rec(g, depth + 1, src, out2);
+        if (depth == 3 || (!dst && b[0] == ALL_OFF))
+            record(g, depth + 1, 4); /* the fourth, or the last checker off: the play is complete */
         else
-            last(g, src, out2);
+            rec(g, depth + 1, src, out2);
         unmake(b, src, dst, hit);
     }
     if (!moved && depth >= g->best) record(g, depth, depth);
