@@ -35,14 +35,14 @@ from engine.learned import Net, after, flip, outcome_target, score_plays  # noqa
 SHIPPED_GAMES = {
     "portes": 12000,
     "gul-bara": 12000,
-    "plakoto": 12000,
+    "plakoto": 40000,
     "fevga": 12000,
     "long-nardy": 12000,
     "short-nardy": 30000,
 }
 """Self-play games the shipped nets were trained on (3000 for the games not named)."""
 
-SHIPPED_INPUTS = {"portes": 2, "short-nardy": 2, "gul-bara": 2}
+SHIPPED_INPUTS = {"portes": 2, "plakoto": 2, "short-nardy": 2, "gul-bara": 2}
 """The shipped nets' input sets (``engine.learned.INPUT_SETS``; 1 for the games not named)."""
 
 MAX_PLIES = 2_000
