@@ -42,7 +42,7 @@ SHIPPED_GAMES = {
 }
 """Self-play games the shipped nets were trained on (3000 for the games not named)."""
 
-SHIPPED_INPUTS = {"portes": 2, "plakoto": 2, "short-nardy": 2, "gul-bara": 2}
+SHIPPED_INPUTS = {"portes": 2, "plakoto": 2, "fevga": 2, "short-nardy": 2, "gul-bara": 2}
 """The shipped nets' input sets (``engine.learned.INPUT_SETS``; 1 for the games not named)."""
 
 MAX_PLIES = 2_000
