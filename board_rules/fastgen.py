@@ -59,11 +59,12 @@ def search(me: list[int], opp: list[int], dice_seqs) -> tuple[dict[bytes, tuple]
 
 def results(me: list[int], opp: list[int], dice_seqs, board_type, opp_off: int, side) -> list[tuple]:
     """What :func:`board_rules.movegen.legal_results` returns for these dice, in :func:`search`'s
-    order: ``[((checker moves,), board_type(me, opp, None, opp_off), side), ...]``."""
+    order: ``[((checker moves,), board_type(me, opp, None, opp_off), side), ...]`` (``board_type``:
+    :class:`board_rules.moves.Board`)."""
     if _compiled is not None:
         return _compiled.results(bytes(me + opp), dice_seqs[0][0], dice_seqs[0][1], board_type, opp_off, side)
     found, _ = search_python(me, opp, dice_seqs)
-    return [((m,), board_type(list(k[:26]), list(k[26:52]), None, opp_off), side) for k, (m, _) in found.items()]
+    return [((m,), board_type.from_key(k, False, opp_off), side) for k, (m, _) in found.items()]
 
 
 def search_python(me: list[int], opp: list[int], dice_seqs) -> tuple[dict[bytes, tuple], int]:

@@ -181,12 +181,12 @@ def legal_results(position: Position, roll: Roll, budget: int | None = None):
     board = Board.of(position)
     if board.game_over():
         return [(((),), board, side)]  # a side has every checker off: nothing is played
-    head_limit = v.head_limit(d1, d2, rolls_played)
     if fastgen.handles(v, seqs):  # the hitting games: boards built by the (compiled) search itself
         out = fastgen.results(board.me, board.opp, seqs, Board, board.opp_off, side)
         if budget is not None and len(out) > budget:
             raise SearchBudgetExceeded
         return out
+    head_limit = v.head_limit(d1, d2, rolls_played)
     shared = None if budget is None else Budget(budget)
     results, best, _ = search_side(v, board, seqs, head_limit, shared)
     out = []

@@ -29,14 +29,6 @@ def _closed(view: Board, variant) -> list[bool]:
     return [False] + [opp[x] >= least for x in range(1, 25)]
 
 
-def _holds(view: Board, variant, x: int) -> bool:
-    """Whether the view owner holds point ``x`` against the opponent."""
-    n = view.me[x]
-    if variant.blocks:
-        return n >= 1
-    return n >= 2
-
-
 def _pips(view: Board) -> int:
     """The owner's pips to bear off, its pinned checkers included."""
     me = view.me
@@ -50,7 +42,8 @@ _POINTS = range(1, 25)
 
 
 def _prime(view: Board, variant) -> int:
-    """The longest run of points ``view``'s owner holds (:func:`_holds`)."""
+    """The longest run of points ``view``'s owner holds: one checker holds a point in the blocking
+    games, two in the others."""
     least = 1 if variant.blocks else 2
     best = run = 0
     for n in view.me[1:25]:
@@ -98,7 +91,7 @@ def _shots(mine: Board, theirs: Board, closed_theirs: list[bool], variant) -> fl
     if not blots:
         return 0.0
     f = theirs  # the opponent's view of the same board
-    conv = _opp_point_map(variant)
+    conv = _OPP_POINT_MAPS[variant.geometry == "same"]
     open_ = [not c for c in closed_theirs]
     sources = [q for q in range(1, 26) if f.me[q] > 0 and (q < 25 or variant.hits)]
     worst = [0.0] * len(_ROLLS)
@@ -128,18 +121,8 @@ def _shots(mine: Board, theirs: Board, closed_theirs: list[bool], variant) -> fl
     return sum(w * (1 if d1 == d2 else 2) for w, (d1, d2) in zip(worst, _ROLLS)) / 36.0
 
 
-def _opp_point_map(variant) -> dict[int, int]:
-    """Our own point -> the opponent's own number for it."""
-    return _OPP_POINT_MAPS[variant.geometry == "same"]
-
-
-def _point_map(same: bool) -> dict[int, int]:
-    if same:
-        return {p: ((p + 11) % 24) + 1 for p in range(1, 25)}
-    return {p: 25 - p for p in range(1, 25)}
-
-
-_OPP_POINT_MAPS = (_point_map(False), _point_map(True))
+_OPP_POINT_MAPS = ({p: 25 - p for p in range(1, 25)}, {p: ((p + 11) % 24) + 1 for p in range(1, 25)})
+"""Our own point -> the opponent's own number for it, by ``variant.geometry == "same"``."""
 
 
 _MADE = [0.0] + [2.0 + (1.5 if x <= 6 else 0.0) + (1.0 if x == 7 else 0.0) for x in range(1, 25)]
