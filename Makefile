@@ -73,6 +73,8 @@ train-dice: $(TRAIN_STAMP)
 		--rendered 600 --mix 0.3,0.4,0.15,0.15 --workers 7 --out build/dice/base.onnx
 	$(PY) training/train_dice.py --holdout-fold 4 --init build/dice/base.onnx --steps 6000 --batch 32 --lr 5e-4 \
 		--rendered 600 --mix 0.3,0.4,0.15,0.15 --workers 15 --seed 1 --out vision/models/dice.onnx
+	$(PY) training/train_dice_finder.py --steps 4000 --rendered 300 --workers 1 --threads 1 \
+		--out vision/models/dice_finder.onnx
 
 # the learned checker reader: trains on the labelled real frames of ../shared/data/boards and rendered ones
 # (one CPU thread), writes vision/models/checkers.onnx

@@ -25,6 +25,7 @@ wrongly flagged. The data live in ``/work/shared/data/dice`` (or ``--data``).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from training.dice_data import DATA, SHIPPED_HOLDOUT_FOLD, nell_fold, yolo_folder  # noqa: E402
+from training.dice_data import DATA, SHIPPED_HOLDOUT_FOLD, die_side, nell_fold, yolo_folder  # noqa: E402
 from vision.config import default_config  # noqa: E402
 from vision.dice import read_dice  # noqa: E402
 
@@ -93,18 +94,35 @@ def match(readings, truths, tol):
 
 
 def eval_photos(
-    folder: Path, limit: int | None = None, config=None, reader: str | None = None, names: set[str] | None = None
+    folder: Path,
+    limit: int | None = None,
+    config=None,
+    reader: str | None = None,
+    names: set[str] | None = None,
+    die_px: float | None = None,
 ) -> Score:
     """A photo set read by ``reader``: a label counts where a die's centre lies within half the
-    label box's larger side (8 px at least) and its value agrees."""
+    label box's larger side (8 px at least) and its value agrees. With ``die_px`` each photo is
+    first scaled so that its labelled die (:func:`training.dice_data.die_side`) is that many px
+    across and read as a calibrated board's field is, at that known size."""
     config = config or default_config()
     s = Score()
     items = [(p, t) for p, t in yolo_folder(folder) if names is None or p.name in names][:limit]
+    whole = "nell-byler" in folder.parts
     for path, truth in items:
         image = cv2.imread(str(path))
+        k = 1.0
+        if die_px is not None:
+            side = die_side(truth, whole)
+            if side is None:
+                continue
+            k = die_px / side
+            image = cv2.resize(image, None, fx=k, fy=k, interpolation=cv2.INTER_AREA if k < 1 else cv2.INTER_LINEAR)
         t0 = time.perf_counter()
-        readings = read_dice(config, image, reader=reader)
+        readings = read_dice(config, image, reader=reader, die_px=die_px)
         s.seconds += time.perf_counter() - t0
+        if k != 1.0:
+            readings = [dataclasses.replace(r, centre=(r.centre[0] / k, r.centre[1] / k)) for r in readings]
         truths = [(cx, cy, v, max(w, h)) for v, cx, cy, w, h in truth]
         pairs = match(readings, truths, lambda t: max(8.0, 0.5 * t[3]))
         s.images += 1
@@ -228,23 +246,50 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--seeds", default="3000:3300", help="rendered seeds a:b (tuning looked at 0:360, 1000:1300 and 2000:2300)"
     )
+    ap.add_argument(
+        "--die-px",
+        type=float,
+        default=None,
+        help="read each photo scaled so that its die is this many px across, at that known size, as a calibrated "
+        "board's field is read (a board camera's 720p frame shows dice about 16 px across)",
+    )
     ap.add_argument("-v", "--verbose", action="store_true", help="list the images with a mistake")
     args = ap.parse_args(argv)
+    if args.die_px is not None and not 8 <= args.die_px <= 200:
+        print(f"--die-px: {args.die_px}: expected 8 to 200 px", file=sys.stderr)
+        return 2
     sets = args.sets.split(",")
     results = []
     reader = args.reader
     if "train" in sets:
-        results.append(("matteop65/Train", eval_photos(args.data / "matteop65" / "Train", args.limit, reader=reader)))
+        results.append(
+            (
+                "matteop65/Train",
+                eval_photos(args.data / "matteop65" / "Train", args.limit, reader=reader, die_px=args.die_px),
+            )
+        )
     if "valid" in sets:
-        results.append(("matteop65/Valid", eval_photos(args.data / "matteop65" / "Valid", args.limit, reader=reader)))
+        results.append(
+            (
+                "matteop65/Valid",
+                eval_photos(args.data / "matteop65" / "Valid", args.limit, reader=reader, die_px=args.die_px),
+            )
+        )
     if "nell" in sets:
-        results.append(("nell-byler/train", eval_photos(args.data / "nell-byler" / "train", args.limit, reader=reader)))
+        results.append(
+            (
+                "nell-byler/train",
+                eval_photos(args.data / "nell-byler" / "train", args.limit, reader=reader, die_px=args.die_px),
+            )
+        )
     if "held" in sets:
         _, held = nell_fold(args.data, SHIPPED_HOLDOUT_FOLD)
         results.append(
             (
                 f"nell-byler/train f{SHIPPED_HOLDOUT_FOLD}",
-                eval_photos(args.data / "nell-byler" / "train", args.limit, reader=reader, names=held),
+                eval_photos(
+                    args.data / "nell-byler" / "train", args.limit, reader=reader, names=held, die_px=args.die_px
+                ),
             )
         )
     if "render" in sets:

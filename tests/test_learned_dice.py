@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import tomllib
 from pathlib import Path
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from board_rules import Position
-from training.dice_data import DATA, SHIPPED_HOLDOUT_FOLD, nell_fold, yolo_folder
+from training.dice_data import DATA, SHIPPED_HOLDOUT_FOLD, die_side, nell_fold, yolo_folder
 from vision import learned_dice
 from vision.board import DIE_SIZE_MM
 from vision.config import ConfigError, VisionConfig, default_config
@@ -30,13 +31,82 @@ def test_the_shipped_network_is_package_data_of_a_few_mb_and_runs_through_opencv
     assert 0.0 <= scores.min() and scores.max() <= 1.0
 
 
+def test_the_shipped_finder_is_small_package_data_and_scores_every_eighth_px():
+    assert learned_dice.FINDER_PATH.is_file() and learned_dice.FINDER_PATH.stat().st_size < 1_000_000
+    scores = learned_dice.FinderNet().outputs(np.zeros((64, 96, 3), np.uint8))
+    assert scores.shape == (8, 12) and 0.0 <= scores.min() and scores.max() <= 1.0
+
+
 def test_a_missing_or_broken_model_file_is_a_clear_error(tmp_path):
-    with pytest.raises(learned_dice.DiceModelError, match="does not exist"):
-        learned_dice.DiceNet(tmp_path / "none.onnx")
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"not a network")
-    with pytest.raises(learned_dice.DiceModelError, match="bad.onnx"):
-        learned_dice.DiceNet(bad)
+    for kind in (learned_dice.DiceNet, learned_dice.FinderNet):
+        with pytest.raises(learned_dice.DiceModelError, match="does not exist"):
+            kind(tmp_path / "none.onnx")
+        with pytest.raises(learned_dice.DiceModelError, match="bad.onnx"):
+            kind(bad)
+
+
+class _Finder:
+    """A finder that sees a die at each of ``places`` (image px, with the scale it is given)."""
+
+    def __init__(self, places, scale):
+        self.places, self.scale = places, scale
+
+    def peaks(self, image, min_score):
+        return [(x * self.scale, y * self.scale, 0.9) for x, y in self.places]
+
+
+class _Net:
+    """A dice network that reads, in each window, a three at the middle whose side is ``side`` of the
+    window's px a die (``sides``: one per window size; 0 reads nothing there), and counts its windows."""
+
+    def __init__(self, sides):
+        self.sides, self.windows = sides, []
+
+    def outputs(self, image):
+        side = image.shape[0]
+        self.windows.append(side)
+        n = side // learned_dice.STRIDE
+        scores = np.zeros((6, n, n), np.float32)
+        sides = np.zeros((n, n), np.float32)
+        if self.sides.get(side):
+            scores[2, n // 2, n // 2] = 0.9
+            sides[n // 2, n // 2] = math.log(self.sides[side] * side / 4 / learned_dice.STRIDE)
+        return scores, sides
+
+
+def _two_pass(net, places, mask=None, die_px=20.0):
+    image = np.full((400, 600, 3), 128, np.uint8)
+    finder = _Finder(places, learned_dice.FIND_PX / die_px)
+    return learned_dice.find_dice(image, die_px=die_px, mask=mask, net=net, finder=finder)
+
+
+def test_each_finder_peak_is_read_in_a_window_and_a_die_of_the_wrong_size_is_none():
+    wide, close = (int(4 * px) for px in learned_dice.READ_PX)
+    net = _Net({wide: 1.0})
+    got = _two_pass(net, [(100.0, 100.0), (300.0, 200.0), (305.0, 200.0)])  # the third lies in the second's window
+    assert [f.value for f in got] == [3, 3]
+    assert all(math.dist(f.centre, at) <= 2 for f, at in zip(got, [(100, 100), (300, 200)]))  # half a cell
+    assert net.windows == [wide, wide]
+    # a "die" a third of a die's size (a screw head) or twice it (a checker) is not one
+    assert _two_pass(_Net({wide: 0.33}), [(100.0, 100.0)]) == []
+    assert _two_pass(_Net({wide: 2.0}), [(100.0, 100.0)]) == []
+
+
+def test_a_window_without_a_die_is_read_again_closer_to_the_die_size_trained_on():
+    wide, close = (int(4 * px) for px in learned_dice.READ_PX)
+    net = _Net({close: 1.0})
+    got = _two_pass(net, [(100.0, 100.0)])
+    assert [f.value for f in got] == [3] and net.windows == [wide, close]
+
+
+def test_a_finder_peak_off_the_field_is_not_read():
+    net = _Net({})
+    mask = np.zeros((400, 600), np.uint8)
+    mask[50:150, 50:150] = 1
+    _two_pass(net, [(100.0, 100.0), (400.0, 300.0)], mask=mask)
+    assert len(net.windows) == len(learned_dice.READ_PX)  # the first place's windows only
 
 
 def test_decoding_keeps_the_strongest_peak_of_each_die_and_its_value_and_side():
@@ -112,7 +182,7 @@ def test_with_a_dies_size_known_the_windows_read_what_the_whole_image_read_at_th
     die_px = _die_px(frame)
     got = learned_dice.find_dice(frame.image, die_px=die_px)
     net = learned_dice.shared_net()  # the single pass the two passes stand in for
-    scale = learned_dice.DIE_PX / die_px
+    scale = learned_dice.READ_PX[0] / die_px
     whole = learned_dice.decode(*net.outputs(learned_dice._padded(frame.image, scale)))
     assert sorted(f.value for f in got) == sorted(d.value for d in frame.dice) == sorted(d[3] for d in whole)
     for f in got:
@@ -147,14 +217,29 @@ def test_the_readers_are_chosen_in_the_config(tmp_path):
         VisionConfig.load(cfg)
 
 
-def _score(folder: Path, names: set[str] | None = None, reader: str = "learned") -> tuple[int, int, int, int]:
+def _score(
+    folder: Path, names: set[str] | None = None, reader: str = "learned", die_px: float | None = None
+) -> tuple[int, int, int, int]:
     """(dice, read right, false dice, photos): a label counts where a die's centre lies within half its
-    box's larger side (8 px at least) and the value agrees."""
+    box's larger side (8 px at least) and the value agrees. With ``die_px`` each photo is read as a
+    calibrated board's field is, scaled so that its labelled die is that many px across."""
     dice = right = false = photos = 0
     for path, truth in yolo_folder(folder):
         if names is not None and path.name not in names:
             continue
-        readings = read_dice(default_config(), cv2.imread(str(path)), reader=reader)
+        image = cv2.imread(str(path))
+        if die_px is None:
+            readings = read_dice(default_config(), image, reader=reader)
+        else:
+            side = die_side(truth, "nell-byler" in folder.parts)
+            if side is None:  # only ones, whose boxes hold their pip
+                continue
+            k = die_px / side
+            image = cv2.resize(image, None, fx=k, fy=k, interpolation=cv2.INTER_AREA)
+            readings = [
+                dataclasses.replace(r, centre=(r.centre[0] / k, r.centre[1] / k))
+                for r in read_dice(default_config(), image, reader=reader, die_px=die_px)
+            ]
         used: set[int] = set()
         for v, cx, cy, w, h in truth:
             dice += 1
@@ -194,6 +279,19 @@ def test_multicolour_dice_of_the_fold_the_network_never_saw_are_read(reader):
     assert right / dice >= HELD[reader][0] and false / photos <= HELD[reader][1]
 
 
+@pytest.mark.skipif(not (DATA / "nell-byler" / "train").is_dir(), reason="shared dice photos not present")
+def test_real_dice_as_small_as_a_720p_board_cameras_are_read_through_the_finder_and_windows():
+    # a board camera's 1280x720 frame shows a die some 16 px across: the finder reads the field at
+    # FIND_PX, the dice network only the windows about its peaks (benchmarks/bench_dice.py --die-px 16)
+    _, held = nell_fold(DATA, SHIPPED_HOLDOUT_FOLD)
+    for folder, names, floor in (
+        (DATA / "matteop65" / "Valid", None, 0.99),
+        (DATA / "nell-byler" / "train", held, 0.9),
+    ):
+        dice, right, false, photos = _score(folder, names, die_px=16.0)
+        assert right / dice >= floor and false / photos <= 0.05, folder
+
+
 def test_vision_dice_with_a_geometry_reads_the_playing_field_only(tmp_path):
     import json
 
@@ -220,8 +318,6 @@ def test_vision_dice_with_a_geometry_reads_the_playing_field_only(tmp_path):
 
 
 def test_a_reader_asked_for_is_the_one_that_runs_whatever_the_configs_board_reader():
-    import dataclasses
-
     frame = _frame(317)
     classical_board = dataclasses.replace(default_config(), board_dice_reader="classical")
     verified_board = dataclasses.replace(default_config(), board_dice_reader="verified")
@@ -231,8 +327,6 @@ def test_a_reader_asked_for_is_the_one_that_runs_whatever_the_configs_board_read
 
 
 def test_the_networks_dice_alone_need_the_alone_score_and_verified_ones_the_least_score():
-    import dataclasses
-
     frame = _frame(318)
     image, _, _ = _field_crop(frame)
     scores = [r.confidence for r in read_dice(default_config(), image, reader="learned")]

@@ -144,27 +144,29 @@ def negative_samples(photos: Path = BOARD_PHOTOS) -> list[Sample]:
 # ----------------------------------------------------------------- augmentation and targets
 
 
-def augment(sample: Sample, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """A CROP x CROP training crop of ``sample`` and its dice (n x 5, crop px)."""
+def augment(
+    sample: Sample, rng: np.random.Generator, die_range: tuple[float, float] = (16.0, 56.0), crop: int = CROP
+) -> tuple[np.ndarray, np.ndarray]:
+    """A ``crop`` x ``crop`` training crop of ``sample``, its dice ``die_range`` px across, and its dice (n x 5, crop px)."""
     image = cv2.imdecode(np.frombuffer(sample.jpeg, np.uint8), cv2.IMREAD_COLOR)
     dice = sample.dice
     sides = dice[dice[:, 4] > 0, 2] if len(dice) else np.zeros(0)
     ref = float(np.median(sides)) if len(sides) else sample.die_px or max(image.shape[:2]) / 16
-    scale = rng.uniform(16, 56) / ref
+    scale = rng.uniform(*die_range) / ref
     theta = rng.uniform(0, 2 * math.pi)
     squash = rng.uniform(0.85, 1.15)
     if len(dice) and rng.random() < 0.8:
-        cx, cy = dice[rng.integers(len(dice)), :2] + rng.normal(0, 0.3 * CROP / scale, 2)
+        cx, cy = dice[rng.integers(len(dice)), :2] + rng.normal(0, 0.3 * crop / scale, 2)
     else:
         cx, cy = rng.uniform(0, image.shape[1]), rng.uniform(0, image.shape[0])
     c, s = math.cos(theta) * scale, math.sin(theta) * scale
     a = np.array([[c * squash, -s], [s * squash, c]])
-    m = np.hstack([a, (np.array([CROP / 2, CROP / 2]) - a @ np.array([cx, cy]))[:, None]])
+    m = np.hstack([a, (np.array([crop / 2, crop / 2]) - a @ np.array([cx, cy]))[:, None]])
     border = tuple(int(v) for v in rng.integers(0, 256, 3))
-    crop = cv2.warpAffine(
+    cut = cv2.warpAffine(
         image,
         m,
-        (CROP, CROP),
+        (crop, crop),
         flags=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR,
         borderMode=cv2.BORDER_CONSTANT,
         borderValue=border,
@@ -173,8 +175,8 @@ def augment(sample: Sample, rng: np.random.Generator) -> tuple[np.ndarray, np.nd
     if len(out):
         out[:, :2] = out[:, :2] @ a.T + m[:, 2]
         out[:, 2] *= math.sqrt(abs(np.linalg.det(a)))
-        out = out[(out[:, 0] >= 0) & (out[:, 0] < CROP) & (out[:, 1] >= 0) & (out[:, 1] < CROP)]
-    return _photometric(crop, rng), out
+        out = out[(out[:, 0] >= 0) & (out[:, 0] < crop) & (out[:, 1] >= 0) & (out[:, 1] < crop)]
+    return _photometric(cut, rng), out
 
 
 def _photometric(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -192,7 +194,7 @@ def _photometric(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     f = img.astype(np.float32) / 255
     f = f ** rng.uniform(0.6, 1.6)
     f = f * rng.uniform(0.6, 1.3) + rng.uniform(-0.15, 0.15)
-    f += np.linspace(0, rng.uniform(-0.2, 0.2), CROP, dtype=np.float32)[None, :, None]  # uneven light
+    f += np.linspace(0, rng.uniform(-0.2, 0.2), img.shape[1], dtype=np.float32)[None, :, None]  # uneven light
     img = np.clip(f * 255, 0, 255).astype(np.uint8)
     r = rng.random()
     if r < 0.25:

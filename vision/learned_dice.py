@@ -1,9 +1,10 @@
 """The learned dice reader: a small CenterNet-style network that finds every die and reads its top face.
 
-Owns :class:`DiceNet` and :func:`find_dice`. The network (``vision/models/dice.onnx``,
+Owns :class:`DiceNet`, :class:`FinderNet` and :func:`find_dice`. The network (``vision/models/dice.onnx``,
 made by ``make train-dice``) takes a BGR image scaled so that a die is some 16-56 px across and
 gives, every 4 px, a score per face value (1..6) that a die's centre lies there and the die's side.
-It runs through OpenCV's ``cv2.dnn`` on the CPU: no torch at run time. May import ``board_rules``;
+On a calibrated board a far smaller network, the finder (:class:`FinderNet`, ``dice_finder.onnx``),
+picks the places of the field that the dice network reads. Both run through OpenCV's ``cv2.dnn`` on the CPU: no torch at run time. May import ``board_rules``;
 must not import ``firmware_bridge`` or ``referee``.
 """
 
@@ -21,6 +22,8 @@ import numpy as np
 from board_rules.errors import TavliError
 
 MODEL_PATH = Path(__file__).resolve().parent / "models" / "dice.onnx"
+FINDER_PATH = Path(__file__).resolve().parent / "models" / "dice_finder.onnx"
+FINDER_STRIDE = 8  # the finder's input px per output cell
 STRIDE = 4  # input px per output cell
 MULTIPLE = 32  # the network's input sides are multiples of this (five halvings)
 PHOTO_SIDE = 1280  # a photo of unknown scale is read with its longer side at most this long...
@@ -29,11 +32,11 @@ MIN_LEVEL_SIDE = 96  # no level shorter than this on its longer side
 DIE_RANGE = (12.0, 72.0)  # px: the dice a level reports (it was trained on 16-56)
 SIZE_SPREAD = 2.5  # a photo's dice are at most this many times larger or smaller than its sure dice's median...
 SURE_SCORE = 0.6  # ...those scoring this much (or the best die, where none does)
-DIE_PX = 24.0  # a die of known size is read at this many px across...
-FIND_PX = 16.0  # ...where a first pass over the whole image, this many px a die, saw something
-FIND_SCORE = 0.05  # a first-pass peak this strong is worth reading closely
-WINDOW_PX = 96  # the close read's square around each (a multiple of 32: four dice, at DIE_PX)
-KEEP = 1.5  # DIE_PX: a window keeps the dice centred this near its middle (one nearer its edge has its own window)
+READ_PX = (40.0, 24.0)  # a die of known size is read at this many px across, then this many where none was read...
+FIND_PX = 12.0  # ...where the finder, reading the whole image at this many px a die, saw something
+FIND_SCORE = 0.3  # a finder's peak this strong is worth reading closely
+KNOWN_SIDE = (0.6, 1.8)  # a die of known size measured outside these shares of it is no die (a screw head, a checker)
+KEEP = 1.5  # dice: a window keeps the dice centred this near its middle (one nearer its edge has its own window)
 MIN_SCORE = 0.35  # a peak below this is no die
 
 
@@ -70,6 +73,44 @@ class DiceNet:
         return out[0, :6], out[0, 6]
 
 
+class FinderNet:
+    """The dice finder loaded from an ONNX file: a network far cheaper than :class:`DiceNet` that reads an
+    image at :data:`FIND_PX` px a die and scores, every :data:`FINDER_STRIDE` px, whether a die's centre
+    (any face) lies there. Its peaks are the places :func:`find_dice` reads closely on a calibrated board.
+
+    ``FinderNet()`` loads the shipped model (``make train-dice`` writes it); instances are not shared
+    between threads. Raises :class:`DiceModelError` where the file is missing or not a network.
+    """
+
+    def __init__(self, path: Path | str = FINDER_PATH) -> None:
+        path = Path(path)
+        if not path.is_file():
+            raise DiceModelError(f"dice finder: {str(path)!r} does not exist (make train-dice writes it)")
+        self.path = path
+        try:
+            self._net = cv2.dnn.readNetFromONNX(str(path))
+        except cv2.error as exc:
+            raise DiceModelError(
+                f"dice finder: {str(path)!r}: not a network OpenCV can load: {str(exc).strip()[-200:]}"
+            ) from None
+
+    def outputs(self, image: np.ndarray) -> np.ndarray:
+        """The scores (H/8 x W/8, 0..1) for a BGR uint8 image whose sides are multiples of 32."""
+        blob = (image.astype(np.float32) * (1 / 255.0) - 0.5).transpose(2, 0, 1)[None]
+        self._net.setInput(np.ascontiguousarray(blob))
+        return self._net.forward()[0, 0]
+
+    def peaks(self, image: np.ndarray, min_score: float) -> list[tuple[float, float, float]]:
+        """``(x, y, score)`` in input px of each cell scoring ``min_score`` or more, the largest of its 3 x 3."""
+        scores = self.outputs(image)
+        peaks = (scores >= min_score) & (scores >= cv2.dilate(scores, np.ones((3, 3), np.uint8)))
+        ys, xs = np.nonzero(peaks)
+        return [
+            (float((x + 0.5) * FINDER_STRIDE), float((y + 0.5) * FINDER_STRIDE), float(scores[y, x]))
+            for y, x in zip(ys, xs)
+        ]
+
+
 _local = threading.local()
 
 
@@ -81,20 +122,30 @@ def shared_net() -> DiceNet:
     return net
 
 
-def _window_net() -> DiceNet:
-    """This thread's second :class:`DiceNet` of the shipped model, for :data:`WINDOW_PX` windows only."""
-    net = getattr(_local, "window_net", None)
+def _finder() -> FinderNet:
+    """This thread's :class:`FinderNet` of the shipped model, loaded on first use."""
+    net = getattr(_local, "finder", None)
     if net is None:
-        net = _local.window_net = DiceNet()
+        net = _local.finder = FinderNet()
     return net
 
 
-def _padded(image: np.ndarray, scale: float) -> np.ndarray:
-    """``image`` scaled by ``scale`` and padded on the right and bottom to multiples of 32 px."""
+def _window_nets() -> tuple[DiceNet, ...]:
+    """This thread's networks of the shipped dice model, one for each of :data:`READ_PX`'s windows
+    (``cv2.dnn`` is slow to change the size it reads)."""
+    nets = getattr(_local, "window_nets", None)
+    if nets is None:
+        nets = _local.window_nets = tuple(DiceNet() for _ in READ_PX)
+    return nets
+
+
+def _padded(image: np.ndarray, scale: float, area: bool = True) -> np.ndarray:
+    """``image`` scaled by ``scale`` (shrunk by area where ``area``, else bilinearly, as the finder's
+    training crops were) and padded on the right and bottom to multiples of 32 px."""
     h, w = image.shape[:2]
     sw, sh = max(1, round(w * scale)), max(1, round(h * scale))
     if (sw, sh) != (w, h):
-        image = cv2.resize(image, (sw, sh), interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR)
+        image = cv2.resize(image, (sw, sh), interpolation=cv2.INTER_AREA if scale < 1 and area else cv2.INTER_LINEAR)
     pw, ph = -sw % MULTIPLE, -sh % MULTIPLE
     if pw or ph:
         image = cv2.copyMakeBorder(image, 0, ph, 0, pw, cv2.BORDER_CONSTANT, value=(128, 128, 128))
@@ -151,16 +202,18 @@ def find_dice(
     min_score: float = MIN_SCORE,
     net: DiceNet | None = None,
     near: Sequence[tuple[float, float]] = (),
+    finder: FinderNet | None = None,
 ) -> list[Found]:
     """All dice the network finds in a BGR uint8 image, sorted left to right (image px).
 
     ``die_px`` is a die's side in image px where it is known (a calibrated board): the image is
-    read in two passes (:func:`_find_then_read`), and ``near`` (image px) are places read closely
-    whatever the first pass saw there. Without it the image is read at :data:`PHOTO_LEVELS` scales, the
-    first with its longer side at most :data:`PHOTO_SIDE` px, each half the last, and a die is
-    taken from the scale that sees it :data:`DIE_RANGE` px across and within :data:`SIZE_SPREAD` of
-    the sure dice's size. With ``mask`` (0/1, the image's
-    size) only its box is read and only dice centred on it are kept. The caller checks the image, the mask and ``die_px``.
+    read in two passes (:func:`_find_then_read`: ``finder``, by default the shipped one, then
+    ``net``), ``near`` (image px) are places read closely whatever the finder saw there, and a die
+    measured outside :data:`KNOWN_SIDE` of that size is dropped. Without it the image is read at
+    :data:`PHOTO_LEVELS` scales, the first with its longer side at most :data:`PHOTO_SIDE` px, each
+    half the last, and a die is taken from the scale that sees it :data:`DIE_RANGE` px across and
+    within :data:`SIZE_SPREAD` of the sure dice's size. With ``mask`` (0/1, the image's size) only
+    its box is read and only dice centred on it are kept. The caller checks the image, the mask and ``die_px``.
     """
     h, w = image.shape[:2]
     whole, x0, y0 = image, 0, 0
@@ -172,8 +225,8 @@ def find_dice(
         x0, y0 = max(0, bx - m), max(0, by - m)
         image = image[y0 : min(h, by + bh + m), x0 : min(w, bx + bw + m)]
     if die_px is not None:
-        nets = (net, net) if net is not None else (shared_net(), _window_net())
-        found = _find_then_read(nets, whole, (x0, y0) + image.shape[1::-1], die_px, min_score, near)
+        nets = (finder or _finder(), *((net,) * len(READ_PX) if net is not None else _window_nets()))
+        found = _find_then_read(nets, whole, mask, (x0, y0) + image.shape[1::-1], die_px, min_score, near)
     else:
         top = min(1.0, PHOTO_SIDE / max(image.shape[:2]))
         scales = [top / 2**k for k in range(PHOTO_LEVELS) if max(image.shape[:2]) * top / 2**k >= MIN_LEVEL_SIDE] or [
@@ -189,7 +242,10 @@ def find_dice(
     found = [
         d
         for d in sorted(found, key=lambda d: -d[4])
-        if 0 <= d[0] < w and 0 <= d[1] < h and (mask is None or mask[int(d[1]), int(d[0])])
+        if 0 <= d[0] < w
+        and 0 <= d[1] < h
+        and (mask is None or mask[int(d[1]), int(d[0])])
+        and (die_px is None or KNOWN_SIDE[0] * die_px <= d[2] <= KNOWN_SIDE[1] * die_px)
     ]
     if found and die_px is None:  # the dice of one photo are one size, give or take its perspective
         sure = [d[2] for d in found if d[4] >= SURE_SCORE] or [found[0][2]]
@@ -203,8 +259,9 @@ def find_dice(
 
 
 def _find_then_read(
-    nets: tuple[DiceNet, DiceNet],
+    nets: tuple[FinderNet, DiceNet, DiceNet],
     image: np.ndarray,
+    mask: np.ndarray | None,
     box: tuple[int, int, int, int],
     die_px: float,
     min_score: float,
@@ -213,37 +270,67 @@ def _find_then_read(
     """The dice in ``image``'s ``box`` (x, y, width, height) whose side is ``die_px``:
     ``(x, y, side, value, score)`` in image px.
 
-    Most of a board's field holds no die, and the network's cost grows with the px it reads: a
-    first pass reads the box at :data:`FIND_PX` a die, and only a window of :data:`WINDOW_PX`
-    square around each place it saw something (the image around the box included) is read at
-    :data:`DIE_PX` a die. ``nets`` are two networks, one per pass: ``cv2.dnn`` is slow to change
-    the size it reads.
+    Most of a board's field holds no die, and the network's cost grows with the px it reads: the
+    finder (``nets[0]``, a far cheaper network) reads the box at :data:`FIND_PX` a die, and only a
+    window four dice across around each place it scored :data:`FIND_SCORE` or more (the image around
+    the box included), and around each place in ``near``, is read by the dice network at each of
+    :data:`READ_PX` px a die in turn (``nets[1]``, ``nets[2]``) until one reads a die there. A place
+    more than half a die from ``mask`` (0/1, the image's size, or None) holds no die worth reading.
     """
-    h, w = image.shape[:2]
     bx, by, bw, bh = box
     find = FIND_PX / die_px
-    scores, sides = nets[0].outputs(_padded(image[by : by + bh, bx : bx + bw], find))
-    read = DIE_PX / die_px
-    half = WINDOW_PX / 2
-    source, k = image, read  # a shrinking read is shrunk once by area; an enlarging one per window
+    peaks = nets[0].peaks(_padded(image[by : by + bh, bx : bx + bw], find, area=False), FIND_SCORE)
+    seen = [(x / find + bx, y / find + by) for x, y, _ in sorted(peaks, key=lambda p: -p[2])]
+    if mask is not None:
+        r = int(math.ceil(die_px / 2))  # a finder's peak lies within a third of a die of the die's centre
+        seen = [
+            (x, y)
+            for x, y in seen
+            if mask[max(0, int(y) - r) : max(0, int(y) + r + 1), max(0, int(x) - r) : max(0, int(x) + r + 1)].any()
+        ]
+    sources: dict[float, tuple[np.ndarray, float]] = {}
     centres: list[tuple[float, float]] = []
     found = []
-    seen = [(x / find + bx, y / find + by) for x, y, *_ in decode(scores, sides, min_score=min(FIND_SCORE, min_score))]
     for cx, cy in seen + [(float(x), float(y)) for x, y in near]:
-        if any(math.hypot(cx - a, cy - b) * read < DIE_PX for a, b in centres):
+        if any(math.hypot(cx - a, cy - b) < die_px for a, b in centres):
             continue  # well inside a window already read
         centres.append((cx, cy))
-        if read < 1 and source is image:
-            source, k = (
-                cv2.resize(image, (max(1, round(w * read)), max(1, round(h * read))), interpolation=cv2.INTER_AREA),
-                1.0,
-            )
-        to_window = np.array([[k, 0, half - cx * read], [0, k, half - cy * read]])
-        window = cv2.warpAffine(
-            source, to_window, (WINDOW_PX, WINDOW_PX), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
-        )
-        win_scores, win_sides = nets[1].outputs(window)
-        for u, v, side, value, score in decode(win_scores, win_sides, min_score=min_score):
-            if math.hypot(u - half, v - half) <= KEEP * DIE_PX:
-                found.append((cx + (u - half) / read, cy + (v - half) / read, side / read, value, score))
+        for net, px in zip(nets[1:], READ_PX):
+            read = _read_window(net, image, sources, cx, cy, px / die_px, px, min_score)
+            found += read
+            if read:
+                break
     return found
+
+
+def _read_window(
+    net: DiceNet,
+    image: np.ndarray,
+    sources: dict[float, tuple[np.ndarray, float]],
+    cx: float,
+    cy: float,
+    read: float,
+    px: float,
+    min_score: float,
+) -> list[tuple[float, float, float, int, float]]:
+    """The dice centred within :data:`KEEP` dice of (``cx``, ``cy``), read in a window four dice across
+    with ``image`` scaled by ``read`` (``px`` px a die). A shrinking scale shrinks the image once by
+    area (kept in ``sources``); an enlarging one is applied in each window."""
+    side = int(4 * px)
+    half = side / 2
+    if read not in sources:
+        h, w = image.shape[:2]
+        sources[read] = (
+            (cv2.resize(image, (max(1, round(w * read)), max(1, round(h * read))), interpolation=cv2.INTER_AREA), 1.0)
+            if read < 1
+            else (image, read)
+        )
+    source, k = sources[read]
+    to_window = np.array([[k, 0, half - cx * read], [0, k, half - cy * read]])
+    window = cv2.warpAffine(source, to_window, (side, side), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    scores, sides = net.outputs(window)
+    return [
+        (cx + (u - half) / read, cy + (v - half) / read, s / read, value, score)
+        for u, v, s, value, score in decode(scores, sides, min_score=min_score)
+        if math.hypot(u - half, v - half) <= KEEP * px
+    ]
