@@ -173,7 +173,7 @@ def main() -> int:
             cube_false += 1
     frames = n_clear + n_hand
     print(
-        f"checker reader: {args.reader or checker_reader()}; "
+        f"checker reader: {args.reader or checker_reader(rendered=True)}; "
         f"frames: {frames} {size[0]}x{size[1]}, sensor noise {args.sensor_noise:g} ({n_clear} clear, {n_hand} with a hand), seeds {args.first_seed}..{args.first_seed + args.frames - 1}"
     )
     print(

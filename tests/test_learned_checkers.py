@@ -111,6 +111,12 @@ def test_the_reader_switch_is_read_from_the_config(tmp_path):
     none = tmp_path / "none.toml"
     none.write_text("")
     assert checker_reader(none) == "classical"
+    assert checker_reader(good, rendered=True) == "classical"  # the renderer's board has its own key
+    good.write_text('[learned_checkers]\nreader = "hybrid"\nrendered_board_reader = "learned"\n')
+    assert (checker_reader(good), checker_reader(good, rendered=True)) == ("hybrid", "learned")
+    bad.write_text('[learned_checkers]\nrendered_board_reader = "guess"\n')
+    with pytest.raises(ConfigError, match="rendered_board_reader: 'guess'"):
+        checker_reader(bad, rendered=True)
 
 
 @pytest.mark.parametrize("reader", ["learned", "hybrid"])

@@ -34,25 +34,27 @@ _SPLIT_WEIGHTS = np.array([0.5, 1.0, 1.0], np.float32)  # of L, a and b when the
 _CONFIDENT_LOG = 3.0  # a lead of this much log-likelihood over the best other count is certain (odds of 20 to 1)
 
 
-def checker_reader(path: Path | str = DEFAULT_PATH) -> str:
-    """Which reader counts the checkers on the points: ``[learned_checkers] reader`` of a vision config
-    file (``vision.toml`` by default), one of :data:`READERS`; ``classical`` where the file names none.
+def checker_reader(path: Path | str = DEFAULT_PATH, rendered: bool = False) -> str:
+    """Which reader counts the checkers on the points, one of :data:`READERS`: ``[learned_checkers] reader``
+    of a vision config file (``vision.toml`` by default) on a real board, ``rendered_board_reader`` on the
+    renderer's board (``rendered``: the emulated table's camera); ``classical`` where the file names none.
 
     Raises :class:`vision.config.ConfigError` for a file that cannot be read or another reader.
     """
-    return _default_reader() if Path(path) == DEFAULT_PATH else _reader(str(path))
+    return (_default_reader if Path(path) == DEFAULT_PATH else _reader)(str(path), rendered)
 
 
-@lru_cache(maxsize=1)
-def _default_reader() -> str:
-    return _reader(str(DEFAULT_PATH))
+@lru_cache(maxsize=2)
+def _default_reader(path: str, rendered: bool) -> str:
+    return _reader(path, rendered)
 
 
-def _reader(path: str) -> str:
+def _reader(path: str, rendered: bool) -> str:
     table = read_toml(path).get("learned_checkers", {})
-    reader = table.get("reader", "classical") if isinstance(table, dict) else table
+    key = "rendered_board_reader" if rendered else "reader"
+    reader = table.get(key, "classical") if isinstance(table, dict) else table
     if reader not in READERS:
-        raise ConfigError(f"vision config {path!r}: [learned_checkers] reader: {reader!r}: expected one of {READERS}")
+        raise ConfigError(f"vision config {path!r}: [learned_checkers] {key}: {reader!r}: expected one of {READERS}")
     return reader
 
 

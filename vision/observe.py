@@ -273,7 +273,12 @@ def read_frame(
     if photo:  # no trays in a fitted field: what the classical reader saw beside it is not a tray's
         classical = FieldReading(classical.points, classical.confidence, (0, 0), (0.0, 0.0), classical.palette)
     field = learned_field(
-        v, classical, reader or checker_reader(), sides if photo else palette, on_board, most=15 if photo else None
+        v,
+        classical,
+        reader or checker_reader(rendered=as_rendered(v.layout)),
+        sides if photo else palette,
+        on_board,
+        most=15 if photo else None,
     )
     board_edges = palette.board_edges if palette is not None else ()
     if photo and not board_edges and not as_rendered(v.layout):
