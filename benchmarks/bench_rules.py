@@ -203,7 +203,7 @@ def bench_plays(cases, rounds: int) -> None:
 
     best_ours = best_py = best_gnubg = float("inf")
     moves = gnubg_nn.moves
-    compiled = fastgen._compiled
+    compiled, compiled_position = fastgen._compiled, fastgen.position_results
     settle()
     for i in range(rounds):
         gc.collect()
@@ -213,6 +213,7 @@ def bench_plays(cases, rounds: int) -> None:
         ours = time.perf_counter() - t0
         gc.collect()
         fastgen._compiled = None  # the Python search, in the same process
+        fastgen.position_results = fastgen.position_results_python
         try:
             t0 = time.perf_counter()
             for position, roll in cases:
@@ -220,6 +221,7 @@ def bench_plays(cases, rounds: int) -> None:
             python = time.perf_counter() - t0
         finally:
             fastgen._compiled = compiled
+            fastgen.position_results = compiled_position
         gc.collect()
         t0 = time.perf_counter()
         for board, d1, d2 in boards:

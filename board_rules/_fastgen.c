@@ -254,17 +254,8 @@ static void rec(Gen *g, int depth, int limit, int out) {
     if (!moved && depth >= g->best) record(g, depth, depth);
 }
 
-/* Parse (board, d1, d2) and run the search into g; 0 on success, -1 with an exception set. */
-static int run(Gen *g, PyObject *board, int d1, int d2) {
-    Py_buffer view;
-    if (PyObject_GetBuffer(board, &view, PyBUF_SIMPLE) < 0) return -1;
-    if (view.len != NB) {
-        PyBuffer_Release(&view);
-        PyErr_Format(PyExc_ValueError, "board: expected %d counts, got %zd", NB, view.len);
-        return -1;
-    }
-    memcpy(g->b, view.buf, NB);
-    PyBuffer_Release(&view);
+/* Run the search into g from the board already in g->b; 0 on success, -1 with an exception set. */
+static int run_counts(Gen *g, int d1, int d2) {
     for (int i = 0; i < NB; i++) {
         if (g->b[i] > ALL_OFF) {
             PyErr_Format(PyExc_ValueError, "board: count %d at index %d is over %d", g->b[i], i, ALL_OFF);
@@ -302,6 +293,64 @@ static int run(Gen *g, PyObject *board, int d1, int d2) {
         PyErr_NoMemory();
         return -1;
     }
+    return 0;
+}
+
+/* Parse (board, d1, d2) and run the search into g; 0 on success, -1 with an exception set. */
+static int run(Gen *g, PyObject *board, int d1, int d2) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(board, &view, PyBUF_SIMPLE) < 0) return -1;
+    if (view.len != NB) {
+        PyBuffer_Release(&view);
+        PyErr_Format(PyExc_ValueError, "board: expected %d counts, got %zd", NB, view.len);
+        return -1;
+    }
+    memcpy(g->b, view.buf, NB);
+    PyBuffer_Release(&view);
+    return run_counts(g, d1, d2);
+}
+
+/* The mover's counts in g->b from a position's 24 points (white's numbering, white positive):
+ * own point i is white's point conv[i] (conv: 25 bytes, conv[0] unused), signed by `sign`. */
+static int counts_of(Gen *g, PyObject *points, PyObject *conv, int sign, int me_bar, int me_off, int opp_bar) {
+    if (!PyTuple_Check(points) || PyTuple_GET_SIZE(points) != 24) {
+        PyErr_SetString(PyExc_ValueError, "points: expected a tuple of 24 counts");
+        return -1;
+    }
+    if (!PyBytes_Check(conv) || PyBytes_GET_SIZE(conv) != 25) {
+        PyErr_SetString(PyExc_ValueError, "conv: expected 25 bytes");
+        return -1;
+    }
+    const uint8_t *to_white = (const uint8_t *)PyBytes_AS_STRING(conv);
+    memset(g->b, 0, NB);
+    for (int own = 1; own <= 24; own++) {
+        int w = to_white[own];
+        if (w < 1 || w > 24) {
+            PyErr_Format(PyExc_ValueError, "conv: point %d maps to %d, not 1 to 24", own, w);
+            return -1;
+        }
+        long c = PyLong_AsLong(PyTuple_GET_ITEM(points, w - 1));
+        if (c == -1 && PyErr_Occurred()) return -1;
+        c *= sign;
+        if (c > ALL_OFF || c < -ALL_OFF) {
+            PyErr_Format(PyExc_ValueError, "points: count %ld at white's point %d is over %d", c, w, ALL_OFF);
+            return -1;
+        }
+        if (c > 0)
+            g->b[own] = (uint8_t)c;
+        else
+            g->b[OPP + own] = (uint8_t)-c;
+    }
+    int extra[3] = {me_bar, me_off, opp_bar};
+    for (int k = 0; k < 3; k++) {
+        if (extra[k] < 0 || extra[k] > ALL_OFF) {
+            PyErr_Format(PyExc_ValueError, "bar and off: count %d is not 0 to %d", extra[k], ALL_OFF);
+            return -1;
+        }
+    }
+    g->b[BAR] = (uint8_t)me_bar;
+    g->b[0] = (uint8_t)me_off;
+    g->b[OPP] = (uint8_t)opp_bar;
     return 0;
 }
 
@@ -357,10 +406,22 @@ fail:
     return NULL;
 }
 
+/* The ints 0..15, a point's counts: taken from here, not made (or looked up) per count. */
+static PyObject *COUNTS[16];
+
 static PyObject *count_list(const uint8_t *c) {
     PyObject *l = PyList_New(26);
     if (!l) return NULL;
-    for (int i = 0; i < 26; i++) PyList_SET_ITEM(l, i, PyLong_FromLong(c[i])); /* small ints: cached */
+    for (int i = 0; i < 26; i++) {
+        PyObject *n = c[i] < 16 ? COUNTS[c[i]] : NULL;
+        if (n)
+            Py_INCREF(n);
+        else if (!(n = PyLong_FromLong(c[i]))) {
+            Py_DECREF(l);
+            return NULL;
+        }
+        PyList_SET_ITEM(l, i, n);
+    }
     PyObject_GC_UnTrack(l); /* ints only: it can be in no cycle, so the collector need not walk it */
     return l;
 }
@@ -420,41 +481,99 @@ PyDoc_STRVAR(results_doc,
              "What movegen.legal_results returns for a hitting game: each final board made as\n"
              "board_type(me, opp, None, opp_off), in the order search() finds them.");
 
+/* The results of a search run into g, as results() returns them; frees g. */
+static PyObject *build_results(Gen *g, PyObject *board_type, PyObject *opp_off, PyObject *side) {
+    PyObject *out = PyList_New(g->n);
+    if (!out) goto fail;
+    for (Py_ssize_t i = 0; i < g->n; i++) {
+        const Result *r = &g->res[i];
+        PyObject *mv = moves_tuple(r);
+        PyObject *me = count_list(r->key), *opp = count_list(r->key + OPP);
+        PyObject *final = NULL, *legs = NULL, *item = NULL;
+        if (mv && me && opp) final = make_board(board_type, me, opp, opp_off);
+        Py_XDECREF(me);
+        Py_XDECREF(opp);
+        if (final && (legs = PyTuple_New(1)) && (item = PyTuple_New(3))) {
+            PyTuple_SET_ITEM(legs, 0, mv); /* each takes the reference made for it */
+            PyTuple_SET_ITEM(item, 0, legs);
+            PyTuple_SET_ITEM(item, 1, final);
+            Py_INCREF(side);
+            PyTuple_SET_ITEM(item, 2, side);
+            /* None of these tuples can be in a cycle (nothing they hold refers back to them): the
+             * collector need not walk them, and a list of thousands of results need not slow it. */
+            PyObject_GC_UnTrack(mv);
+            PyObject_GC_UnTrack(legs);
+            PyObject_GC_UnTrack(item);
+        } else {
+            Py_XDECREF(legs);
+            Py_XDECREF(final);
+            Py_XDECREF(mv);
+            goto fail_out;
+        }
+        PyList_SET_ITEM(out, i, item);
+    }
+    done(g);
+    return out;
+fail_out:
+    Py_DECREF(out);
+fail:
+    done(g);
+    return NULL;
+}
+
 static PyObject *results(PyObject *self, PyObject *args) {
     PyObject *board, *board_type, *opp_off, *side;
     int d1, d2;
     if (!PyArg_ParseTuple(args, "OiiOOO:results", &board, &d1, &d2, &board_type, &opp_off, &side)) return NULL;
     Gen g;
     if (run(&g, board, d1, d2) < 0) return NULL;
-    PyObject *out = PyList_New(g.n);
-    if (!out) goto fail;
-    for (Py_ssize_t i = 0; i < g.n; i++) {
-        const Result *r = &g.res[i];
-        PyObject *mv = moves_tuple(r);
-        PyObject *me = count_list(r->key), *opp = count_list(r->key + OPP);
-        PyObject *final = NULL, *item = NULL;
-        if (mv && me && opp) final = make_board(board_type, me, opp, opp_off);
-        if (final) item = Py_BuildValue("((N)NO)", mv, final, side);
-        Py_XDECREF(me);
-        Py_XDECREF(opp);
-        if (!item) {
-            if (!final) Py_XDECREF(mv);
-            goto fail_out;
-        }
-        PyList_SET_ITEM(out, i, item);
+    return build_results(&g, board_type, opp_off, side);
+}
+
+PyDoc_STRVAR(position_results_doc,
+             "position_results(points, conv, sign, me_bar, me_off, opp_bar, d1, d2, board_type, opp_off, side)\n\n"
+             "results() of the mover's board made from a position's 24 points (white's numbering, white\n"
+             "positive) without a Board: own point i is white's point conv[i], counts times sign.");
+
+/* An int argument of position_results, or -1 with an exception set naming it. */
+static int int_arg(PyObject *arg, const char *name, int *out) {
+    long v = PyLong_AsLong(arg);
+    if (v == -1 && PyErr_Occurred()) {
+        PyErr_Format(PyExc_TypeError, "%s: expected an int", name);
+        return -1;
     }
-    done(&g);
-    return out;
-fail_out:
-    Py_DECREF(out);
-fail:
-    done(&g);
-    return NULL;
+    if (v < -1000 || v > 1000) {
+        PyErr_Format(PyExc_ValueError, "%s: %ld is out of range", name, v);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static PyObject *position_results(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    /* called once a position by legal_results: its arguments read directly, not through a format */
+    static const char *names[6] = {"sign", "me_bar", "me_off", "opp_bar", "d1", "d2"};
+    if (nargs != 11) {
+        PyErr_Format(PyExc_TypeError, "position_results: expected 11 arguments, got %zd", nargs);
+        return NULL;
+    }
+    int v[6];
+    for (int k = 0; k < 6; k++)
+        if (int_arg(args[2 + k], names[k], &v[k]) < 0) return NULL;
+    if (v[0] != 1 && v[0] != -1) {
+        PyErr_Format(PyExc_ValueError, "sign: %d is not 1 or -1", v[0]);
+        return NULL;
+    }
+    Gen g;
+    if (counts_of(&g, args[0], args[1], v[0], v[1], v[2], v[3]) < 0) return NULL;
+    if (run_counts(&g, v[4], v[5]) < 0) return NULL;
+    return build_results(&g, args[8], args[9], args[10]);
 }
 
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"results", results, METH_VARARGS, results_doc},
+    {"position_results", (PyCFunction)(void (*)(void))position_results, METH_FASTCALL, position_results_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -464,6 +583,8 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__fastgen(void) {
+    for (int n = 0; n < 16; n++)
+        if (!COUNTS[n] && !(COUNTS[n] = PyLong_FromLong(n))) return NULL;
     for (int s = 0; s < 26; s++)
         for (int t = 0; t < 26; t++)
             for (int h = 0; h < 2; h++)

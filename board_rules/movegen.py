@@ -11,11 +11,11 @@ Imports :mod:`board_rules.moves`, :mod:`board_rules.position`,
 from __future__ import annotations
 
 from board_rules import fastgen
-from board_rules.moves import Board, CheckerMoves, play_of
+from board_rules.moves import Board, CheckerMoves, own_to_white, play_of
 from board_rules.notation import Play, Roll
-from board_rules.position import Position
+from board_rules.position import CHECKERS, Position
 from board_rules.side import Side
-from board_rules.variants import Variant
+from board_rules.variants import SAME, Variant
 
 
 class SearchBudgetExceeded(Exception):
@@ -178,14 +178,29 @@ def legal_results(position: Position, roll: Roll, budget: int | None = None):
     rolls_played = position.rolls[0 if side is Side.WHITE else 1]
     d1, d2 = roll.d1, roll.d2
     seqs = v.dice_sequences(d1, d2, rolls_played)
-    board = Board.of(position)
-    if board.game_over():
-        return [(((),), board, side)]  # a side has every checker off: nothing is played
-    if fastgen.handles(v, seqs):  # the hitting games: boards built by the (compiled) search itself
-        out = fastgen.results(board.me, board.opp, seqs, Board, board.opp_off, side)
+    if CHECKERS not in position.off and fastgen.handles(v, seqs):
+        # the hitting games: the (compiled) search reads the position and builds the boards itself
+        si = 0 if side is Side.WHITE else 1
+        bar, off = position.bar, position.off
+        out = fastgen.position_results(
+            position.points,
+            _to_white_bytes(v, side),
+            side.sign,
+            bar[si],
+            off[si],
+            bar[1 - si],
+            d1,
+            d2,
+            Board,
+            off[1 - si],
+            side,
+        )
         if budget is not None and len(out) > budget:
             raise SearchBudgetExceeded
         return out
+    board = Board.of(position)
+    if board.game_over():
+        return [(((),), board, side)]  # a side has every checker off: nothing is played
     head_limit = v.head_limit(d1, d2, rolls_played)
     shared = None if budget is None else Budget(budget)
     results, best, _ = search_side(v, board, seqs, head_limit, shared)
@@ -209,6 +224,18 @@ def legal_results(position: Position, roll: Roll, budget: int | None = None):
     return [
         ((moves,), Board(list(key[:26]), list(key[26:52]), None, opp_off), side) for key, (moves, _) in results.items()
     ]
+
+
+_TO_WHITE: dict[tuple[bool, Side], bytes] = {}
+
+
+def _to_white_bytes(v: Variant, side: Side) -> bytes:
+    """:func:`board_rules.moves.own_to_white` as bytes, for :func:`board_rules.fastgen.position_results`."""
+    key = (v.geometry == SAME, side)
+    conv = _TO_WHITE.get(key)
+    if conv is None:
+        conv = _TO_WHITE[key] = bytes(own_to_white(v, side))
+    return conv
 
 
 def _cascade(v: Variant, board: Board, side: Side, remaining: tuple[int, ...], budget: Budget | None = None):

@@ -14,7 +14,7 @@ import random
 
 import pytest
 
-from board_rules import Play, Position, Roll, Side, fastgen, find_variant
+from board_rules import Play, Position, Roll, Side, fastgen, find_variant, movegen
 from board_rules.fastgen import handles
 from board_rules.movegen import generic_search_side, legal_results, search_side
 from board_rules.moves import Board, checker_moves
@@ -178,3 +178,54 @@ def test_compiled_search_refuses_what_is_not_a_board():
             compiled.results(bad, *dice, Board, 0, Side.WHITE)
     with pytest.raises(TypeError):
         compiled.search("not bytes", 3, 1)
+
+
+def _from_position(position, d1: int, d2: int, generate=None):
+    side = position.turn
+    si = 0 if side is Side.WHITE else 1
+    bar, off = position.bar, position.off
+    conv = movegen._to_white_bytes(position.variant, side)
+    return (generate or fastgen.position_results)(
+        position.points, conv, side.sign, bar[si], off[si], bar[1 - si], d1, d2, Board, off[1 - si], side
+    )
+
+
+@pytest.mark.parametrize("variant", HITTING)
+def test_results_read_from_a_position_are_those_of_its_board_for_either_side(variant):
+    rng = random.Random(f"position-{variant}")
+    cases = []
+    for i in range(600):
+        position = _endgame(rng, variant) if i % 3 == 0 else random_backgammon(rng, variant)
+        if i % 2:  # the same checkers, black to move
+            position = Position(
+                position.variant, Side.BLACK, position.points, position.pinned, position.bar, position.off
+            )
+        cases.append((position, rng.randint(1, 6), rng.randint(1, 6)))
+    generators = [fastgen.position_results_python] + ([fastgen._compiled.position_results] if fastgen.COMPILED else [])
+    for generate in generators:
+        for position, d1, d2 in cases:
+            board = Board.of(position)
+            seqs = position.variant.dice_sequences(d1, d2, 0)
+            want = fastgen.results(board.me, board.opp, seqs, Board, board.opp_off, position.turn)
+            assert _from_position(position, d1, d2, generate) == want, f"{position.to_json()} {d1}-{d2}"
+
+
+def test_a_position_that_is_not_one_is_refused_by_the_compiled_search():
+    compiled = _compiled()
+    start = Position.start("backgammon", Side.WHITE)
+    conv = movegen._to_white_bytes(start.variant, Side.WHITE)
+    args = (start.points, conv, 1, 0, 0, 0, 3, 1, Board, 0, Side.WHITE)
+    assert len(compiled.position_results(*args)) == 16
+    for at, bad, field in (
+        (0, start.points[:23], "points"),
+        (0, (16,) + start.points[1:], "points"),
+        (0, ("two",) + start.points[1:], "integer"),
+        (4, "one", "me_off"),
+        (1, conv[:24], "conv"),
+        (1, bytes([0]) * 25, "conv"),
+        (2, 2, "sign"),
+        (3, 16, "bar and off"),
+        (6, 7, "dice"),
+    ):
+        with pytest.raises((ValueError, TypeError), match=field):
+            compiled.position_results(*args[:at], bad, *args[at + 1 :])
