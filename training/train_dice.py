@@ -141,6 +141,42 @@ def negative_samples(photos: Path = BOARD_PHOTOS) -> list[Sample]:
     return out
 
 
+def parse_mix(text: str) -> list[float] | None:
+    """``--mix``'s four shares, or None where they are not four numbers of 0 or more adding up to more than 0."""
+    try:
+        mix = [float(v) for v in text.split(",")]
+    except ValueError:
+        return None
+    if len(mix) != 4 or not all(math.isfinite(v) and v >= 0 for v in mix) or sum(mix) <= 0:
+        return None
+    return mix
+
+
+def load_pools(
+    data: Path, holdout_fold: int | None, rendered: int, workers: int, mix: list[float]
+) -> tuple[list[list[Sample]], list[float], set[str], str]:
+    """The training pools (matteop65 Train, nell-byler/train without ``holdout_fold``, ``rendered``
+    frames, the board photos without dice) with a share in ``mix``, their shares (adding up to 1),
+    the held-out photo names and a line saying what was loaded. Raises ValueError (naming ``--mix``)
+    where ``mix`` asks for board photos and ``data`` has none."""
+    t0 = time.time()
+    dice_data = data / "dice"
+    train_in, held = nell_fold(dice_data, holdout_fold)
+    matteo = photo_samples(dice_data / "matteop65" / "Train", whole_die_boxes=False)
+    nell = photo_samples(dice_data / "nell-byler" / "train", whole_die_boxes=True, names=train_in)
+    frames = rendered_samples(rendered, workers)
+    board_photos = data / "boards" / BOARD_PHOTOS.name
+    negatives = negative_samples(board_photos) if mix[3] > 0 else []
+    if mix[3] > 0 and not negatives:
+        raise ValueError(f"--mix: no board photos without dice in {str(board_photos)!r}")
+    kept = [(p, w) for p, w in zip([matteo, nell, frames, negatives], np.array(mix) / sum(mix)) if w > 0]
+    loaded = (
+        f"training set: {len(matteo)} matteop65 Train, {len(nell)} nell-byler/train, {len(frames)} rendered, "
+        f"{len(negatives)} board photos without dice ({time.time() - t0:.0f} s to load)"
+    )
+    return [p for p, _ in kept], [float(w) for _, w in kept], held, loaded
+
+
 # ----------------------------------------------------------------- augmentation and targets
 
 
@@ -250,14 +286,15 @@ def make_batch(
 
 
 class Batches(torch.utils.data.IterableDataset):
-    """Endless batches, made in this process (seed ``(seed, 1)``) or in DataLoader worker processes, worker
-    ``k`` drawing from seed ``(seed, k + 1)``.
+    """Endless batches of ``make`` (:func:`make_batch` by default), made in this process (seed ``(seed, 1)``)
+    or in DataLoader worker processes, worker ``k`` drawing from seed ``(seed, k + 1)``.
 
     The loader takes the workers' batches in turn, so a run with the same seed and workers sees the same batches.
     """
 
-    def __init__(self, pools: list[list[Sample]], shares: list[float], batch: int, seed: int) -> None:
+    def __init__(self, pools: list[list[Sample]], shares: list[float], batch: int, seed: int, make=None) -> None:
         self.pools, self.shares, self.batch, self.seed = pools, shares, batch, seed
+        self.make = make or make_batch
 
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
@@ -265,7 +302,7 @@ class Batches(torch.utils.data.IterableDataset):
             cv2.setNumThreads(1)  # the workers share the cores
         rng = np.random.default_rng([self.seed, (info.id if info else 0) + 1])
         while True:
-            yield make_batch(self.pools, self.shares, self.batch, rng)
+            yield self.make(self.pools, self.shares, self.batch, rng)
 
 
 # ----------------------------------------------------------------- the network
@@ -458,11 +495,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.workers < 0:
         print(f"--workers: {args.workers}: expected 0 or more", file=sys.stderr)
         return 2
-    try:
-        mix = [float(v) for v in args.mix.split(",")]
-        if len(mix) != 4 or not all(math.isfinite(v) and v >= 0 for v in mix) or sum(mix) <= 0:
-            raise ValueError
-    except ValueError:
+    mix = parse_mix(args.mix)
+    if mix is None:
         print(f"--mix: {args.mix!r}: expected four shares such as 0.35,0.4,0.25,0", file=sys.stderr)
         return 2
     if args.init is not None and not args.init.is_file():
@@ -473,25 +507,12 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     device = "cuda" if torch.cuda.is_available() else "cpu"
 
-    t0 = time.time()
-    train_in, held = nell_fold(dice_data, args.holdout_fold)
-    matteo = photo_samples(dice_data / "matteop65" / "Train", whole_die_boxes=False)
-    nell = photo_samples(dice_data / "nell-byler" / "train", whole_die_boxes=True, names=train_in)
-    rendered = rendered_samples(args.rendered, args.workers)
-    board_photos = args.data / "boards" / BOARD_PHOTOS.name
-    negatives = negative_samples(board_photos) if mix[3] > 0 else []
-    if mix[3] > 0 and not negatives:
-        print(f"--mix: no board photos without dice in {str(board_photos)!r}", file=sys.stderr)
+    try:
+        pools, shares, held, loaded = load_pools(args.data, args.holdout_fold, args.rendered, args.workers, mix)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
         return 2
-    pools = [(p, w) for p, w in zip([matteo, nell, rendered, negatives], np.array(mix) / sum(mix)) if w > 0]
-    shares = [float(w) for _, w in pools]
-    pools = [p for p, _ in pools]
-    print(
-        f"training set: {len(matteo)} matteop65 Train, {len(nell)} nell-byler/train, {len(rendered)} rendered, "
-        f"{len(negatives)} board photos without dice "
-        f"({time.time() - t0:.0f} s to load); device {device}",
-        flush=True,
-    )
+    print(f"{loaded}; device {device}", flush=True)
 
     model = Net(args.width)
     if args.init is not None:

@@ -30,17 +30,8 @@ except ImportError:  # pragma: no cover - the train extra is missing
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from training.checkers_data import DATA as BOARD_PHOTOS  # noqa: E402
-from training.dice_data import DATA, die_side, nell_fold, yolo_folder  # noqa: E402
-from training.train_dice import (  # noqa: E402
-    Sample,
-    _cbr,
-    augment,
-    focal_loss,
-    negative_samples,
-    photo_samples,
-    rendered_samples,
-)
+from training.dice_data import DATA, die_side, yolo_folder  # noqa: E402
+from training.train_dice import Batches, Sample, _cbr, augment, focal_loss, load_pools, parse_mix  # noqa: E402
 from vision import learned_dice  # noqa: E402
 
 CROP = 128  # training crops are this square
@@ -95,21 +86,6 @@ def make_batch(
     return np.stack(xs), np.stack(hs)
 
 
-class Batches(torch.utils.data.IterableDataset):
-    """Endless batches, made in this process or in DataLoader workers (worker ``k``: seed ``(seed, k + 1)``)."""
-
-    def __init__(self, pools: list[list[Sample]], shares: list[float], batch: int, seed: int) -> None:
-        self.pools, self.shares, self.batch, self.seed = pools, shares, batch, seed
-
-    def __iter__(self):
-        info = torch.utils.data.get_worker_info()
-        if info is not None:
-            cv2.setNumThreads(1)
-        rng = np.random.default_rng([self.seed, (info.id if info else 0) + 1])
-        while True:
-            yield make_batch(self.pools, self.shares, self.batch, rng)
-
-
 def recall(
     finder: learned_dice.FinderNet, folder: Path, names: set[str] | None, min_score: float, whole_die_boxes: bool
 ) -> dict:
@@ -161,11 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.steps < 40 or args.batch < 1 or args.workers < 0:
         print("--steps, --batch, --workers: expected at least 40 steps of one crop, 0 or more workers", file=sys.stderr)
         return 2
-    try:
-        mix = [float(v) for v in args.mix.split(",")]
-        if len(mix) != 4 or not all(math.isfinite(v) and v >= 0 for v in mix) or sum(mix) <= 0:
-            raise ValueError
-    except ValueError:
+    mix = parse_mix(args.mix)
+    if mix is None:
         print(f"--mix: {args.mix!r}: expected four shares such as 0.3,0.4,0.15,0.15", file=sys.stderr)
         return 2
     torch.manual_seed(args.seed)
@@ -173,29 +146,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-
-    t0 = time.time()
-    train_in, held = nell_fold(dice_data, args.holdout_fold)
-    pools = [
-        photo_samples(dice_data / "matteop65" / "Train", whole_die_boxes=False),
-        photo_samples(dice_data / "nell-byler" / "train", whole_die_boxes=True, names=train_in),
-        rendered_samples(args.rendered, args.workers),
-        negative_samples(args.data / "boards" / BOARD_PHOTOS.name) if mix[3] > 0 else [],
-    ]
-    kept = [(p, w) for p, w in zip(pools, np.array(mix) / sum(mix)) if w > 0 and p]
-    shares = [float(w) for _, w in kept]
-    shares = [w / sum(shares) for w in shares]
-    print(
-        f"training set: {', '.join(str(len(p)) for p in pools)} images "
-        f"(matteop65 Train, nell-byler/train, rendered, board photos without dice; {time.time() - t0:.0f} s to load); "
-        f"device {device}",
-        flush=True,
-    )
+    try:
+        pools, shares, held, loaded = load_pools(args.data, args.holdout_fold, args.rendered, args.workers, mix)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    print(f"{loaded}; device {device}", flush=True)
     model = FinderNet().to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.steps, pct_start=0.05)
     model.train()
-    source = Batches([p for p, _ in kept], shares, args.batch, args.seed)
+    source = Batches(pools, shares, args.batch, args.seed, make_batch)
     if args.workers:
         batches = iter(
             torch.utils.data.DataLoader(source, batch_size=None, num_workers=args.workers, prefetch_factor=4)

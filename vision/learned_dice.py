@@ -44,6 +44,19 @@ class DiceModelError(TavliError, FileNotFoundError):
     """The dice network's ONNX file is missing or cannot be loaded."""
 
 
+def _load(path: Path, what: str):
+    """The ``cv2.dnn`` network of the ONNX file at ``path``; :class:`DiceModelError` naming ``what`` where it
+    is missing or not a network."""
+    if not path.is_file():
+        raise DiceModelError(f"{what}: {str(path)!r} does not exist (make train-dice writes it)")
+    try:
+        return cv2.dnn.readNetFromONNX(str(path))
+    except cv2.error as exc:
+        raise DiceModelError(
+            f"{what}: {str(path)!r}: not a network OpenCV can load: {str(exc).strip()[-200:]}"
+        ) from None
+
+
 class DiceNet:
     """The dice network loaded from an ONNX file, ready to run on BGR images.
 
@@ -53,16 +66,8 @@ class DiceNet:
     """
 
     def __init__(self, path: Path | str = MODEL_PATH) -> None:
-        path = Path(path)
-        if not path.is_file():
-            raise DiceModelError(f"dice model: {str(path)!r} does not exist (make train-dice writes it)")
-        self.path = path
-        try:
-            self._net = cv2.dnn.readNetFromONNX(str(path))
-        except cv2.error as exc:
-            raise DiceModelError(
-                f"dice model: {str(path)!r}: not a network OpenCV can load: {str(exc).strip()[-200:]}"
-            ) from None
+        self.path = Path(path)
+        self._net = _load(self.path, "dice model")
 
     def outputs(self, image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The network's raw outputs for a BGR uint8 image whose sides are multiples of 32:
@@ -83,16 +88,8 @@ class FinderNet:
     """
 
     def __init__(self, path: Path | str = FINDER_PATH) -> None:
-        path = Path(path)
-        if not path.is_file():
-            raise DiceModelError(f"dice finder: {str(path)!r} does not exist (make train-dice writes it)")
-        self.path = path
-        try:
-            self._net = cv2.dnn.readNetFromONNX(str(path))
-        except cv2.error as exc:
-            raise DiceModelError(
-                f"dice finder: {str(path)!r}: not a network OpenCV can load: {str(exc).strip()[-200:]}"
-            ) from None
+        self.path = Path(path)
+        self._net = _load(self.path, "dice finder")
 
     def outputs(self, image: np.ndarray) -> np.ndarray:
         """The scores (H/8 x W/8, 0..1) for a BGR uint8 image whose sides are multiples of 32."""
