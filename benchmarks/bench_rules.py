@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository: board_rules, tests
 
-from board_rules import Position, Roll, Side, fastgen  # noqa: E402
+from board_rules import Position, Roll, Side, fastgen, reach  # noqa: E402
 from board_rules.ids import halves  # noqa: E402
 from board_rules.legality import TurnTracker, check, is_legal_result  # noqa: E402
 from board_rules.movegen import legal_results  # noqa: E402
@@ -84,7 +84,11 @@ def _alarm(_signum, _frame):
 
 
 def timed(limit: float, fn, *args):
-    """``(seconds, result)`` of ``fn(*args)``; ``(limit, None)`` if stopped after ``limit`` seconds."""
+    """``(seconds, result)`` of ``fn(*args)``; ``(limit, None)`` if stopped after ``limit`` seconds.
+
+    Each call starts cold: the answers the rules keep between calls (``board_rules.reach``'s most
+    dice of a blocking game's walk) are forgotten first, as for the first frame of a new roll."""
+    reach.forget()
     signal.setitimer(signal.ITIMER_REAL, limit)
     t0 = time.perf_counter()
     try:

@@ -1,9 +1,10 @@
-/* The compiled twin of board_rules/fastgen.py: legal plays of the hitting games.
+/* The compiled twin of board_rules/fastgen.py: legal plays of the hitting games, and the
+ * most dice a blocking game's mover can play (board_rules/reach.py's Walker.max_depth).
  *
  * Same board (52 counts: the mover's `me` then `opp`, docs/rules-notes.md), same search
  * in the same order, so the same first path per distinct final board and the same
  * order of results; tests/test_fastgen.py holds it to the Python module. Optional:
- * where it does not build, fastgen.py runs in Python.
+ * where it does not build, fastgen.py and reach.py run in Python.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -570,10 +571,242 @@ static PyObject *position_results(PyObject *self, PyObject *const *args, Py_ssiz
     return build_results(&g, args[8], args[9], args[10]);
 }
 
+/* ------------------------------------------------------------------ most dice, blocking games */
+
+/* Walker.max_depth for a game where a single opposing checker holds a point and nothing is hit
+ * or pinned (fevga, gul-bara, long nardy): the opponent's checkers stand still all turn, so a
+ * state is the depth and the mover's 26 counts. */
+typedef struct {
+    uint8_t me[26];
+    const uint8_t *opp; /* 26 counts */
+    const uint8_t *dice;
+    int n, goal, best;
+    int head_start, head_limit, start_rule_limit, start_quarter, trapping;
+    const uint8_t *f; /* mover point <-> opponent point, 25 bytes */
+    int opp_off;
+    long long calls, budget; /* budget < 0: none */
+    int over;                /* the budget ran out */
+    struct DKey_ *keys;      /* open addressing over (depth, me) */
+    size_t mask, used;
+    int nomem;
+} Depth;
+
+/* A state's key: four words, byte 0 the depth, bytes 1-26 the mover's counts, byte 31 set where used. */
+typedef struct DKey_ {
+    uint64_t w[4];
+} DKey;
+
+static uint64_t dhash(const DKey *k) {
+    uint64_t h = k->w[0] * 0x9E3779B97F4A7C15ULL;
+    h ^= (k->w[1] + (h >> 29)) * 0xC2B2AE3D27D4EB4FULL;
+    h ^= (k->w[2] + (h >> 31)) * 0x165667B19E3779F9ULL;
+    h ^= (k->w[3] + (h >> 27)) * 0x9E3779B97F4A7C15ULL;
+    return h ^ (h >> 32);
+}
+
+/* Adds (depth, me) to the seen set; 1 if it was new, 0 if seen, -1 out of memory. */
+static int dseen_add(Depth *w, int depth) {
+    DKey k = {{0, 0, 0, 0}};
+    uint8_t *kb = (uint8_t *)k.w;
+    kb[0] = (uint8_t)depth;
+    memcpy(kb + 1, w->me, 26);
+    kb[31] = 1;
+    if ((w->used + 1) * 2 > w->mask + 1) { /* grow at half full */
+        size_t cap = (w->mask + 1) * 2;
+        DKey *keys = calloc(cap, sizeof(DKey));
+        if (!keys) return -1;
+        for (size_t i = 0; i <= w->mask; i++) {
+            const DKey *e = &w->keys[i];
+            if (!e->w[3]) continue;
+            size_t j = dhash(e) & (cap - 1);
+            while (keys[j].w[3]) j = (j + 1) & (cap - 1);
+            keys[j] = *e;
+        }
+        free(w->keys);
+        w->keys = keys;
+        w->mask = cap - 1;
+    }
+    size_t j = dhash(&k) & w->mask;
+    for (;;) {
+        DKey *e = &w->keys[j];
+        if (!e->w[3]) {
+            *e = k;
+            w->used++;
+            return 1;
+        }
+        if (e->w[0] == k.w[0] && e->w[1] == k.w[1] && e->w[2] == k.w[2] && e->w[3] == k.w[3]) return 0;
+        j = (j + 1) & w->mask;
+    }
+}
+
+static int d_passed(const Depth *w) {
+    if (w->me[0]) return 1;
+    for (int i = 1; i <= w->start_rule_limit; i++)
+        if (w->me[i]) return 1;
+    return 0;
+}
+
+/* CheckerMoves._forbidden_prime: whether landing on dst made a prime the variant forbids. */
+static int d_forbidden_prime(const Depth *w, int dst) {
+    const uint8_t *me = w->me, *f = w->f;
+    if (w->start_quarter && dst >= 19 && me[19] && me[20] && me[21] && me[22] && me[23] && me[24]) return 1;
+    if (w->trapping) {
+        int o = f[dst], lo = o, hi = o;
+        while (lo > 1 && me[f[lo - 1]]) lo--;
+        while (hi < 24 && me[f[hi + 1]]) hi++;
+        if (hi - lo + 1 >= 6) {
+            if (w->opp_off) return 0;
+            for (int x = 1; x < lo; x++)
+                if (w->opp[f[x]]) return 0;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* CheckerMoves.try_move without hits or pins: the destination (0: borne off), or -1. Made in place. */
+static int d_try(Depth *w, int src, int d) {
+    uint8_t *me = w->me;
+    int dst = src - d;
+    if (dst <= 0) {
+        int out = me[BAR];
+        for (int i = 7; i <= 24; i++) out += me[i];
+        if (out) return -1;
+        if (dst < 0)
+            for (int i = src + 1; i <= 6; i++)
+                if (me[i]) return -1;
+        dst = 0;
+    }
+    if (dst && w->opp[dst]) return -1;
+    if (src == 24 && dst) {
+        if (w->start_rule_limit && me[24] < ALL_OFF && !d_passed(w)) return -1;
+        if (w->head_limit >= 0 && w->head_start - me[24] >= w->head_limit) return -1;
+    }
+    me[src]--;
+    me[dst]++;
+    if (dst && (w->start_quarter || w->trapping) && d_forbidden_prime(w, dst)) {
+        me[dst]--;
+        me[src]++;
+        return -1;
+    }
+    return dst;
+}
+
+static int d_rec(Depth *w, int depth) {
+    if (w->budget >= 0 && ++w->calls > w->budget) {
+        w->over = 1;
+        return 1;
+    }
+    if (depth > w->best) w->best = depth;
+    if (w->best >= w->goal) return 1;
+    int d = w->dice[depth];
+    for (int src = 25; src >= 1; src--) {
+        if (!w->me[src] || (src < 25 && w->me[BAR])) continue;
+        int dst = d_try(w, src, d);
+        if (dst < 0) continue;
+        if (dst == 0 && w->me[0] == ALL_OFF) { /* the last checker off: the play is complete */
+            w->me[0]--;
+            w->me[src]++;
+            w->best = w->n;
+            return 1;
+        }
+        int done = 0, added = dseen_add(w, depth);
+        if (added < 0) {
+            w->nomem = 1;
+            done = 1;
+        } else if (added) {
+            done = d_rec(w, depth + 1);
+        }
+        w->me[dst]--;
+        w->me[src]++;
+        if (done) return 1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(max_depth_doc,
+             "max_depth(board, dice, goal, head_start, head_limit, start_rule_limit, start_quarter, trapping,\n"
+             "          mirror, opp_off, budget) -> (most dice played, boards visited)\n\n"
+             "reach.Walker.max_depth for a blocking game without hits or pins: board is the 52 counts,\n"
+             "dice the sequence (bytes), head_limit -1 for no head rule, mirror the 25-byte point map,\n"
+             "budget -1 for none; past the budget the count is budget + 1 and the depth not to be used.");
+
+static PyObject *max_depth(PyObject *self, PyObject *args) {
+    Py_buffer board, dice, mirror;
+    int goal, head_start, head_limit, start_rule_limit, start_quarter, trapping, opp_off;
+    long long budget;
+    if (!PyArg_ParseTuple(args, "y*y*iiiiiiy*iL:max_depth", &board, &dice, &goal, &head_start, &head_limit,
+                          &start_rule_limit, &start_quarter, &trapping, &mirror, &opp_off, &budget))
+        return NULL;
+    PyObject *out = NULL;
+    Depth w;
+    memset(&w, 0, sizeof w);
+    const uint8_t *b = board.buf, *f = mirror.buf, *dv = dice.buf;
+    if (board.len != NB) {
+        PyErr_Format(PyExc_ValueError, "board: expected %d counts, got %zd", NB, board.len);
+        goto done;
+    }
+    if (mirror.len != 25) {
+        PyErr_SetString(PyExc_ValueError, "mirror: expected 25 bytes");
+        goto done;
+    }
+    for (int i = 0; i < NB; i++)
+        if (b[i] > ALL_OFF) {
+            PyErr_Format(PyExc_ValueError, "board: count %d at index %d is over %d", b[i], i, ALL_OFF);
+            goto done;
+        }
+    for (int i = 1; i <= 24; i++)
+        if (f[i] < 1 || f[i] > 24) {
+            PyErr_Format(PyExc_ValueError, "mirror: point %d maps to %d, not 1 to 24", i, f[i]);
+            goto done;
+        }
+    for (Py_ssize_t i = 0; i < dice.len; i++)
+        if (dv[i] < 1 || dv[i] > 6) {
+            PyErr_Format(PyExc_ValueError, "dice: %d is not 1 to 6", dv[i]);
+            goto done;
+        }
+    if (dice.len > 200 || start_rule_limit < 0 || start_rule_limit > 24) {
+        PyErr_SetString(PyExc_ValueError, "dice or start_rule_limit: out of range");
+        goto done;
+    }
+    memcpy(w.me, b, 26);
+    w.opp = b + OPP;
+    w.dice = dv;
+    w.n = (int)dice.len;
+    w.goal = goal < w.n ? goal : w.n;
+    w.head_start = head_start;
+    w.head_limit = head_limit;
+    w.start_rule_limit = start_rule_limit;
+    w.start_quarter = start_quarter;
+    w.trapping = trapping;
+    w.f = f;
+    w.opp_off = opp_off;
+    w.budget = budget;
+    w.mask = 1023;
+    w.keys = calloc(w.mask + 1, sizeof(DKey));
+    if (!w.keys) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    d_rec(&w, 0);
+    free(w.keys);
+    if (w.nomem) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    out = Py_BuildValue("(iL)", w.best, w.calls);
+done:
+    PyBuffer_Release(&board);
+    PyBuffer_Release(&dice);
+    PyBuffer_Release(&mirror);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"results", results, METH_VARARGS, results_doc},
     {"position_results", (PyCFunction)(void (*)(void))position_results, METH_FASTCALL, position_results_doc},
+    {"max_depth", max_depth, METH_VARARGS, max_depth_doc},
     {NULL, NULL, 0, NULL},
 };
 

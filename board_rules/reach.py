@@ -13,15 +13,26 @@ within growing budgets of boards (``docs/rules-notes.md``). Imports :mod:`board_
 
 from __future__ import annotations
 
+from board_rules import fastgen
 from board_rules.backward import backward_path, highest_point, most_waste
 from board_rules.movegen import Budget, SearchBudgetExceeded
-from board_rules.moves import Board, CheckerMoves
+from board_rules.moves import _MIRROR, Board, CheckerMoves
 from board_rules.notation import Roll
 from board_rules.position import CHECKERS, Position
 from board_rules.side import Side
-from board_rules.variants import Variant
+from board_rules.variants import SAME, Variant
 
 Moves = tuple[tuple[int, int, bool], ...]
+
+_MIRROR_BYTES = tuple(bytes(m) for m in _MIRROR)  # for the compiled max_depth
+_DEPTHS: dict[tuple, tuple[int, int]] = {}  # the compiled max_depth's answers (most dice, boards visited), oldest first
+_DEPTHS_KEPT = 256
+
+
+def forget() -> None:
+    """Forget the kept answers of the compiled walks (benchmarks time each check from cold)."""
+    _DEPTHS.clear()
+
 
 # Boards each walk of :meth:`Walker._blocking_path` may visit in its first round (four times more each round).
 FIRST_BUDGET = 100
@@ -49,6 +60,9 @@ class Walker:
         """
         n = len(dice)
         goal = n if at_least is None else min(n, at_least)
+        compiled = self._compiled_depth(dice, goal, budget)
+        if compiled is not None:
+            return compiled
         seen: set = set()
         best = 0
         s = self.s
@@ -92,6 +106,37 @@ class Walker:
                 b.pins[:] = saved[2]
             raise
         return best
+
+    def _compiled_depth(self, dice: tuple[int, ...], goal: int, budget: Budget | None) -> int | None:
+        """:meth:`max_depth` by ``board_rules._fastgen`` where it is built and the game blocks without
+        hitting or pinning (the opponent's checkers stand still all turn); None elsewhere."""
+        v, b, s = self.v, self.b, self.s
+        if fastgen._compiled is None or not v.blocks or v.hits or v.pins or b.pins is not None:
+            return None
+        args = (
+            bytes(b.me + b.opp),
+            bytes(dice),
+            goal,
+            s.head_start,
+            s.head_limit if v.head_rule else -1,
+            v.start_rule_limit,
+            bool(v.start_quarter_rule),
+            bool(v.trapping_prime_rule),
+            _MIRROR_BYTES[v.geometry == SAME],
+            b.opp_off,
+        )
+        # a check asks the same question more than once (the most dice, then the nearest play): the
+        # answers of walks that ran to the end are kept, and spend the budget as the walk did
+        known = _DEPTHS.get(args)
+        if known is None:
+            known = fastgen._compiled.max_depth(*args, -1 if budget is None else max(0, budget.left))
+            if budget is None or known[1] <= budget.left:
+                if len(_DEPTHS) >= _DEPTHS_KEPT:
+                    del _DEPTHS[next(iter(_DEPTHS))]
+                _DEPTHS[args] = known
+        if budget is not None:
+            budget.spend(known[1])
+        return known[0]
 
     # ------------------------------------------------------------------ paths to a target
 

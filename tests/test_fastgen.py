@@ -19,7 +19,7 @@ from board_rules.fastgen import handles
 from board_rules.movegen import generic_search_side, legal_results, search_side
 from board_rules.moves import Board, checker_moves
 from tests.helpers import make, plays
-from tests.positions import random_backgammon
+from tests.positions import random_backgammon, random_same_direction
 
 HITTING = ("backgammon", "portes", "short-nardy")
 
@@ -229,3 +229,105 @@ def test_a_position_that_is_not_one_is_refused_by_the_compiled_search():
     ):
         with pytest.raises((ValueError, TypeError), match=field):
             compiled.position_results(*args[:at], bad, *args[at + 1 :])
+
+
+def _walkers(rng, variant: str):
+    """(Walker, dice) pairs of random positions of a blocking game: its legal dice sequences, and
+    runs of random dice (an escalated gul-bara double is up to 24 of them)."""
+    from board_rules.reach import Walker
+
+    while True:
+        try:
+            position = random_same_direction(rng, variant)
+        except ValueError:
+            continue  # tests/positions.py can draw both sides onto one start point: draw again
+        v = position.variant
+        board = Board.of(position)
+        d1 = rng.randint(1, 6)
+        d2 = d1 if variant == "gul-bara" and rng.random() < 0.3 else rng.randint(1, 6)
+        played = rng.choice((0, 1, 5))  # gul-bara: doubles after the third roll escalate to 24 dice
+        seqs = [tuple(s) for s in v.dice_sequences(d1, d2, played)]
+        head = v.head_limit(d1, d2, played)
+        seqs.append(tuple(d for k in range(rng.randint(1, 6)) for d in [rng.randint(1, 6)] * 4))
+        for seq in seqs:
+            yield Walker(v, board, head), seq
+
+
+@pytest.mark.parametrize("variant", ("fevga", "gul-bara", "long-nardy"))
+def test_compiled_and_python_walks_find_the_same_most_dice_in_the_blocking_games(variant, monkeypatch):
+    from board_rules.movegen import Budget, SearchBudgetExceeded
+
+    compiled = _compiled()
+    rng = random.Random(f"depth-{variant}")
+    walks = _walkers(rng, variant)
+    cases = [next(walks) for _ in range(400)]
+    got = []
+    for walker, seq in cases:
+        goal = rng.choice((None, 1, len(seq)))
+        budget = Budget(rng.choice((20, 10**9)))
+        before = (list(walker.b.me), list(walker.b.opp))
+        try:
+            got.append((walker.max_depth(seq, goal, budget), budget.left))
+        except SearchBudgetExceeded:
+            got.append(("over", None))
+        assert (walker.b.me, walker.b.opp) == before  # the board is left as it was
+    monkeypatch.setattr(fastgen, "_compiled", None)  # the Python walk, the reference
+    rng = random.Random(f"depth-{variant}")
+    walks = _walkers(rng, variant)
+    want = []
+    for walker, seq in [next(walks) for _ in range(400)]:
+        goal = rng.choice((None, 1, len(seq)))
+        budget = Budget(rng.choice((20, 10**9)))
+        try:
+            want.append((walker.max_depth(seq, goal, budget), budget.left))
+        except SearchBudgetExceeded:
+            want.append(("over", None))
+    assert got == want
+    assert compiled is not None and sum(g[0] == "over" for g in got) >= 3  # budgets ran out, as in Python
+
+
+def test_compiled_and_python_walks_agree_on_escalated_gul_bara_doubles(monkeypatch):
+    # four of each number from the double's up to six: where some cannot be played the walk is exhaustive
+    from dataclasses import replace
+
+    from board_rules.reach import most_dice
+
+    _compiled()
+    rng = random.Random("escalations")
+    cases = []
+    while len(cases) < 40:
+        try:
+            position = random_same_direction(rng, "gul-bara")
+        except ValueError:
+            continue
+        position = replace(position, rolls=(5, 5))
+        d = rng.randint(1, 6)
+        v = position.variant
+        cases.append((v, Board.of(position), v.dice_sequences(d, d, 5), v.head_limit(d, d, 5)))
+    got = [most_dice(*case) for case in cases]
+    monkeypatch.setattr(fastgen, "_compiled", None)
+    assert got == [most_dice(*case) for case in cases]
+    assert any(best < len(seqs[0]) for (best, _), (_, _, seqs, _) in zip(got, cases))  # some numbers pass
+
+
+def test_compiled_and_python_walks_agree_where_the_walk_is_exhaustive(monkeypatch):
+    # benchmarks/bench_rules.py's hardest escalation: 99,805 boards to prove that 1-1 plays 22 of 24 numbers
+    from benchmarks.bench_rules import SAMPLED_BEFORE
+    from board_rules.movegen import Budget
+    from board_rules.reach import Walker
+
+    _compiled()
+    position = Position.from_json(SAMPLED_BEFORE)
+    v = position.variant
+
+    def walks():
+        out = []
+        for d in (1, 2, 3):
+            budget = Budget(10**9)
+            walker = Walker(v, Board.of(position), v.head_limit(d, d, 15))
+            out.append((walker.max_depth(tuple(v.dice_sequences(d, d, 15)[0]), None, budget), 10**9 - budget.left))
+        return out
+
+    got = walks()
+    monkeypatch.setattr(fastgen, "_compiled", None)
+    assert got == walks() and got[0] == (22, 99805)
