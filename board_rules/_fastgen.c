@@ -586,56 +586,85 @@ typedef struct {
     int opp_off;
     long long calls, budget; /* budget < 0: none */
     int over;                /* the budget ran out */
-    struct DKey_ *keys;      /* open addressing over (depth, me) */
-    size_t mask, used;
+    size_t used; /* entries of the seen table this walk */
     int nomem;
 } Depth;
 
-/* A state's key: four words, byte 0 the depth, bytes 1-26 the mover's counts, byte 31 set where used. */
+/* A state's key: two words, the mover's 26 counts (each 0 to 15) four bits apiece, then the depth
+ * (byte 13) and the walk's tag (byte 15). The table outlives a walk (the GIL is held throughout):
+ * an entry is in use when it carries this walk's tag, so a new walk clears nothing and faults in
+ * no fresh pages. */
 typedef struct DKey_ {
-    uint64_t w[4];
+    uint64_t w[2];
 } DKey;
+
+static DKey *seen_keys;     /* open addressing over (depth, me) */
+static size_t seen_mask;    /* capacity - 1 */
+static uint8_t seen_tag;    /* this walk's tag, 1 to 255 */
+#define SEEN_FIRST 1024     /* entries at first */
+#define SEEN_KEPT (1 << 20) /* a table larger than this is freed after its walk */
 
 static uint64_t dhash(const DKey *k) {
     uint64_t h = k->w[0] * 0x9E3779B97F4A7C15ULL;
-    h ^= (k->w[1] + (h >> 29)) * 0xC2B2AE3D27D4EB4FULL;
-    h ^= (k->w[2] + (h >> 31)) * 0x165667B19E3779F9ULL;
-    h ^= (k->w[3] + (h >> 27)) * 0x9E3779B97F4A7C15ULL;
+    h ^= ((k->w[1] & 0x0000FFFFFFFFFFFFULL) + (h >> 29)) * 0xC2B2AE3D27D4EB4FULL;
     return h ^ (h >> 32);
+}
+
+#define TAG(k) ((uint8_t)((k)->w[1] >> 56))
+
+/* A new walk's table: 0, or -1 out of memory. */
+static int seen_start(void) {
+    if (!seen_keys) {
+        if (!(seen_keys = calloc(SEEN_FIRST, sizeof(DKey)))) return -1;
+        seen_mask = SEEN_FIRST - 1;
+        seen_tag = 0;
+    }
+    if (++seen_tag == 0) { /* every tag used: clear once and start again */
+        memset(seen_keys, 0, (seen_mask + 1) * sizeof(DKey));
+        seen_tag = 1;
+    }
+    return 0;
+}
+
+static void seen_end(void) {
+    if (seen_mask + 1 > SEEN_KEPT) {
+        free(seen_keys);
+        seen_keys = NULL;
+    }
 }
 
 /* Adds (depth, me) to the seen set; 1 if it was new, 0 if seen, -1 out of memory. */
 static int dseen_add(Depth *w, int depth) {
-    DKey k = {{0, 0, 0, 0}};
-    uint8_t *kb = (uint8_t *)k.w;
-    kb[0] = (uint8_t)depth;
-    memcpy(kb + 1, w->me, 26);
-    kb[31] = 1;
-    if ((w->used + 1) * 2 > w->mask + 1) { /* grow at half full */
-        size_t cap = (w->mask + 1) * 2;
+    DKey k = {{0, 0}};
+    const uint8_t *me = w->me;
+    for (int i = 0; i < 16; i++) k.w[0] |= (uint64_t)me[i] << (4 * i);
+    for (int i = 16; i < 26; i++) k.w[1] |= (uint64_t)me[i] << (4 * (i - 16));
+    k.w[1] |= ((uint64_t)depth << 40) | ((uint64_t)seen_tag << 56);
+    if ((w->used + 1) * 2 > seen_mask + 1) { /* grow at half full */
+        size_t cap = (seen_mask + 1) * 2;
         DKey *keys = calloc(cap, sizeof(DKey));
         if (!keys) return -1;
-        for (size_t i = 0; i <= w->mask; i++) {
-            const DKey *e = &w->keys[i];
-            if (!e->w[3]) continue;
+        for (size_t i = 0; i <= seen_mask; i++) {
+            const DKey *e = &seen_keys[i];
+            if (TAG(e) != seen_tag) continue;
             size_t j = dhash(e) & (cap - 1);
-            while (keys[j].w[3]) j = (j + 1) & (cap - 1);
+            while (TAG(&keys[j]) == seen_tag) j = (j + 1) & (cap - 1);
             keys[j] = *e;
         }
-        free(w->keys);
-        w->keys = keys;
-        w->mask = cap - 1;
+        free(seen_keys);
+        seen_keys = keys;
+        seen_mask = cap - 1;
     }
-    size_t j = dhash(&k) & w->mask;
+    size_t j = dhash(&k) & seen_mask;
     for (;;) {
-        DKey *e = &w->keys[j];
-        if (!e->w[3]) {
+        DKey *e = &seen_keys[j];
+        if (TAG(e) != seen_tag) {
             *e = k;
             w->used++;
             return 1;
         }
-        if (e->w[0] == k.w[0] && e->w[1] == k.w[1] && e->w[2] == k.w[2] && e->w[3] == k.w[3]) return 0;
-        j = (j + 1) & w->mask;
+        if (e->w[0] == k.w[0] && e->w[1] == k.w[1]) return 0;
+        j = (j + 1) & seen_mask;
     }
 }
 
@@ -765,7 +794,7 @@ static PyObject *max_depth(PyObject *self, PyObject *args) {
             PyErr_Format(PyExc_ValueError, "dice: %d is not 1 to 6", dv[i]);
             goto done;
         }
-    if (dice.len > 200 || start_rule_limit < 0 || start_rule_limit > 24) {
+    if (dice.len > 255 || start_rule_limit < 0 || start_rule_limit > 24) {
         PyErr_SetString(PyExc_ValueError, "dice or start_rule_limit: out of range");
         goto done;
     }
@@ -782,14 +811,12 @@ static PyObject *max_depth(PyObject *self, PyObject *args) {
     w.f = f;
     w.opp_off = opp_off;
     w.budget = budget;
-    w.mask = 1023;
-    w.keys = calloc(w.mask + 1, sizeof(DKey));
-    if (!w.keys) {
+    if (seen_start() < 0) {
         PyErr_NoMemory();
         goto done;
     }
     d_rec(&w, 0);
-    free(w.keys);
+    seen_end();
     if (w.nomem) {
         PyErr_NoMemory();
         goto done;
