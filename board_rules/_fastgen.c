@@ -601,7 +601,7 @@ typedef struct DKey_ {
 static DKey *seen_keys;     /* open addressing over (depth, me) */
 static size_t seen_mask;    /* capacity - 1 */
 static uint8_t seen_tag;    /* this walk's tag, 1 to 255 */
-#define SEEN_FIRST 1024     /* entries at first */
+#define SEEN_FIRST 16384    /* entries at first (256 kB) */
 #define SEEN_KEPT (1 << 20) /* a table larger than this is freed after its walk */
 
 static uint64_t dhash(const DKey *k) {

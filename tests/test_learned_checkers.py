@@ -128,6 +128,20 @@ def test_a_rendered_frame_reads_right(reader):
     assert obs.checkers.points == position.points
 
 
+def test_the_renderers_board_is_read_without_the_network_by_default(monkeypatch):
+    # the network reads no rendered frame better than the classical reader, for half a frame's time
+    def no_network(*_args, **_kwargs):
+        raise AssertionError("the checker network ran on the renderer's board")
+
+    position = Position.start("backgammon")
+    frame = render(position, seed=13)
+    geometry = calibrate(frame.image)
+    monkeypatch.setattr(CheckerNet, "probabilities", no_network)
+    assert read_frame(geometry, frame.image).checkers.points == position.points
+    with pytest.raises(AssertionError, match="network ran"):
+        read_frame(geometry, frame.image, reader="hybrid")
+
+
 def test_a_stack_in_layers_reads_its_count_in_the_hybrid():
     points = [0] * 24
     points[5], points[18] = 9, -6
