@@ -35,7 +35,7 @@ SURE_SCORE = 0.6  # ...those scoring this much (or the best die, where none does
 READ_PX = (40.0, 24.0)  # a die of known size is read at this many px across, then this many where none was read...
 FIND_PX = 12.0  # ...where the finder, reading the whole image at this many px a die, saw something
 FIND_SCORE = 0.3  # a finder's peak this strong is worth reading closely
-KNOWN_SIDE = (0.6, 1.8)  # a die of known size measured outside these shares of it is no die (a screw head, a checker)
+KNOWN_SIDE = (0.55, 2.0)  # a die of known size measured outside these shares of it is no die (a screw head, a checker)
 KEEP = 1.5  # dice: a window keeps the dice centred this near its middle (one nearer its edge has its own window)
 MIN_SCORE = 0.35  # a peak below this is no die
 
@@ -294,9 +294,9 @@ def _find_then_read(
         centres.append((cx, cy))
         for net, px in zip(nets[1:], READ_PX):
             read = _read_window(net, image, sources, cx, cy, px / die_px, px, min_score)
-            found += read
             if read:
                 break
+        found += read
     return found
 
 
