@@ -13,6 +13,8 @@ within growing budgets of boards (``docs/rules-notes.md``). Imports :mod:`board_
 
 from __future__ import annotations
 
+import threading
+
 from board_rules import fastgen
 from board_rules.backward import backward_path, highest_point, most_waste
 from board_rules.movegen import Budget, SearchBudgetExceeded
@@ -27,11 +29,13 @@ Moves = tuple[tuple[int, int, bool], ...]
 _MIRROR_BYTES = tuple(bytes(m) for m in _MIRROR)  # for the compiled max_depth
 _DEPTHS: dict[tuple, tuple[int, int]] = {}  # the compiled max_depth's answers (most dice, boards visited), oldest first
 _DEPTHS_KEPT = 256
+_DEPTHS_LOCK = threading.Lock()
 
 
 def forget() -> None:
     """Forget the kept answers of the compiled walks (benchmarks time each check from cold)."""
-    _DEPTHS.clear()
+    with _DEPTHS_LOCK:
+        _DEPTHS.clear()
 
 
 # Boards each walk of :meth:`Walker._blocking_path` may visit in its first round (four times more each round).
@@ -131,9 +135,10 @@ class Walker:
         if known is None:
             known = fastgen._compiled.max_depth(*args, -1 if budget is None else max(0, budget.left))
             if budget is None or known[1] <= budget.left:
-                if len(_DEPTHS) >= _DEPTHS_KEPT:
-                    del _DEPTHS[next(iter(_DEPTHS))]
-                _DEPTHS[args] = known
+                with _DEPTHS_LOCK:  # tables of a hall may check in threads
+                    if len(_DEPTHS) >= _DEPTHS_KEPT:
+                        del _DEPTHS[next(iter(_DEPTHS))]
+                    _DEPTHS[args] = known
         if budget is not None:
             budget.spend(known[1])
         return known[0]
