@@ -15,8 +15,8 @@ Run ``.venv/bin/python benchmarks/bench_rules.py`` (or ``make bench``) from the 
    positions rolling 1-1, (iii) gul-bara's escalated doubles (the mover has played at
    least 3 rolls, so 1-1 is four ones, four twos, ... four sixes, numbers the mover
    cannot play passing to the opponent), issue 22's fuzz case (a legal 1-1 that took
-   4 s) and the slowest of 2,000 sampled ones (``--gul-bara 2000 --seed 7``) among
-   them, (iv) long nardy doubles: off a full head on the first roll (6-6, 4-4 and 3-3
+   4 s) and the slowest two of 2,000 sampled ones (``--gul-bara 2000 --seed 7``: a 1-1
+   walked in Python, a 4-4 once the walk was compiled) among them, (iv) long nardy doubles: off a full head on the first roll (6-6, 4-4 and 3-3
    let two checkers leave it) and later, crowded heads behind the opponent's blocks.
    Each group again with one checker a point off (illegal: ``check`` finds the nearest
    legal play). The worst call of each is printed with its position.
@@ -72,6 +72,14 @@ SAMPLED_BEFORE = (
     '{"variant": "gul-bara", "turn": "white", "points": [-1, 0, -1, 1, 0, 1, 1, 1, -1, 0, 1, -4, -2, -1, -1, -2, '
     '-1, 1, 0, 0, 1, -1, 1, 7], "bar": {"white": 0, "black": 0}, "off": {"white": 0, "black": 0}, '
     '"rolls": {"white": 15, "black": 5}}'
+)
+
+# the slowest of those 2,000 with the most-dice walk compiled: 50 ms to judge a legal 4-4 (the walk's
+# Python path to the observed board)
+SAMPLED_4_4_BEFORE = (
+    '{"variant": "gul-bara", "turn": "white", "points": [1, 1, 1, 1, 3, 2, 0, 0, 0, -1, 1, -13, 0, -1, 1, 0, '
+    '1, 0, 0, 0, 1, 0, 0, 2], "bar": {"white": 0, "black": 0}, "off": {"white": 0, "black": 0}, '
+    '"rolls": {"white": 10, "black": 24}}'
 )
 
 
@@ -377,6 +385,8 @@ def main(argv: list[str] | None = None) -> int:
     gul_cases.append((fuzz, one_one, Position.from_json(FUZZ_AFTER), some_result(fuzz, one_one)[0]))
     sampled = Position.from_json(SAMPLED_BEFORE)
     gul_cases.append((sampled, one_one, *reversed(some_result(sampled, one_one))))
+    sampled = Position.from_json(SAMPLED_4_4_BEFORE)
+    gul_cases.append((sampled, Roll(4, 4), *reversed(some_result(sampled, Roll(4, 4)))))
 
     rng = random.Random(args.seed + 3)
     nardy_cases = [(p, r, *reversed(some_result(p, r))) for p, r in long_nardy_cases(rng, args.long_nardy)]
