@@ -331,3 +331,20 @@ def test_compiled_and_python_walks_agree_where_the_walk_is_exhaustive(monkeypatc
     got = walks()
     monkeypatch.setattr(fastgen, "_compiled", None)
     assert got == walks() and got[0] == (22, 99805)
+
+
+def test_the_compiled_walk_refuses_what_is_not_a_walk():
+    compiled = _compiled()
+    board, mirror = bytes(52), bytes([0, *range(24, 0, -1)])
+    good = (board, bytes([1]), 1, 15, -1, 0, False, False, mirror, 0, 1000)
+    assert compiled.max_depth(*good) == (0, 1)  # no checker to move: no die played, one board visited
+    for at, bad, field in (
+        (0, board[:51], "board"),
+        (0, bytes([16]) + board[1:], "board"),
+        (1, bytes([7]), "dice"),
+        (8, mirror[:24], "mirror"),
+        (8, bytes(25), "mirror"),
+        (5, 30, "start_rule_limit"),
+    ):
+        with pytest.raises(ValueError, match=field):
+            compiled.max_depth(*good[:at], bad, *good[at + 1 :])
