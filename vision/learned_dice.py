@@ -4,8 +4,9 @@ Owns :class:`DiceNet`, :class:`FinderNet` and :func:`find_dice`. The network (``
 made by ``make train-dice``) takes a BGR image scaled so that a die is some 16-56 px across and
 gives, every 4 px, a score per face value (1..6) that a die's centre lies there and the die's side.
 On a calibrated board a far smaller network, the finder (:class:`FinderNet`, ``dice_finder.onnx``),
-picks the places of the field that the dice network reads. Both run through OpenCV's ``cv2.dnn`` on the CPU: no torch at run time. May import ``board_rules``;
-must not import ``firmware_bridge`` or ``referee``.
+picks the places of the field that the dice network reads. Both run through OpenCV's ``cv2.dnn``
+on the CPU: no torch at run time. May import ``board_rules``; must not import ``firmware_bridge``
+or ``referee``.
 """
 
 from __future__ import annotations
@@ -57,6 +58,19 @@ def _load(path: Path, what: str):
         ) from None
 
 
+def _forward(net, image: np.ndarray) -> np.ndarray:
+    """The raw output of a network of this module for a BGR uint8 image (sides multiples of 32)."""
+    blob = (image.astype(np.float32) * (1 / 255.0) - 0.5).transpose(2, 0, 1)[None]
+    net.setInput(np.ascontiguousarray(blob))
+    return net.forward()
+
+
+def _local_maxima(scores: np.ndarray, min_score: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(ys, xs)`` of the cells of a score map scoring ``min_score`` or more, each the largest of its 3 x 3."""
+    peaks = (scores >= min_score) & (scores >= cv2.dilate(scores, np.ones((3, 3), np.uint8)))
+    return np.nonzero(peaks)
+
+
 class DiceNet:
     """The dice network loaded from an ONNX file, ready to run on BGR images.
 
@@ -72,9 +86,7 @@ class DiceNet:
     def outputs(self, image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The network's raw outputs for a BGR uint8 image whose sides are multiples of 32:
         face scores (6 x H/4 x W/4, 0..1) and log die sides in cells (H/4 x W/4)."""
-        blob = (image.astype(np.float32) * (1 / 255.0) - 0.5).transpose(2, 0, 1)[None]
-        self._net.setInput(np.ascontiguousarray(blob))
-        out = self._net.forward()
+        out = _forward(self._net, image)
         return out[0, :6], out[0, 6]
 
 
@@ -93,15 +105,12 @@ class FinderNet:
 
     def outputs(self, image: np.ndarray) -> np.ndarray:
         """The scores (H/8 x W/8, 0..1) for a BGR uint8 image whose sides are multiples of 32."""
-        blob = (image.astype(np.float32) * (1 / 255.0) - 0.5).transpose(2, 0, 1)[None]
-        self._net.setInput(np.ascontiguousarray(blob))
-        return self._net.forward()[0, 0]
+        return _forward(self._net, image)[0, 0]
 
     def peaks(self, image: np.ndarray, min_score: float) -> list[tuple[float, float, float]]:
         """``(x, y, score)`` in input px of each cell scoring ``min_score`` or more, the largest of its 3 x 3."""
         scores = self.outputs(image)
-        peaks = (scores >= min_score) & (scores >= cv2.dilate(scores, np.ones((3, 3), np.uint8)))
-        ys, xs = np.nonzero(peaks)
+        ys, xs = _local_maxima(scores, min_score)
         return [
             (float((x + 0.5) * FINDER_STRIDE), float((y + 0.5) * FINDER_STRIDE), float(scores[y, x]))
             for y, x in zip(ys, xs)
@@ -159,8 +168,7 @@ def decode(
     """
     best = scores.max(axis=0)
     value = scores.argmax(axis=0)
-    peaks = (best >= min_score) & (best >= cv2.dilate(best, np.ones((3, 3), np.uint8)))
-    ys, xs = np.nonzero(peaks)
+    ys, xs = _local_maxima(best, min_score)
     found = sorted(
         (
             (
