@@ -255,14 +255,24 @@ static void rec(Gen *g, int depth, int limit, int out) {
     if (!moved && depth >= g->best) record(g, depth, depth);
 }
 
-/* Run the search into g from the board already in g->b; 0 on success, -1 with an exception set. */
-static int run_counts(Gen *g, int d1, int d2) {
+/* Whether a board's `len` bytes are its NB counts, each 0 to ALL_OFF: 0, or -1 with a ValueError. */
+static int check_board(const uint8_t *b, Py_ssize_t len) {
+    if (len != NB) {
+        PyErr_Format(PyExc_ValueError, "board: expected %d counts, got %zd", NB, len);
+        return -1;
+    }
     for (int i = 0; i < NB; i++) {
-        if (g->b[i] > ALL_OFF) {
-            PyErr_Format(PyExc_ValueError, "board: count %d at index %d is over %d", g->b[i], i, ALL_OFF);
+        if (b[i] > ALL_OFF) {
+            PyErr_Format(PyExc_ValueError, "board: count %d at index %d is over %d", b[i], i, ALL_OFF);
             return -1;
         }
     }
+    return 0;
+}
+
+/* Run the search into g from the board already in g->b (its counts checked by the caller); 0 on
+ * success, -1 with an exception set. */
+static int run_counts(Gen *g, int d1, int d2) {
     if (d1 < 1 || d1 > 6 || d2 < 1 || d2 > 6) {
         PyErr_Format(PyExc_ValueError, "dice: %d and %d are not both 1 to 6", d1, d2);
         return -1;
@@ -301,9 +311,8 @@ static int run_counts(Gen *g, int d1, int d2) {
 static int run(Gen *g, PyObject *board, int d1, int d2) {
     Py_buffer view;
     if (PyObject_GetBuffer(board, &view, PyBUF_SIMPLE) < 0) return -1;
-    if (view.len != NB) {
+    if (check_board(view.buf, view.len) < 0) {
         PyBuffer_Release(&view);
-        PyErr_Format(PyExc_ValueError, "board: expected %d counts, got %zd", NB, view.len);
         return -1;
     }
     memcpy(g->b, view.buf, NB);
@@ -407,21 +416,16 @@ fail:
     return NULL;
 }
 
-/* The ints 0..15, a point's counts: taken from here, not made (or looked up) per count. */
-static PyObject *COUNTS[16];
+/* The ints 0..ALL_OFF, a point's counts (check_board holds them to that): taken from here, not
+ * made (or looked up) per count. */
+static PyObject *COUNTS[ALL_OFF + 1];
 
 static PyObject *count_list(const uint8_t *c) {
     PyObject *l = PyList_New(26);
     if (!l) return NULL;
     for (int i = 0; i < 26; i++) {
-        PyObject *n = c[i] < 16 ? COUNTS[c[i]] : NULL;
-        if (n)
-            Py_INCREF(n);
-        else if (!(n = PyLong_FromLong(c[i]))) {
-            Py_DECREF(l);
-            return NULL;
-        }
-        PyList_SET_ITEM(l, i, n);
+        Py_INCREF(COUNTS[c[i]]);
+        PyList_SET_ITEM(l, i, COUNTS[c[i]]);
     }
     PyObject_GC_UnTrack(l); /* ints only: it can be in no cycle, so the collector need not walk it */
     return l;
@@ -584,8 +588,7 @@ typedef struct {
     int head_start, head_limit, start_rule_limit, start_quarter, trapping;
     const uint8_t *f; /* mover point <-> opponent point, 25 bytes */
     int opp_off;
-    long long calls, budget; /* budget < 0: none */
-    int over;                /* the budget ran out */
+    long long calls, budget; /* budget < 0: none; past it the walk stops, calls = budget + 1 */
     size_t used; /* entries of the seen table this walk */
     int nomem;
 } Depth;
@@ -722,10 +725,7 @@ static int d_try(Depth *w, int src, int d) {
 }
 
 static int d_rec(Depth *w, int depth) {
-    if (w->budget >= 0 && ++w->calls > w->budget) {
-        w->over = 1;
-        return 1;
-    }
+    if (w->budget >= 0 && ++w->calls > w->budget) return 1;
     if (depth > w->best) w->best = depth;
     if (w->best >= w->goal) return 1;
     int d = w->dice[depth];
@@ -771,19 +771,11 @@ static PyObject *max_depth(PyObject *self, PyObject *args) {
     Depth w;
     memset(&w, 0, sizeof w);
     const uint8_t *b = board.buf, *f = mirror.buf, *dv = dice.buf;
-    if (board.len != NB) {
-        PyErr_Format(PyExc_ValueError, "board: expected %d counts, got %zd", NB, board.len);
-        goto done;
-    }
+    if (check_board(b, board.len) < 0) goto done;
     if (mirror.len != 25) {
         PyErr_SetString(PyExc_ValueError, "mirror: expected 25 bytes");
         goto done;
     }
-    for (int i = 0; i < NB; i++)
-        if (b[i] > ALL_OFF) {
-            PyErr_Format(PyExc_ValueError, "board: count %d at index %d is over %d", b[i], i, ALL_OFF);
-            goto done;
-        }
     for (int i = 1; i <= 24; i++)
         if (f[i] < 1 || f[i] > 24) {
             PyErr_Format(PyExc_ValueError, "mirror: point %d maps to %d, not 1 to 24", i, f[i]);
@@ -843,7 +835,7 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__fastgen(void) {
-    for (int n = 0; n < 16; n++)
+    for (int n = 0; n <= ALL_OFF; n++)
         if (!COUNTS[n] && !(COUNTS[n] = PyLong_FromLong(n))) return NULL;
     for (int s = 0; s < 26; s++)
         for (int t = 0; t < 26; t++)
