@@ -225,7 +225,7 @@ def bench_plays(cases, rounds: int) -> None:
         ours = time.perf_counter() - t0
         gc.collect()
         fastgen._compiled = None  # the Python search, in the same process
-        fastgen.position_results = fastgen.position_results_python
+        fastgen.position_results = None
         try:
             t0 = time.perf_counter()
             for position, roll in cases:

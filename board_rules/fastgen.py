@@ -67,39 +67,12 @@ def results(me: list[int], opp: list[int], dice_seqs, board_type, opp_off: int, 
     return [((m,), board_type.from_key(k, False, opp_off), side) for k, (m, _) in found.items()]
 
 
-def position_results_python(
-    points: tuple[int, ...],
-    conv: bytes,
-    sign: int,
-    me_bar: int,
-    me_off: int,
-    opp_bar: int,
-    d1: int,
-    d2: int,
-    board_type,
-    opp_off: int,
-    side,
-) -> list[tuple]:
-    """:func:`position_results` in Python: :func:`results` for the mover's board made from a position's
-    24 ``points`` (white's numbering, white positive), the mover's point ``i`` being white's ``conv[i]``
-    and its counts times ``sign``."""
-    me, opp = [0] * 26, [0] * 26
-    for own in range(1, 25):
-        c = points[conv[own] - 1] * sign
-        if c > 0:
-            me[own] = c
-        elif c < 0:
-            opp[own] = -c
-    me[0], me[25], opp[0] = me_off, me_bar, opp_bar
-    seqs = [(d1,) * 4] if d1 == d2 else [(d1, d2), (d2, d1)]
-    found, _ = search_python(me, opp, seqs)
-    return [((m,), board_type.from_key(k, False, opp_off), side) for k, (m, _) in found.items()]
-
-
-position_results = _compiled.position_results if _compiled is not None else position_results_python
+position_results = _compiled.position_results if _compiled is not None else None
 """``position_results(points, conv, sign, me_bar, me_off, opp_bar, d1, d2, board_type, opp_off, side)``:
-what :func:`board_rules.movegen.legal_results` returns for a hitting game, read straight from a
-position without building its board first (compiled where built)."""
+what :func:`results` returns for the mover's board, read straight from a position's 24 ``points``
+(white's numbering, white positive; the mover's point ``i`` is white's ``conv[i]``, its counts times
+``sign``) without building the board first. None where the compiled module is not in use: build
+the board and call :func:`results`."""
 
 
 def search_python(me: list[int], opp: list[int], dice_seqs) -> tuple[dict[bytes, tuple], int]:

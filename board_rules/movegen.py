@@ -178,29 +178,23 @@ def legal_results(position: Position, roll: Roll, budget: int | None = None):
     rolls_played = position.rolls[0 if side is Side.WHITE else 1]
     d1, d2 = roll.d1, roll.d2
     seqs = v.dice_sequences(d1, d2, rolls_played)
-    if CHECKERS not in position.off and fastgen.handles(v, seqs):
-        # the hitting games: the (compiled) search reads the position and builds the boards itself
-        si = 0 if side is Side.WHITE else 1
-        bar, off = position.bar, position.off
-        out = fastgen.position_results(
-            position.points,
-            _to_white_bytes(v, side),
-            side.sign,
-            bar[si],
-            off[si],
-            bar[1 - si],
-            d1,
-            d2,
-            Board,
-            off[1 - si],
-            side,
-        )
+    if CHECKERS in position.off:  # a side has every checker off: nothing is played
+        return [(((),), Board.of(position), side)]
+    if fastgen.handles(v, seqs):  # the hitting games: boards built by the (compiled) search itself
+        if fastgen.position_results is not None:  # which reads the position too
+            si = 0 if side is Side.WHITE else 1
+            bar, off = position.bar, position.off
+            conv = _to_white_bytes(v, side)
+            out = fastgen.position_results(
+                position.points, conv, side.sign, bar[si], off[si], bar[1 - si], d1, d2, Board, off[1 - si], side
+            )
+        else:
+            board = Board.of(position)
+            out = fastgen.results(board.me, board.opp, seqs, Board, board.opp_off, side)
         if budget is not None and len(out) > budget:
             raise SearchBudgetExceeded
         return out
     board = Board.of(position)
-    if board.game_over():
-        return [(((),), board, side)]  # a side has every checker off: nothing is played
     head_limit = v.head_limit(d1, d2, rolls_played)
     shared = None if budget is None else Budget(budget)
     results, best, _ = search_side(v, board, seqs, head_limit, shared)

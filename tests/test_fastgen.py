@@ -180,18 +180,9 @@ def test_compiled_search_refuses_what_is_not_a_board():
         compiled.search("not bytes", 3, 1)
 
 
-def _from_position(position, d1: int, d2: int, generate=None):
-    side = position.turn
-    si = 0 if side is Side.WHITE else 1
-    bar, off = position.bar, position.off
-    conv = movegen._to_white_bytes(position.variant, side)
-    return (generate or fastgen.position_results)(
-        position.points, conv, side.sign, bar[si], off[si], bar[1 - si], d1, d2, Board, off[1 - si], side
-    )
-
-
 @pytest.mark.parametrize("variant", HITTING)
-def test_results_read_from_a_position_are_those_of_its_board_for_either_side(variant):
+def test_results_read_from_a_position_are_those_of_its_board_for_either_side(variant, monkeypatch):
+    compiled = _compiled()
     rng = random.Random(f"position-{variant}")
     cases = []
     for i in range(600):
@@ -200,14 +191,22 @@ def test_results_read_from_a_position_are_those_of_its_board_for_either_side(var
             position = Position(
                 position.variant, Side.BLACK, position.points, position.pinned, position.bar, position.off
             )
-        cases.append((position, rng.randint(1, 6), rng.randint(1, 6)))
-    generators = [fastgen.position_results_python] + ([fastgen._compiled.position_results] if fastgen.COMPILED else [])
-    for generate in generators:
-        for position, d1, d2 in cases:
-            board = Board.of(position)
-            seqs = position.variant.dice_sequences(d1, d2, 0)
-            want = fastgen.results(board.me, board.opp, seqs, Board, board.opp_off, position.turn)
-            assert _from_position(position, d1, d2, generate) == want, f"{position.to_json()} {d1}-{d2}"
+        cases.append((position, Roll(rng.randint(1, 6), rng.randint(1, 6))))
+    for position, roll in cases:
+        side = position.turn
+        si = 0 if side is Side.WHITE else 1
+        bar, off = position.bar, position.off
+        conv = movegen._to_white_bytes(position.variant, side)
+        got = compiled.position_results(
+            position.points, conv, side.sign, bar[si], off[si], bar[1 - si], roll.d1, roll.d2, Board, off[1 - si], side
+        )
+        board = Board.of(position)
+        assert got == compiled.results(bytes(board.me + board.opp), roll.d1, roll.d2, Board, board.opp_off, side)
+    # legal_results reads the position in C, or builds the board and searches it in Python: the same plays
+    fast = [legal_results(position, roll) for position, roll in cases]
+    monkeypatch.setattr(fastgen, "_compiled", None)
+    monkeypatch.setattr(fastgen, "position_results", None)
+    assert [legal_results(position, roll) for position, roll in cases] == fast
 
 
 def test_a_position_that_is_not_one_is_refused_by_the_compiled_search():
