@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import sys
 import time
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from training.dice_data import DATA, SHIPPED_HOLDOUT_FOLD, die_side, nell_fold, yolo_folder  # noqa: E402
+from training.dice_data import DATA, SHIPPED_HOLDOUT_FOLD, at_die_size, nell_fold, yolo_folder  # noqa: E402
 from vision.config import default_config  # noqa: E402
 from vision.dice import read_dice  # noqa: E402
 
@@ -113,11 +114,10 @@ def eval_photos(
         image = cv2.imread(str(path))
         k = 1.0
         if die_px is not None:
-            side = die_side(truth, whole)
-            if side is None:
+            scaled = at_die_size(image, truth, whole, die_px)
+            if scaled is None:
                 continue
-            k = die_px / side
-            image = cv2.resize(image, None, fx=k, fy=k, interpolation=cv2.INTER_AREA if k < 1 else cv2.INTER_LINEAR)
+            image, k = scaled
         t0 = time.perf_counter()
         readings = read_dice(config, image, reader=reader, die_px=die_px)
         s.seconds += time.perf_counter() - t0
@@ -261,36 +261,17 @@ def main(argv=None) -> int:
     sets = args.sets.split(",")
     results = []
     reader = args.reader
+    photos = functools.partial(eval_photos, limit=args.limit, reader=reader, die_px=args.die_px)
     if "train" in sets:
-        results.append(
-            (
-                "matteop65/Train",
-                eval_photos(args.data / "matteop65" / "Train", args.limit, reader=reader, die_px=args.die_px),
-            )
-        )
+        results.append(("matteop65/Train", photos(args.data / "matteop65" / "Train")))
     if "valid" in sets:
-        results.append(
-            (
-                "matteop65/Valid",
-                eval_photos(args.data / "matteop65" / "Valid", args.limit, reader=reader, die_px=args.die_px),
-            )
-        )
+        results.append(("matteop65/Valid", photos(args.data / "matteop65" / "Valid")))
     if "nell" in sets:
-        results.append(
-            (
-                "nell-byler/train",
-                eval_photos(args.data / "nell-byler" / "train", args.limit, reader=reader, die_px=args.die_px),
-            )
-        )
+        results.append(("nell-byler/train", photos(args.data / "nell-byler" / "train")))
     if "held" in sets:
         _, held = nell_fold(args.data, SHIPPED_HOLDOUT_FOLD)
         results.append(
-            (
-                f"nell-byler/train f{SHIPPED_HOLDOUT_FOLD}",
-                eval_photos(
-                    args.data / "nell-byler" / "train", args.limit, reader=reader, names=held, die_px=args.die_px
-                ),
-            )
+            (f"nell-byler/train f{SHIPPED_HOLDOUT_FOLD}", photos(args.data / "nell-byler" / "train", names=held))
         )
     if "render" in sets:
         a, b = (int(v) for v in args.seeds.split(":"))

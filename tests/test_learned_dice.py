@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from board_rules import Position
-from training.dice_data import DATA, SHIPPED_HOLDOUT_FOLD, die_side, nell_fold, yolo_folder
+from training.dice_data import DATA, SHIPPED_HOLDOUT_FOLD, at_die_size, nell_fold, yolo_folder
 from vision import learned_dice
 from vision.board import DIE_SIZE_MM
 from vision.config import ConfigError, VisionConfig, default_config
@@ -231,11 +231,10 @@ def _score(
         if die_px is None:
             readings = read_dice(default_config(), image, reader=reader)
         else:
-            side = die_side(truth, "nell-byler" in folder.parts)
-            if side is None:  # only ones, whose boxes hold their pip
+            scaled = at_die_size(image, truth, "nell-byler" in folder.parts, die_px)
+            if scaled is None:  # only ones, whose boxes hold their pip
                 continue
-            k = die_px / side
-            image = cv2.resize(image, None, fx=k, fy=k, interpolation=cv2.INTER_AREA)
+            image, k = scaled
             readings = [
                 dataclasses.replace(r, centre=(r.centre[0] / k, r.centre[1] / k))
                 for r in read_dice(default_config(), image, reader=reader, die_px=die_px)

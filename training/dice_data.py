@@ -49,6 +49,16 @@ def die_side(truth: list[tuple[int, float, float, float, float]], whole_die_boxe
     return side * (1.0 if whole_die_boxes else 1.1)
 
 
+def at_die_size(image, truth, whole_die_boxes: bool, die_px: float):
+    """``(image scaled so that its labelled die is die_px across, the scale)``, as a calibrated board's
+    camera would see it; None where no box gives the die's size (:func:`die_side`)."""
+    side = die_side(truth, whole_die_boxes)
+    if side is None:
+        return None
+    k = die_px / side
+    return cv2.resize(image, None, fx=k, fy=k, interpolation=cv2.INTER_AREA if k < 1 else cv2.INTER_LINEAR), k
+
+
 def nell_fold(data: Path, k: int | None) -> tuple[set[str], set[str]]:
     """nell-byler/train's image names (in training, held out) for fold ``k`` of :data:`FOLDS` (None: all in training)."""
     names = sorted(p.name for p in (data / "nell-byler" / "train").glob("*.jpg") if p.with_suffix(".txt").exists())
