@@ -304,6 +304,15 @@ class Batches(torch.utils.data.IterableDataset):
         while True:
             yield self.make(self.pools, self.shares, self.batch, rng)
 
+    def tensors(self, workers: int, pin_memory: bool = False):
+        """The batches as tensors, made by ``workers`` DataLoader processes (0: in this one)."""
+        if workers:
+            loader = torch.utils.data.DataLoader(
+                self, batch_size=None, num_workers=workers, prefetch_factor=4, pin_memory=pin_memory
+            )
+            return iter(loader)  # the loader converts the workers' arrays
+        return (tuple(torch.from_numpy(v) for v in arrays) for arrays in self)
+
 
 # ----------------------------------------------------------------- the network
 
@@ -346,6 +355,21 @@ class Net(nn.Module):
         p = self.l4(a) + up(p)
         o = self.out(self.head(p))
         return torch.cat([torch.sigmoid(o[:, :6]), o[:, 6:]], dim=1)
+
+
+def export_onnx(model: nn.Module, out: Path, crop: int, output: str) -> None:
+    """``model`` (in eval mode, on the CPU) written to ``out`` as ONNX that ``cv2.dnn`` loads, its input
+    ``image`` and its ``output`` of any height and width."""
+    torch.onnx.export(
+        model,
+        torch.zeros(1, 3, crop, crop),
+        str(out),
+        input_names=["image"],
+        output_names=[output],
+        opset_version=13,
+        dynamic_axes={"image": {2: "height", 3: "width"}, output: {2: "rows", 3: "cols"}},
+        dynamo=False,
+    )
 
 
 def load_folded(model: Net, onnx_path: Path) -> None:
@@ -523,18 +547,7 @@ def main(argv: list[str] | None = None) -> int:
     model.train()
     if args.init is not None:
         freeze_norms(model)
-    source = Batches(pools, shares, args.batch, args.seed)
-    if args.workers:
-        loader = torch.utils.data.DataLoader(
-            source,
-            batch_size=None,
-            num_workers=args.workers,
-            prefetch_factor=4,
-            pin_memory=device == "cuda",
-        )
-        batches = iter(loader)  # tensors: the loader converts the workers' arrays
-    else:
-        batches = (tuple(torch.from_numpy(v) for v in arrays) for arrays in source)
+    batches = Batches(pools, shares, args.batch, args.seed).tensors(args.workers, device == "cuda")
     t0 = time.time()
     for step, tensors in zip(range(args.steps), batches):
         x, heat, size, mask = (t.to(device, non_blocking=True) for t in tensors)
@@ -560,17 +573,7 @@ def main(argv: list[str] | None = None) -> int:
     model.eval().cpu()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     torch.save(model.state_dict(), args.out.with_suffix(".pt"))  # to fine-tune from; not shipped
-    dummy = torch.zeros(1, 3, CROP, CROP)
-    torch.onnx.export(
-        model,
-        dummy,
-        str(args.out),
-        input_names=["image"],
-        output_names=["dice"],
-        opset_version=13,
-        dynamic_axes={"image": {2: "height", 3: "width"}, "dice": {2: "rows", 3: "cols"}},
-        dynamo=False,
-    )
+    export_onnx(model, args.out, CROP, "dice")
     print(
         f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB) after {time.time() - t0:.0f} s of training",
         flush=True,

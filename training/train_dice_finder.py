@@ -31,7 +31,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from training.dice_data import DATA, die_side, yolo_folder  # noqa: E402
-from training.train_dice import Batches, Sample, _cbr, augment, focal_loss, load_pools, parse_mix  # noqa: E402
+from training.train_dice import (  # noqa: E402
+    Batches,
+    Sample,
+    _cbr,
+    augment,
+    export_onnx,
+    focal_loss,
+    load_pools,
+    parse_mix,
+)
 from vision import learned_dice  # noqa: E402
 
 CROP = 128  # training crops are this square
@@ -100,7 +109,7 @@ def recall(
         if side is None:
             continue
         k = learned_dice.FIND_PX / side
-        found = finder.peaks(learned_dice._padded(image, k), min_score)
+        found = finder.peaks(learned_dice._padded(image, k, area=False), min_score)  # as a board is read
         for _v, cx, cy, _w, _h in truth:
             dice += 1
             hit += any(math.hypot(x / k - cx, y / k - cy) <= learned_dice.KEEP * side for x, y, _s in found)
@@ -156,13 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.steps, pct_start=0.05)
     model.train()
-    source = Batches(pools, shares, args.batch, args.seed, make_batch)
-    if args.workers:
-        batches = iter(
-            torch.utils.data.DataLoader(source, batch_size=None, num_workers=args.workers, prefetch_factor=4)
-        )
-    else:
-        batches = (tuple(torch.from_numpy(v) for v in arrays) for arrays in source)
+    batches = Batches(pools, shares, args.batch, args.seed, make_batch).tensors(args.workers, device == "cuda")
     t0 = time.time()
     for step, (x, heat) in zip(range(args.steps), batches):
         loss = focal_loss(model(x.to(device)), heat.to(device))
@@ -175,16 +178,7 @@ def main(argv: list[str] | None = None) -> int:
 
     model.eval().cpu()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    torch.onnx.export(
-        model,
-        torch.zeros(1, 3, CROP, CROP),
-        str(args.out),
-        input_names=["image"],
-        output_names=["centres"],
-        opset_version=13,
-        dynamic_axes={"image": {2: "height", 3: "width"}, "centres": {2: "rows", 3: "cols"}},
-        dynamo=False,
-    )
+    export_onnx(model, args.out, CROP, "centres")
     print(f"wrote {args.out} ({args.out.stat().st_size / 1e3:.0f} kB) after {time.time() - t0:.0f} s of training")
     finder = learned_dice.FinderNet(args.out)
     for name, folder, names, whole in (
