@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import vision.learned_checkers as learned_checkers  # noqa: E402
-from training.checkers_data import PROFILES, WBF_CORNERS  # noqa: E402
+from training.checkers_data import WBF_CORNERS, measured_profile  # noqa: E402
 from vision.calibrate import CalibrationError, calibrate  # noqa: E402
 from vision.find_board import BoardNotFoundError  # noqa: E402
 from vision.images import load_image  # noqa: E402
@@ -73,7 +73,8 @@ def read_one(
     try:
         if mode == "profile":
             corners = WBF_CORNERS if camera == "wbf" else label["corners"]
-            geometry = calibrate(image, corners=corners, field=True, profile=PROFILES[camera], home=label["home"])
+            profile = measured_profile(camera)
+            geometry = calibrate(image, corners=corners, field=True, profile=profile, home=label["home"])
             obs = read_frame(geometry, image, None, photo=reads_as_photo(geometry, None))
         else:
             corners = label["corners"] if mode == "corners" else None
@@ -119,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
             if how != "found" and label.get("corners") is None:
                 line.append(f"{how}: no corners labelled")
                 continue
-            if how == "profile" and camera not in PROFILES:
+            if how == "profile" and measured_profile(camera) is None:
                 continue
             start = time.perf_counter()
             status, points, dice = read_one(DATA / file, label, how, camera, args.white_at)

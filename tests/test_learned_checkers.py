@@ -22,6 +22,8 @@ from vision.learned_checkers import (
     read_points,
     slot_crops,
     slot_places,
+    split_in_two,
+    without_drawing,
 )
 from vision.observe import read_frame
 from vision.profile import layout
@@ -157,6 +159,36 @@ def test_a_stack_in_layers_reads_its_count_in_the_hybrid():
     frame = render(position, seed=12)
     obs = read_frame(calibrate(frame.image), frame.image, reader="hybrid")
     assert obs.checkers.points == position.points
+
+
+def test_pearl_and_amber_split_apart_though_two_black_points_read_as_checkers():
+    # a fmgammon frame's first rows (checkers, Lab): pearl, amber in two shades, and two black points'
+    # rounded bases read as checkers; the network had put the lighter amber with the pearl
+    pearl = [(5, (190, 127, 130)), (3, (208, 128, 129)), (2, (176, 128, 129)), (2, (184, 128, 131))]
+    amber = [(1, (121, 136, 167)), (1, (100, 138, 164)), (1, (134, 133, 168)), (2, (126, 136, 162))]
+    amber += [(1, (136, 136, 155)), (1, (134, 135, 157)), (1, (128, 135, 163)), (3, (89, 138, 153))]
+    amber += [(2, (93, 139, 155)), (2, (100, 138, 157))]
+    black = [(1, (18, 130, 125)), (1, (17, 130, 126))]
+    rows = pearl + amber + black
+    cols = np.array([c for _, c in rows], np.float64) * np.array([0.5, 1.0, 1.0])
+    weight = np.array([n for n, _ in rows], np.float64)
+    start = np.array([True] * 4 + [True] * 3 + [False, True, True, True, False, False, False, False, False])
+    light = split_in_two(cols, weight, start)
+    assert light is not None and light[:4].all() and not light[4:].any()
+
+
+def test_a_row_coloured_as_its_point_not_as_its_side_is_the_drawing():
+    frame = render(Position.start("backgammon"), seed=3)
+    v = view(calibrate(frame.image), frame.image)
+    crops = slot_crops(v)
+    start = tuple(Position.start("backgammon").points)
+    # point 2 is drawn light: a dark row there coloured as the point is its drawing; a light row stays
+    drawn = list(start)
+    drawn[1] = -1
+    assert without_drawing(v, crops, tuple(drawn)) == start
+    drawn[1] = 1
+    assert without_drawing(v, crops, tuple(drawn)) == tuple(drawn)
+    assert without_drawing(v, crops, start) == start
 
 
 def test_an_unknown_reader_is_refused():

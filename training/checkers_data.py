@@ -22,7 +22,7 @@ from tests.positions import random_backgammon, random_plakoto, random_same_direc
 from vision.calibrate import Geometry, calibrate
 from vision.images import load_image
 from vision.learned_checkers import CROP_PER_DIAMETER, crops_at, slot_places
-from vision.profile import layout
+from vision.profile import BoardProfile, ProfileError, layout, read_profile_file
 from vision.render import BoardStyle, CheckerStyle, DieSpec, render
 from vision.render_draw import DIE_COLOURS
 from vision.view import view
@@ -40,6 +40,19 @@ RENDER_SEEDS = 950000  # the renderer's seeds for training frames start here (us
 WBF_CORNERS = ((202.7, 20.3), (903.2, 28.7), (867.1, 650.9), (237.7, 662.9))
 # Boards with a measured profile in vision.toml; the others are read with the renderer's.
 PROFILES = {"wbf": "tournament", "wbf-2": "tournament"}
+# The other labelled boards' profiles, measured on their photos (a board's camera names its table).
+PHOTO_PROFILES = ROOT / "tests" / "data" / "boards" / "profiles.toml"
+
+
+def measured_profile(camera: str) -> str | BoardProfile | None:
+    """The measured profile of a labelled camera's board: a name of vision.toml's, a table of
+    :data:`PHOTO_PROFILES`, or None where none was measured."""
+    if camera in PROFILES:
+        return PROFILES[camera]
+    try:
+        return read_profile_file(PHOTO_PROFILES, camera)
+    except ProfileError:
+        return None
 
 
 @dataclass(frozen=True)

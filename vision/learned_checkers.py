@@ -223,7 +223,44 @@ def read_points(
         n, side, conf = decode(probs[p])
         counts.append(n * side)
         confs.append(conf)
-    return sides_within(probs, crops, tuple(counts), palette, most), tuple(confs), probs
+    sided = sides_within(probs, crops, tuple(counts), palette, most)
+    return without_drawing(v, crops, sided), tuple(confs), probs
+
+
+_DRAWING_FAR_LAB = 30.0  # a first row this far (weighted Lab) from its side's colour...
+_DRAWING_FAR_SPLIT = 0.75  # ...and from it by this much of the distance between the sides' colours...
+_DRAWING_NEARER = 0.5  # ...and this much nearer the point's own drawing is the drawing
+
+
+def without_drawing(v: View, crops: np.ndarray, counts: tuple[int, ...]) -> tuple[int, ...]:
+    """``counts`` less the short rows (one or two checkers) that are the point's own drawing: a row whose
+    colour lies far from its side's (the mean of the other points of that side, lightness counted half),
+    as far as the sides lie apart, and near the colour of its triangle further along (a rounded black
+    point's base reads as a checker where the checkers are pearl and amber). A black checker on a black
+    point, or a white one in a glare on a white point, stays: it is near enough its side's colour.
+    Without two points of each side to take their colours from, ``counts`` as they are."""
+    tops = top_colours(crops, counts)
+    lay = v.layout
+    out = list(counts)
+    for i, n in enumerate(counts):
+        if not 0 < abs(n) <= 2:
+            continue
+        same = [tops[j] for j in tops if j != i and counts[j] * n > 0]
+        other = [tops[j] for j in tops if counts[j] * n < 0]
+        if len(same) < 2 or len(other) < 2:
+            continue
+        own = np.mean(same, axis=0) * _SPLIT_WEIGHTS
+        apart = float(np.linalg.norm(own - np.mean(other, axis=0) * _SPLIT_WEIGHTS))
+        col = tops[i] * _SPLIT_WEIGHTS
+        far = float(np.linalg.norm(col - own))
+        if far < max(_DRAWING_FAR_LAB, _DRAWING_FAR_SPLIT * apart):
+            continue
+        p = lay.geometry.points[i]
+        along = p.base_y + 0.75 * (p.tip_y - p.base_y)
+        drawn = disc_colour(v.lab, (p.centre_x, along), v.ppm, lay.profile.point_width_mm * 0.08) * _SPLIT_WEIGHTS
+        if float(np.linalg.norm(col - drawn)) < _DRAWING_NEARER * far:
+            out[i] = 0
+    return tuple(out)
 
 
 def sides_within(
@@ -321,6 +358,42 @@ def top_colours(crops: np.ndarray, counts: tuple[int, ...]) -> dict[int, np.ndar
     return out
 
 
+def _lloyd(cols: np.ndarray, weight: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray | None, float]:
+    """Two-means from ``groups`` (a bool per colour), each colour counting ``weight``: the groups it settles
+    on and their weighted sum of squared distances (None where a group empties)."""
+    for _ in range(10):
+        if groups.all() or not groups.any():
+            return None, np.inf
+        a = np.average(cols[groups], axis=0, weights=weight[groups])
+        b = np.average(cols[~groups], axis=0, weights=weight[~groups])
+        new = np.linalg.norm(cols - a, axis=1) <= np.linalg.norm(cols - b, axis=1)
+        if (new == groups).all():
+            break
+        groups = new
+    if groups.all() or not groups.any():
+        return None, np.inf
+    a = np.average(cols[groups], axis=0, weights=weight[groups])
+    b = np.average(cols[~groups], axis=0, weights=weight[~groups])
+    err = np.where(groups, ((cols - a) ** 2).sum(axis=1), ((cols - b) ** 2).sum(axis=1))
+    return groups, float((err * weight).sum())
+
+
+def split_in_two(cols: np.ndarray, weight: np.ndarray, start: np.ndarray) -> np.ndarray | None:
+    """Colours split in two groups (a bool per colour), each colour counting ``weight`` (its checkers):
+    two-means from ``start`` and from every pair of colours as the groups' seeds, the split that
+    leaves the least weighted spread. Lloyd's steps from one start alone can settle with a side's
+    colours cut in two (pearl and amber checkers, two black points read as checkers pulling the
+    dark group's centre to black). None where every start leaves a group empty."""
+    best, best_err = _lloyd(cols, weight, start)
+    for i in range(len(cols)):
+        for j in range(i + 1, len(cols)):
+            seeds = np.linalg.norm(cols - cols[i], axis=1) <= np.linalg.norm(cols - cols[j], axis=1)
+            groups, err = _lloyd(cols, weight, seeds)
+            if err < best_err - 1e-9:
+                best, best_err = groups, err
+    return best
+
+
 def sides_by_colour(crops: np.ndarray, counts: tuple[int, ...], palette: Palette | None = None) -> tuple[int, ...]:
     """The counts with their sides told by colour across the whole frame (the points' checker colours from
     their ``crops``): which of ``palette``'s colours a point's checkers are nearer; without a palette, the
@@ -341,15 +414,9 @@ def sides_by_colour(crops: np.ndarray, counts: tuple[int, ...], palette: Palette
         light = np.array([counts[i] > 0 for i in idx])
         if light.all() or not light.any():
             light = cols[:, 0] > np.median(cols[:, 0])
-        for _ in range(10):
-            if light.all() or not light.any():
-                return counts
-            a, b = cols[light].mean(axis=0), cols[~light].mean(axis=0)
-            new = np.linalg.norm(cols - a, axis=1) <= np.linalg.norm(cols - b, axis=1)
-            if (new == light).all():
-                break
-            light = new
-        if light.all() or not light.any():
+        weight = np.array([min(abs(counts[i]), crops.shape[1]) for i in idx], np.float64)
+        light = split_in_two(cols, weight, light)
+        if light is None:
             return counts
         a, b = cols[light].mean(axis=0), cols[~light].mean(axis=0)
         if np.linalg.norm(a - b) < MIN_SPLIT_LAB:
