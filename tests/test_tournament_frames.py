@@ -6,6 +6,7 @@ change that breaks a point read right shows, and that no frame with a hand over 
 ever reported readable.
 """
 
+import dataclasses
 import json
 import random
 
@@ -16,7 +17,10 @@ from tests.positions import random_backgammon
 from vision.board import GEOMETRY, checker_slot
 from vision.calibrate import CalibrationError, Geometry, calibrate
 from vision.checkers import read_checkers
+from vision.config import default_config
 from vision.gate import learned_samples
+from vision.images import load_image
+from vision.observe import read_frame, reads_as_photo
 from vision.profile import ProfileError, find_profile, layout
 from vision.render import render
 
@@ -60,9 +64,15 @@ def test_a_hand_over_a_tournament_board_is_never_reported_readable(name):
 
 @needs_frames
 def test_a_reading_with_more_than_fifteen_of_a_side_is_held_back():
-    # frame5: a hand over points 23 and 24 reads as three more white checkers
-    _, obs, ungated, _ = tf.read("frame5")
+    # frame5: a hand over points 23 and 24 reads as three more white checkers; the hand is seen first,
+    # and with the hand test off the sixteenth white checker holds the frame back
+    camera, obs, ungated, geometry = tf.read("frame5")
     assert ungated.totals()[0] > 15
+    assert obs.status == "occluded" and "a hand over the board" in obs.messages[0]
+    palette = tf.palette_of(camera)
+    blind = dataclasses.replace(default_config(), hand_min_checkers=1000.0)
+    image = load_image(tf.DATA / "frame5.jpg")
+    obs = read_frame(geometry, image, palette, blind, photo=reads_as_photo(geometry, palette))
     assert obs.status == "occluded" and "more than 15 white" in obs.messages[0]
 
 

@@ -30,6 +30,10 @@ _KEYS = {
     "max_missing_edges": ("gate", "max_missing_edges"),
     "photo_max_missing_edges": ("gate", "photo_max_missing_edges"),
     "min_seen_edges": ("gate", "min_seen_edges"),
+    "hand_min_checkers": ("gate", "hand_min_checkers"),
+    "hand_min_skin": ("gate", "hand_min_skin"),
+    "foreign_min_lab": ("gate", "foreign_min_lab"),
+    "foreign_spread": ("gate", "foreign_spread"),
     "stable_frames": ("gate", "stable_frames"),
     "motion_grey_levels": ("gate", "motion_grey_levels"),
     "max_motion_fraction": ("gate", "max_motion_fraction"),
@@ -150,6 +154,10 @@ class VisionConfig:
     max_missing_edges: float = 0.25
     photo_max_missing_edges: float = 0.8
     min_seen_edges: float = 0.5
+    hand_min_checkers: float = 0.5
+    hand_min_skin: float = 0.6
+    foreign_min_lab: float = 20.0
+    foreign_spread: float = 4.0
     stable_frames: int = 3
     motion_grey_levels: float = 25.0
     max_motion_fraction: float = 0.002
@@ -251,6 +259,9 @@ class VisionConfig:
             "edge_threshold",
             "motion_grey_levels",
             "edge_blur_above_noise",
+            "hand_min_checkers",
+            "foreign_min_lab",
+            "foreign_spread",
         ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
@@ -268,6 +279,7 @@ class VisionConfig:
             "max_missing_edges",
             "photo_max_missing_edges",
             "min_seen_edges",
+            "hand_min_skin",
             "max_motion_fraction",
             "cube_min_outline",
             "cube_min_shape",

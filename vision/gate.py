@@ -152,6 +152,115 @@ def occlusion(
     return Occlusion(missing, tuple(occluded), float(seen[expected].sum() / total) if total else 1.0)
 
 
+# Skin in OpenCV's 8-bit Lab (L, a and b ranges): hands in daylight and lamplight, light and dark.
+_SKIN_LAB = ((60, 235), (133, 165), (133, 170))
+_HAND_PX_PER_MM = 1.0  # a hand is looked for at this many px a mm (at 0.5 its fingers were lost)
+_CLASS_BORDER_MM = 2.5  # px this near a border between the board's colours are left out (drawing, warp)
+_FOREIGN_WEIGHTS = np.array([0.5, 1.0, 1.0], np.float32)  # lightness counted half: light and shade
+
+
+@lru_cache(maxsize=8)
+def _board_classes(lay: Layout, scale: float, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Per px of a view at ``scale`` px a mm: the board colour it should show (0 and 1 the triangles of odd
+    and even points, 2 the field between them; -1 off the field or near a border between two of them)
+    and its region (an index into ``_REGION_NAMES``, -1 for none)."""
+    h, w = shape
+    g = lay.geometry
+    masks = [np.zeros((h, w), np.uint8) for _ in range(3)]
+    region = np.full((h, w), -1, np.int8)
+
+    def rect(img, x0, y0, x1, y1, value) -> None:
+        img[max(0, int(y0 * scale)) : max(0, int(y1 * scale)), max(0, int(x0 * scale)) : max(0, int(x1 * scale))] = (
+            value
+        )
+
+    for x0, y0, x1, y1 in (g.left_half, g.right_half):
+        rect(masks[2], x0, y0, x1, y1, 1)
+    for p in g.points:
+        tri = np.array([[p.x0, p.base_y], [p.x1, p.base_y], [p.centre_x, p.tip_y]]) * scale
+        cv2.fillPoly(masks[p.number % 2], [np.round(tri).astype(np.int32)], 1)
+        lo, hi = sorted((p.base_y, lay.mid_y))
+        rect(region, p.x0, lo, p.x1, hi, p.number - 1)
+    rect(region, *g.bar, _BAR)
+    masks[2] &= 1 - (masks[0] | masks[1])
+    r = max(1, int(round(_CLASS_BORDER_MM * scale)))
+    kernel = np.ones((2 * r + 1, 2 * r + 1), np.uint8)
+    border = np.zeros((h, w), bool)
+    for m in masks:
+        border |= cv2.dilate(m, kernel) != cv2.erode(m, kernel)
+    classes = np.full((h, w), -1, np.int8)
+    for c, m in enumerate(masks):
+        classes[(m > 0) & ~border] = c
+    return classes, region
+
+
+def hands(
+    lab: np.ndarray,
+    lay: Layout,
+    ppm: float,
+    covers: Sequence[tuple[float, float, float]],
+    *,
+    min_checkers: float,
+    min_skin: float,
+    min_lab: float,
+    spread: float,
+) -> tuple[str, ...]:
+    """The regions (``"1"``..``"24"``, ``"bar"``) under a hand on a real board's view (``lab``: its Lab px at
+    ``ppm`` px a board mm on ``lay``). Each of the board's colours (the two triangles', the field's) is
+    told from the frame itself: its median, and how far its px lie from it. A px further than ``spread``
+    times that median distance (and ``min_lab``) is foreign; a patch of foreign px at least
+    ``min_checkers`` checker tops in area, where nothing read lies (``covers``: discs in board mm), is a
+    hand where at least ``min_skin`` of it is skin-coloured. The edge test (:func:`occlusion`) misses a
+    hand whose fingers show edges enough, or over checkers read under it."""
+    step = max(1, int(round(ppm / _HAND_PX_PER_MM)))
+    small = (
+        lab
+        if step == 1
+        else cv2.resize(lab, (lab.shape[1] // step, lab.shape[0] // step), interpolation=cv2.INTER_AREA)
+    )
+    scale = ppm / step
+    classes, region = _board_classes(lay, scale, small.shape[:2])
+    fx0, fy0, fx1, fy1 = (max(0, int(v * scale)) for v in lay.field)
+    field = (slice(fy0, fy1 + 1), slice(fx0, fx1 + 1))  # the rest of the view is never foreign
+    small, classes, region = small[field], classes[field], region[field]
+    free = (classes >= 0).astype(np.uint8)
+    for x, y, r in covers:
+        centre = (int(round(x * scale)) - fx0, int(round(y * scale)) - fy0)
+        cv2.circle(free, centre, int(round((r + 1.0) * scale)), 0, -1)
+    d = lay.profile.checker_diameter_mm
+    least = min_checkers * np.pi * (d / 2 * scale) ** 2
+    (l0, l1), (a0, a1), (b0, b1) = _SKIN_LAB
+    skin_px = cv2.inRange(small, (l0 + 1, a0 + 1, b0 + 1), (l1 - 1, a1 - 1, b1 - 1)) & free
+    if cv2.countNonZero(skin_px) < least * min_skin:  # too little skin on the field for a hand: most frames
+        return ()
+    known = np.where(free > 0, classes, -1)
+    few, few_known = small[::2, ::2], known[::2, ::2]  # each colour's median and spread: every other px is enough
+    foreign = np.zeros(classes.shape, np.uint8)
+    for c in range(3):
+        values = few[few_known == c]
+        if len(values) < 12:
+            continue
+        centre = np.median(values, axis=0)
+        spread_c = float(np.median(np.abs(values - centre) @ _FOREIGN_WEIGHTS))
+        # distance (lightness counted half, city-block) of every px from this colour, in OpenCV for speed
+        far = cv2.transform(cv2.absdiff(small, (*(float(v) for v in np.round(centre)), 0.0)), _FOREIGN_WEIGHTS[None, :])
+        foreign |= ((known == c) & (far > max(min_lab, spread * spread_c))).view(np.uint8)
+    r = max(1, int(round(0.2 * d * scale)))
+    opened = cv2.morphologyEx(
+        foreign, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+    )
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(opened)
+    under: set[int] = set()
+    for i in range(1, n):
+        if stats[i, cv2.CC_STAT_AREA] < least:
+            continue
+        x, y, w, h = stats[i, :4]
+        blob = labels[y : y + h, x : x + w] == i
+        if np.count_nonzero(skin_px[y : y + h, x : x + w][blob]) >= min_skin * np.count_nonzero(blob):
+            under.update(int(k) for k in np.unique(region[y : y + h, x : x + w][blob]) if k >= 0)
+    return tuple(_REGION_NAMES[k] for k in sorted(under))
+
+
 def checker_covers(
     points: Sequence[int], slot_centre, bar_centres=(), diameter: float = CHECKER_DIAMETER_MM
 ) -> list[tuple[float, float, float]]:

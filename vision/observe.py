@@ -31,6 +31,7 @@ from vision.gate import (
     Occlusion,
     changed_px,
     checker_covers,
+    hands,
     learned_samples,
     occlusion,
     small_grey,
@@ -317,6 +318,15 @@ def _edges_of_photo(geometry: Geometry, image: np.ndarray, v: View) -> tuple[tup
     return snapped_edges(v, fit.board_edges(v.layout))
 
 
+def _hand_limits(cfg: VisionConfig) -> dict[str, float]:
+    return {
+        "min_checkers": cfg.hand_min_checkers,
+        "min_skin": cfg.hand_min_skin,
+        "min_lab": cfg.foreign_min_lab,
+        "spread": cfg.foreign_spread,
+    }
+
+
 def _gated(
     geometry: Geometry,
     image: np.ndarray,
@@ -361,6 +371,11 @@ def _gated(
     if occ.occluded:
         return Observation(
             "occluded", None, (), None, occ, messages=(f"something over the board at {', '.join(occ.occluded)}",)
+        )
+    under_hand = () if as_rendered(lay) else hands(v.lab, lay, v.ppm, covers, **_hand_limits(cfg))
+    if under_hand:
+        return Observation(
+            "occluded", None, (), None, occ, messages=(f"a hand over the board at {', '.join(under_hand)}",)
         )
     over = [name for name, total in zip(("white", "black"), reading.totals()) if total > 15]
     if over:

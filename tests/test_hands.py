@@ -1,0 +1,92 @@
+"""A hand over a real board: patches of the field in none of the board's own colours, skin-coloured."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from board_rules import Position
+from vision.calibrate import calibrate
+from vision.config import ConfigError, VisionConfig, default_config
+from vision.gate import hands
+from vision.images import load_image
+from vision.observe import read_frame
+from vision.render import render
+from vision.view import view
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "boards" / "backgammoncv"
+LABELS = ROOT / "tests" / "data" / "boards" / "backgammoncv.json"
+WBF_CORNERS = ((202.7, 20.3), (903.2, 28.7), (867.1, 650.9), (237.7, 662.9))
+
+
+def limits() -> dict[str, float]:
+    cfg = default_config()
+    return {
+        "min_checkers": cfg.hand_min_checkers,
+        "min_skin": cfg.hand_min_skin,
+        "min_lab": cfg.foreign_min_lab,
+        "spread": cfg.foreign_spread,
+    }
+
+
+def _hands_of(frame) -> tuple[str, ...]:
+    v = view(calibrate(frame.image), frame.image)
+    return hands(v.lab, v.layout, v.ppm, [], **limits())
+
+
+def test_a_hand_is_found_where_the_field_shows_skin_not_the_boards_colours():
+    empty = Position.from_dict(
+        {
+            "variant": "backgammon",
+            "turn": "white",
+            "points": [0] * 24,
+            "bar": {"white": 0, "black": 0},
+            "off": {"white": 15, "black": 15},
+        }
+    )
+    for seed in (1, 2, 3):
+        frame = render(empty, seed=seed, dice=[], hand=True)
+        found = _hands_of(frame)
+        assert found, seed
+        # every region named lies under the hand's polygon, as the camera drew it
+        lay = view(calibrate(frame.image), frame.image).layout
+        mask = np.zeros(frame.image.shape[:2], np.uint8)
+        cv2.fillPoly(mask, [np.round(frame.hand).astype(np.int32)], 1)
+        geometry = calibrate(frame.image)
+        for name in found:
+            if name == "bar":
+                continue
+            p = lay.geometry.points[int(name) - 1]
+            lo, hi = sorted((p.base_y, lay.mid_y))
+            xs, ys = np.meshgrid(np.linspace(p.x0, p.x1, 8), np.linspace(lo, hi, 24))
+            px = geometry.to_image(np.stack([xs.ravel(), ys.ravel()], axis=1))
+            inside = [mask[int(y), int(x)] for x, y in px if 0 <= x < mask.shape[1] and 0 <= y < mask.shape[0]]
+            assert any(inside), (seed, name)
+        assert _hands_of(render(empty, seed=seed, dice=[])) == ()
+
+
+def test_the_hand_limits_are_checked():
+    with pytest.raises(ConfigError, match="hand_min_skin"):
+        VisionConfig(hand_min_skin=1.5)
+    with pytest.raises(ConfigError, match="hand_min_checkers"):
+        VisionConfig(hand_min_checkers=0)
+    with pytest.raises(ConfigError, match="foreign_spread"):
+        VisionConfig(foreign_spread=-1.0)
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} is absent")
+@pytest.mark.parametrize(("name", "hand"), [("frame5", True), ("frame2", True), ("frame0", False), ("test9", False)])
+def test_a_photo_with_a_hand_on_the_board_is_held_back_and_a_clear_one_is_not(name, hand):
+    label = json.loads(LABELS.read_text(encoding="utf-8"))["frames"][f"{name}.jpg"]
+    image = load_image(DATA / f"{name}.jpg")
+    geometry = calibrate(image, corners=WBF_CORNERS, field=True, profile="tournament", home=label["home"])
+    obs = read_frame(geometry, image, None, photo=True)
+    if hand:
+        assert obs.status == "occluded" and obs.checkers is None
+    else:
+        assert obs.status == "settling" and not any("hand" in m for m in obs.messages)
