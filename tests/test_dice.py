@@ -484,3 +484,16 @@ def test_on_a_die_of_known_size_a_fours_side_read_as_a_two_is_a_four():
     assert [(r.value, r.cocked) for r in read_dice(default_config(), image, die_px=24.0)] == [(4, False)]
     two = _die_with_pips([(-1, -1, 95), (1, 1, 95)])
     assert [(r.value, r.cocked) for r in read_dice(default_config(), two, die_px=24.0)] == [(2, False)]
+
+
+def test_a_die_the_network_reads_surely_is_not_cocked_for_a_side_the_classical_reader_sees():
+    from vision.config import default_config
+    from vision.dice import _verified
+    from vision.dice_read import DieReading
+
+    cfg = default_config()
+    classical = [DieReading(None, (90, 90, 20, 20), (100.0, 100.0), True, 0.6)]
+    sure = DieReading(6, (91, 91, 20, 20), (101.0, 101.0), False, cfg.learned_sure_score + 0.02)
+    unsure = DieReading(6, (91, 91, 20, 20), (101.0, 101.0), False, cfg.learned_sure_score - 0.1)
+    assert [d.cocked for d in _verified(cfg, [sure], classical)] == [False]  # a photo's perspective shows a side
+    assert [d.cocked for d in _verified(cfg, [unsure], classical)] == [True]

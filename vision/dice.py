@@ -124,7 +124,9 @@ def _read_learned(
 
 def _verified(cfg: VisionConfig, learned: list[DieReading], classical: list[DieReading]) -> list[DieReading]:
     """The network's dice that score ``learned_sure_score`` or that the classical reader also sees
-    (within half a die), with its cocked flag where it sees them."""
+    (within half a die), flagged cocked where the classical reader flags them and the network is not
+    sure of the face: a flat die a real camera sees a little from the side (a photo's perspective)
+    shows a side to the classical reader's test while its top reads plainly."""
     out = []
     for r in learned:
         near = [
@@ -133,7 +135,7 @@ def _verified(cfg: VisionConfig, learned: list[DieReading], classical: list[DieR
             if math.hypot(r.centre[0] - c.centre[0], r.centre[1] - c.centre[1]) <= 0.5 * max(r.box[2], 8)
         ]
         if near or r.confidence >= cfg.learned_sure_score:
-            cocked = any(c.cocked for c in near)
+            cocked = any(c.cocked for c in near) and r.confidence < cfg.learned_sure_score
             out.append(DieReading(r.value, r.box, r.centre, cocked, r.confidence))
     return out
 
