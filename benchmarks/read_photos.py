@@ -1,6 +1,6 @@
 """One photo, no ritual: ``read_photo`` end to end on every labelled real board photo.
 
-Usage: python benchmarks/read_photos.py [--cv build/checkers-cv] [--only NAME ...] [--white-at auto|bottom|top]
+Usage: python benchmarks/read_photos.py [--cv build/checkers-cv] [--only NAME ...] [--white-at auto|bottom|top] [--perturb]
 
 Each board photo of ../shared/data/boards/backgammoncv labelled in
 tests/data/boards/backgammoncv.json is read by :func:`vision.read_photo.read_photo` twice: with the
@@ -18,6 +18,12 @@ its points right.
 With ``--cv`` the checker network of each photo is the one trained without its camera
 (``make train-checkers-cv``), so no photo is read by a network that saw it; without it the shipped
 network reads every photo (which trained on them all: an optimistic figure). Exits 0 without the data.
+
+With ``--perturb`` the photos with a measured profile are read in that mode only, each also
+changed as another camera or light would show it (:data:`PERTURBATIONS`: darker, brighter, a warm
+or cool cast, more colour, light falling off across the picture, blur, JPEG at quality 25, sensor
+noise), and each change prints its points right, photos exact, dice right, the arms held back and
+the hand-free photos held back: how far the reading holds off the light these photos were taken in.
 """
 
 from __future__ import annotations
@@ -26,7 +32,11 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import cv2
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -65,11 +75,43 @@ def right(read: list[int], truth: list[int | None]) -> int:
 MODES = ("found", "corners", "profile")
 
 
+def _scaled(image: np.ndarray, gain, offset: float = 0.0) -> np.ndarray:
+    return np.clip(image.astype(np.float32) * np.asarray(gain, np.float32) + offset, 0, 255).astype(np.uint8)
+
+
+def _more_colour(image: np.ndarray) -> np.ndarray:
+    hsv = cv2.cvtColor(image, cv2.COLOR_BGR2HSV).astype(np.float32)
+    hsv[..., 1] = np.clip(hsv[..., 1] * 1.5, 0, 255)
+    return cv2.cvtColor(hsv.astype(np.uint8), cv2.COLOR_HSV2BGR)
+
+
+PERTURBATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "as taken": lambda im: im,
+    "darker (x0.55)": lambda im: _scaled(im, 0.55),
+    "brighter (x1.35 +10)": lambda im: _scaled(im, 1.35, 10.0),
+    "warm cast": lambda im: _scaled(im, (0.75, 0.95, 1.15)),
+    "cool cast": lambda im: _scaled(im, (1.2, 1.0, 0.8)),
+    "more colour (x1.5)": _more_colour,
+    "light falling off": lambda im: _scaled(im, np.linspace(0.6, 1.2, im.shape[1])[None, :, None]),
+    "blur (sigma 1.5 px)": lambda im: cv2.GaussianBlur(im, (0, 0), 1.5),
+    "JPEG quality 25": lambda im: cv2.imdecode(cv2.imencode(".jpg", im, [cv2.IMWRITE_JPEG_QUALITY, 25])[1], 1),
+    "noise (sigma 8)": lambda im: _scaled(im + np.random.default_rng(0).normal(0, 8, im.shape), 1.0),
+}
+
+
 def read_one(
-    path: Path, label: dict, mode: str, camera: str, white_at: str = "auto"
+    path: Path,
+    label: dict,
+    mode: str,
+    camera: str,
+    white_at: str = "auto",
+    change: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[str, list[int] | None, list[int]]:
-    """The status of a photo's reading in ``mode``, its points (None where nothing was read) and its dice's values."""
+    """The status of a photo's reading in ``mode``, its points (None where nothing was read) and its dice's
+    values; ``change`` alters the photo first."""
     image = load_image(path)
+    if change is not None:
+        image = change(image)
     try:
         if mode == "profile":
             corners = WBF_CORNERS if camera == "wbf" else label["corners"]
@@ -92,11 +134,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cv", type=Path, default=None, help="the leave-one-camera-out networks (build/checkers-cv)")
     ap.add_argument("--only", nargs="*", default=None, help="photo stems to read")
     ap.add_argument("--white-at", choices=("auto", "bottom", "top"), default="auto", help="with the field found")
+    ap.add_argument("--perturb", action="store_true", help="the profile mode only, under changed light and camera")
     args = ap.parse_args(argv)
     if not DATA.is_dir():
         print(f"no photos at {DATA}: nothing to measure")
         return 0
     frames = json.loads(LABELS.read_text(encoding="utf-8"))["frames"]
+    if args.perturb:
+        return perturbed(frames, args.cv, args.only)
     shared = learned_checkers.shared_net
     totals = {m: [0] * 5 for m in MODES}  # points right, readable, exact photos, photos, exact with dice
     held = {m: [0, 0] for m in MODES}  # photos with an arm over the board: held back, all
@@ -159,6 +204,47 @@ def main(argv: list[str] | None = None) -> int:
         )
     told = f"{way_round[0]} of {way_round[1]} photos"
     print(f"with the field found, white's row told right (--white-at {args.white_at}): {told}")
+    return 0
+
+
+def perturbed(frames: dict[str, dict], cv: Path | None, only: list[str] | None) -> int:
+    """``--perturb``: each photo with a measured profile read in the profile mode under each of :data:`PERTURBATIONS`."""
+    shared = learned_checkers.shared_net
+    print("calibrated with the board's measured profile, each photo changed:")
+    for name, change in PERTURBATIONS.items():
+        right_ = readable = exact = photos = dice_right = 0
+        held, arms, held_clear = 0, 0, []
+        for file, label in frames.items():
+            stem = Path(file).stem
+            camera = label.get("camera") or stem
+            if not label.get("board") or label.get("points") is None or label.get("corners") is None:
+                continue
+            if measured_profile(camera) is None or (only and stem not in only) or not (DATA / file).exists():
+                continue
+            path = None if cv is None else cv / f"checkers-without-{camera}.onnx"
+            if path is not None and path.exists():
+                learned_checkers.shared_net = lambda _p=learned_checkers.MODEL_PATH, _m=path: shared(_m)
+            status, points, dice = read_one(DATA / file, label, "profile", camera, change=change)
+            learned_checkers.shared_net = shared
+            if label.get("occluded"):
+                arms += 1
+                held += status == "occluded"
+                continue
+            truth = label["points"]
+            n = sum(1 for t in truth if t is not None)
+            got = 0 if points is None else right(points, truth)
+            photos += 1
+            readable += n
+            right_ += got
+            exact += got == n
+            dice_right += points is not None and dice == sorted(label.get("dice") or [])
+            if points is None:
+                held_clear.append(stem)
+        print(
+            f"  {name:22s} points right {right_}/{readable}, photos exact {exact} of {photos}, dice right on "
+            f"{dice_right}; arms held back {held} of {arms}; hand-free held back: {', '.join(held_clear) or 'none'}",
+            flush=True,
+        )
     return 0
 
 

@@ -250,11 +250,14 @@ def hands(
         foreign, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
     )
     n, labels, stats, _ = cv2.connectedComponentsWithStats(opened)
+    reach = 0.5 * d * scale
     under: set[int] = set()
     for i in range(1, n):
         if stats[i, cv2.CC_STAT_AREA] < least:
             continue
         x, y, w, h = stats[i, :4]
+        if min(x, y, small.shape[1] - (x + w), small.shape[0] - (y + h)) > reach:
+            continue  # an arm comes in over the field's edge: a patch in the middle is a logo or a cup
         blob = labels[y : y + h, x : x + w] == i
         if np.count_nonzero(skin_px[y : y + h, x : x + w][blob]) >= min_skin * np.count_nonzero(blob):
             under.update(int(k) for k in np.unique(region[y : y + h, x : x + w][blob]) if k >= 0)
