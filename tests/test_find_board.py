@@ -1,6 +1,7 @@
 """One photo, no ritual: the playing field found in a photo without markers, and read without a calibration."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -345,3 +346,17 @@ def test_a_half_seen_checker_is_dropped_rather_than_another_turned_to_the_other_
     # neither checker turned light (light 15, dark 15, both wrong): the half-seen one dropped
     assert out[20] == -1 and out[2] == 0 and sum(n for n in out if n < 0) == -15
     assert sides_within(probs, crops, tuple(counts), None, None) == tuple(counts)  # no bound: as coloured
+
+
+def test_a_field_fitted_too_tall_or_short_is_read_at_the_height_its_checkers_fit():
+    # a view nearly straight on leaves the field's height loose: the WBF stream's came out 11% too tall
+    from vision import board
+    from vision.config import default_config
+    from vision.read_photo import aspect_by_checkers
+
+    true = (board.RIGHT_X1 - board.LEFT_X0) / (board.FIELD_Y1 - board.FIELD_Y0)
+    frame = render(Position.start("backgammon"), seed=7, size=SIZE, dice=[])
+    fit = find_field(None, frame.image, _field_corners(frame).tolist())
+    for off in (0.92, 1.08):
+        got = aspect_by_checkers(replace(fit, aspect=true * off), frame.image, "right", default_config())
+        assert abs(got.aspect / true - 1) < 0.04, off

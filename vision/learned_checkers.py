@@ -176,10 +176,9 @@ def without(v: View, ignore: Sequence[tuple[float, float, float]]) -> np.ndarray
     return lab
 
 
-def decode(probs: np.ndarray) -> tuple[int, int, float]:
-    """A point's reading from its slots' chances (K x 3, base first): ``(count, side, confidence)``,
-    side 1 light, -1 dark (0 where empty), count the run of checkers from the base that explains the
-    chances best; confidence 0..1 from the lead of that count's log-likelihood over the best other."""
+def _run_scores(probs: np.ndarray) -> np.ndarray:
+    """The log-likelihood of each reading of a point's slots (K x 3 chances, base first): (K + 1) x 2, a run
+    of n checkers from the base (light, dark) and empty slots after it."""
     logp = np.log(np.clip(probs.astype(np.float64), 1e-6, 1.0))
     k = len(logp)
     empty_tail = np.concatenate([np.cumsum(logp[::-1, 0])[::-1], [0.0]])  # slots n.. empty
@@ -188,10 +187,28 @@ def decode(probs: np.ndarray) -> tuple[int, int, float]:
     for c in (1, 2):
         run = np.concatenate([[0.0], np.cumsum(logp[:, c])])
         scores[1:, c - 1] = run[1:] + empty_tail[1:]
+    return scores
+
+
+def fit_of_slots(v: View, net: CheckerNet | None = None) -> float:
+    """How well a view's layout puts its slots where the checkers are: the mean over the slots of the log-
+    likelihood of each point's best reading (:func:`decode`). A layout stretched along the points puts
+    the slots of a stack between its checkers, where the network is unsure."""
+    crops = slot_crops(v)
+    n_points, k = crops.shape[:2]
+    probs = (net or shared_net()).probabilities(crops.reshape(-1, CROP, CROP, 3)).reshape(n_points, k, 3)
+    return float(sum(_run_scores(p).max() for p in probs)) / (n_points * k)
+
+
+def decode(probs: np.ndarray) -> tuple[int, int, float]:
+    """A point's reading from its slots' chances (K x 3, base first): ``(count, side, confidence)``,
+    side 1 light, -1 dark (0 where empty), count the run of checkers from the base that explains the
+    chances best; confidence 0..1 from the lead of that count's log-likelihood over the best other."""
+    scores = _run_scores(probs)
     best = np.unravel_index(int(np.argmax(scores)), scores.shape)
     n, col = int(best[0]), int(best[1])
     by_count = scores.max(axis=1)
-    rival = np.max(np.delete(by_count, n)) if k else -np.inf
+    rival = np.max(np.delete(by_count, n)) if len(probs) else -np.inf
     conf = float(min(1.0, max(0.0, (by_count[n] - rival) / _CONFIDENT_LOG)))
     return n, (0 if n == 0 else (1 if col == 0 else -1)), conf
 

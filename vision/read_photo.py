@@ -24,7 +24,8 @@ from board_rules.ids import position_id
 from vision.calibrate import CalibrationError, Geometry
 from vision.checkers import Palette
 from vision.config import VisionConfig, default_config
-from vision.find_board import FieldConfig, FieldFit, find_field
+from vision.find_board import BoardNotFoundError, FieldConfig, FieldFit, find_field
+from vision.learned_checkers import fit_of_slots
 from vision.observe import Observation, read_frame, snapped_edges
 from vision.view import View, view
 
@@ -75,6 +76,7 @@ def read_photo(
     fit = find_field(field_config, image, corners)
     if white_at == "top":
         fit = fit.turned()
+    fit = aspect_by_checkers(fit, image, home, cfg)
     reading = _read_at(fit, image, palette, home, cfg)
     if white_at == "auto" and turned_is_likelier(reading.observation):
         reading = _read_at(fit.turned(), image, palette, home, cfg)
@@ -85,6 +87,27 @@ def read_photo(
 
 
 WHITE_AT = ("auto", "bottom", "top")
+# How much taller or shorter than fitted a field may be: a field's height comes from the camera's
+# perspective (:func:`vision.field_model.field_aspect`), which a view nearly straight on leaves loose.
+ASPECT_TRIES = (0.94, 0.97, 1.0, 1.03, 1.06, 1.09, 1.12)
+
+
+def aspect_by_checkers(fit: FieldFit, image: np.ndarray, home: str, cfg: VisionConfig) -> FieldFit:
+    """``fit`` with the height of its field (its aspect, times one of :data:`ASPECT_TRIES`) at which the
+    learned checker reader's slots best fit the checkers (:func:`vision.learned_checkers.fit_of_slots`):
+    the WBF stream's fitted field is 11% too tall for its measured board, and its stacks of four to six
+    then read one or two short. A board without checkers on it keeps the fitted aspect."""
+    size = (image.shape[1], image.shape[0])
+    best, best_fit = None, fit
+    for factor in ASPECT_TRIES:
+        trial = replace(fit, aspect=fit.aspect * factor)
+        try:
+            score = fit_of_slots(view(trial.geometry(size, home), image, cfg))
+        except (BoardNotFoundError, CalibrationError):
+            continue
+        if best is None or score > best + 1e-9:
+            best, best_fit = score, trial
+    return best_fit
 
 
 def _read_at(fit: FieldFit, image: np.ndarray, palette: Palette | None, home: str, cfg: VisionConfig) -> PhotoReading:
