@@ -75,13 +75,12 @@ def main() -> int:
         net = CheckerNet(args.cv / f"checkers-without-{f.camera}.onnx")
         ignore = dice_discs(read_dice_on_board(default_config(), f.geometry, image), v.layout.profile.die_size_mm)
         classical = read_checkers(f.geometry, v, palettes[f.camera], ignore=ignore)
-        learned = read_points(v, net, ignore=ignore)[0]
+        learned, _, probs = read_points(v, net, ignore=ignore)
+        under = points_under(v.layout, ignore, probs, classical.points)
         readings = {
             "classical": classical.points,
             "learned": learned,
-            "hybrid": combine(
-                learned, classical.points, slot_places(v.layout)[2], classical.off, points_under(v.layout, ignore)
-            ),
+            "hybrid": combine(learned, classical.points, slot_places(v.layout)[2], classical.off, under),
         }
         line = [f"{f.name:10s} {f.camera:10s}"]
         for reader, points in readings.items():

@@ -19,6 +19,7 @@ from vision.learned_checkers import (
     checker_reader,
     combine,
     decode,
+    points_under,
     read_points,
     slot_crops,
     slot_places,
@@ -159,6 +160,19 @@ def test_a_stack_in_layers_reads_its_count_in_the_hybrid():
     frame = render(position, seed=12)
     obs = read_frame(calibrate(frame.image), frame.image, reader="hybrid")
     assert obs.checkers.points == position.points
+
+
+def test_a_die_s_point_keeps_the_network_s_count_where_its_base_is_surely_bare():
+    lay = layout()
+    centres, _, k = slot_places(lay)
+    x, y = centres[3]  # point 1's fourth place: a die there, its first three places clear of it
+    die = [(float(x), float(y), 8.0)]
+    probs = np.tile(np.array([0.05, 0.9, 0.05], np.float32), (24, k, 1))
+    assert points_under(lay, die) == {0}
+    assert points_under(lay, die, probs, [2] + [0] * 23) == {0}  # its base seen with checkers: classical
+    probs[0, 0] = (0.9, 0.05, 0.05)
+    assert points_under(lay, die, probs, [2] + [0] * 23) == frozenset()  # bare base: no classical 2
+    assert points_under(lay, die, probs, [0] * 24) == {0}
 
 
 def test_pearl_and_amber_split_apart_though_two_black_points_read_as_checkers():

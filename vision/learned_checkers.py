@@ -480,15 +480,32 @@ def combine(
     return tuple(out)
 
 
-def points_under(lay: Layout, ignore: Sequence[tuple[float, float, float]]) -> frozenset[int]:
+_SURE_EMPTY = 0.8  # a slot the network finds empty with this chance holds no checker, whatever lies beside it
+
+
+def points_under(
+    lay: Layout,
+    ignore: Sequence[tuple[float, float, float]],
+    probs: np.ndarray | None = None,
+    classical: Sequence[int] | None = None,
+) -> frozenset[int]:
     """The points (indices 0..23) with one of the discs ``ignore`` (the dice) within a quarter of a checker
-    of one of their first row's places."""
+    of one of their first row's places: those whose classical count the hybrid takes (:func:`combine`).
+    With the network's chances (``probs``, 24 x K x 3) and the ``classical`` counts, not a point where a
+    place before the classical count's end, clear of every die, is surely empty (:data:`_SURE_EMPTY`):
+    on a wooden board the classical reader counted a die's point, bare at its base, as two checkers."""
     centres, _, k = slot_places(lay)
     reach = lay.profile.checker_diameter_mm / 4
-    out = set()
+    near = np.zeros(len(centres), bool)
     for x, y, r in ignore:
-        near = np.hypot(centres[:, 0] - x, centres[:, 1] - y) < r + reach
-        out.update(int(j) // k for j in np.nonzero(near)[0])
+        near |= np.hypot(centres[:, 0] - x, centres[:, 1] - y) < r + reach
+    out = {int(j) // k for j in np.nonzero(near)[0]}
+    if probs is not None and classical is not None:
+        clear = ~near.reshape(24, k)
+        for i in sorted(out):
+            n = min(abs(int(classical[i])), k)
+            if n and (clear[i, :n] & (probs[i, :n, 0] >= _SURE_EMPTY)).any():
+                out.discard(i)
     return frozenset(out)
 
 
@@ -514,10 +531,11 @@ def learned_field(
         raise ValueError(f"reader: {reader!r}: expected one of {READERS}")
     if reader == "classical":
         return classical
-    points, confs, _ = read_points(v, net, palette, ignore, most)
+    points, confs, probs = read_points(v, net, palette, ignore, most)
     if reader == "hybrid":
         per_row = slot_places(v.layout)[2]
-        points = combine(points, classical.points, per_row, classical.off, points_under(v.layout, ignore))
+        under = points_under(v.layout, ignore, probs, classical.points)
+        points = combine(points, classical.points, per_row, classical.off, under)
     pal = classical.palette if palette is not None else palette_of_tops(v, points, classical.palette)
     return FieldReading(points, confs, classical.off, classical.off_confidence, pal)
 
