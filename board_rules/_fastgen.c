@@ -261,15 +261,16 @@ static void rec(Gen *g, int depth, int limit, int out) {
     if (!moved && depth >= g->best) record(g, depth, depth);
 }
 
-/* Whether a board's `len` bytes are its NB counts, each 0 to ALL_OFF: 0, or -1 with a ValueError. */
-static int check_board(const uint8_t *b, Py_ssize_t len) {
+/* Whether a board's `len` bytes are its NB counts, each 0 to ALL_OFF: 0, or -1 with a ValueError
+ * naming the argument `name`. */
+static int check_board(const uint8_t *b, Py_ssize_t len, const char *name) {
     if (len != NB) {
-        PyErr_Format(PyExc_ValueError, "board: expected %d counts, got %zd", NB, len);
+        PyErr_Format(PyExc_ValueError, "%s: expected %d counts, got %zd", name, NB, len);
         return -1;
     }
     for (int i = 0; i < NB; i++) {
         if (b[i] > ALL_OFF) {
-            PyErr_Format(PyExc_ValueError, "board: count %d at index %d is over %d", b[i], i, ALL_OFF);
+            PyErr_Format(PyExc_ValueError, "%s: count %d at index %d is over %d", name, b[i], i, ALL_OFF);
             return -1;
         }
     }
@@ -317,7 +318,7 @@ static int run_counts(Gen *g, int d1, int d2) {
 static int run(Gen *g, PyObject *board, int d1, int d2) {
     Py_buffer view;
     if (PyObject_GetBuffer(board, &view, PyBUF_SIMPLE) < 0) return -1;
-    if (check_board(view.buf, view.len) < 0) {
+    if (check_board(view.buf, view.len, "board") < 0) {
         PyBuffer_Release(&view);
         return -1;
     }
@@ -642,14 +643,19 @@ static void seen_end(void) {
     }
 }
 
-/* Adds (depth, me) to the seen set; 1 if it was new, 0 if seen, -1 out of memory. */
-static int dseen_add(Depth *w, int depth) {
+/* Bits 48..55 of a key's second word: a value kept with the state (the walk back's lowest point),
+ * neither hashed nor compared. */
+#define VAL_SHIFT 48
+#define VAL_MASK (0xFFULL << VAL_SHIFT)
+
+/* The entry of (depth, the 26 counts me) in the seen table, made if new: 1 if made now, 0 if it was
+ * there, -1 out of memory; *at is the entry. `used` counts the walk's entries. */
+static int seen_entry(const uint8_t *me, int depth, size_t *used, DKey **at) {
     DKey k = {{0, 0}};
-    const uint8_t *me = w->me;
     for (int i = 0; i < 16; i++) k.w[0] |= (uint64_t)me[i] << (4 * i);
     for (int i = 16; i < 26; i++) k.w[1] |= (uint64_t)me[i] << (4 * (i - 16));
     k.w[1] |= ((uint64_t)depth << 40) | ((uint64_t)seen_tag << 56);
-    if ((w->used + 1) * 2 > seen_mask + 1) { /* grow at half full */
+    if ((*used + 1) * 2 > seen_mask + 1) { /* grow at half full */
         size_t cap = (seen_mask + 1) * 2;
         DKey *keys = calloc(cap, sizeof(DKey));
         if (!keys) return -1;
@@ -669,12 +675,22 @@ static int dseen_add(Depth *w, int depth) {
         DKey *e = &seen_keys[j];
         if (TAG(e) != seen_tag) {
             *e = k;
-            w->used++;
+            ++*used;
+            *at = e;
             return 1;
         }
-        if (e->w[0] == k.w[0] && e->w[1] == k.w[1]) return 0;
+        if (e->w[0] == k.w[0] && ((e->w[1] ^ k.w[1]) & ~VAL_MASK) == 0) {
+            *at = e;
+            return 0;
+        }
         j = (j + 1) & seen_mask;
     }
+}
+
+/* Adds (depth, me) to the seen set; 1 if it was new, 0 if seen, -1 out of memory. */
+static int dseen_add(Depth *w, int depth) {
+    DKey *e;
+    return seen_entry(w->me, depth, &w->used, &e);
 }
 
 static int d_passed(const Depth *w) {
@@ -766,6 +782,52 @@ PyDoc_STRVAR(max_depth_doc,
              "dice the sequence (bytes), head_limit -1 for no head rule, mirror the 25-byte point map,\n"
              "budget -1 for none; past the budget the count is budget + 1 and the depth not to be used.");
 
+/* Checks a walk's arguments and fills w from them: 0, or -1 with a ValueError naming the argument.
+ * `most` is the most dice the walk takes. */
+static int walk_setup(Depth *w, const Py_buffer *board, const Py_buffer *dice, const Py_buffer *mirror, int head_start,
+                      int head_limit, int start_rule_limit, int start_quarter, int trapping, int opp_off,
+                      long long budget, Py_ssize_t most) {
+    const uint8_t *b = board->buf, *f = mirror->buf, *dv = dice->buf;
+    memset(w, 0, sizeof *w);
+    if (check_board(b, board->len, "board") < 0) return -1;
+    if (mirror->len != 25) {
+        PyErr_SetString(PyExc_ValueError, "mirror: expected 25 bytes");
+        return -1;
+    }
+    for (int i = 1; i <= 24; i++)
+        if (f[i] < 1 || f[i] > 24) {
+            PyErr_Format(PyExc_ValueError, "mirror: point %d maps to %d, not 1 to 24", i, f[i]);
+            return -1;
+        }
+    for (Py_ssize_t i = 0; i < dice->len; i++)
+        if (dv[i] < 1 || dv[i] > 6) {
+            PyErr_Format(PyExc_ValueError, "dice: %d is not 1 to 6", dv[i]);
+            return -1;
+        }
+    if (dice->len > most) {
+        PyErr_Format(PyExc_ValueError, "dice: %zd of them, more than %zd", dice->len, most);
+        return -1;
+    }
+    if (start_rule_limit < 0 || start_rule_limit > 24) {
+        PyErr_Format(PyExc_ValueError, "start_rule_limit: %d is not 0 to 24", start_rule_limit);
+        return -1;
+    }
+    memcpy(w->me, b, 26);
+    w->opp = b + OPP;
+    w->dice = dv;
+    w->n = (int)dice->len;
+    w->goal = w->n;
+    w->head_start = head_start;
+    w->head_limit = head_limit;
+    w->start_rule_limit = start_rule_limit;
+    w->start_quarter = start_quarter;
+    w->trapping = trapping;
+    w->f = f;
+    w->opp_off = opp_off;
+    w->budget = budget;
+    return 0;
+}
+
 static PyObject *max_depth(PyObject *self, PyObject *args) {
     Py_buffer board, dice, mirror;
     int goal, head_start, head_limit, start_rule_limit, start_quarter, trapping, opp_off;
@@ -775,40 +837,10 @@ static PyObject *max_depth(PyObject *self, PyObject *args) {
         return NULL;
     PyObject *out = NULL;
     Depth w;
-    memset(&w, 0, sizeof w);
-    const uint8_t *b = board.buf, *f = mirror.buf, *dv = dice.buf;
-    if (check_board(b, board.len) < 0) goto done;
-    if (mirror.len != 25) {
-        PyErr_SetString(PyExc_ValueError, "mirror: expected 25 bytes");
+    if (walk_setup(&w, &board, &dice, &mirror, head_start, head_limit, start_rule_limit, start_quarter, trapping,
+                   opp_off, budget, 255) < 0)
         goto done;
-    }
-    for (int i = 1; i <= 24; i++)
-        if (f[i] < 1 || f[i] > 24) {
-            PyErr_Format(PyExc_ValueError, "mirror: point %d maps to %d, not 1 to 24", i, f[i]);
-            goto done;
-        }
-    for (Py_ssize_t i = 0; i < dice.len; i++)
-        if (dv[i] < 1 || dv[i] > 6) {
-            PyErr_Format(PyExc_ValueError, "dice: %d is not 1 to 6", dv[i]);
-            goto done;
-        }
-    if (dice.len > 255 || start_rule_limit < 0 || start_rule_limit > 24) {
-        PyErr_SetString(PyExc_ValueError, "dice or start_rule_limit: out of range");
-        goto done;
-    }
-    memcpy(w.me, b, 26);
-    w.opp = b + OPP;
-    w.dice = dv;
-    w.n = (int)dice.len;
     w.goal = goal < w.n ? goal : w.n;
-    w.head_start = head_start;
-    w.head_limit = head_limit;
-    w.start_rule_limit = start_rule_limit;
-    w.start_quarter = start_quarter;
-    w.trapping = trapping;
-    w.f = f;
-    w.opp_off = opp_off;
-    w.budget = budget;
     if (seen_start() < 0) {
         PyErr_NoMemory();
         goto done;
@@ -827,11 +859,230 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------ a path to a board, blocking games */
+
+/* reach.Walker's walks to a target board for the same games as max_depth (the opponent's checkers
+ * stand still): forwards (Walker._paths: one path, exactly to the target, in every order) and back
+ * from the target (backward.backward_path). The same moves in the same order, the same pruning,
+ * the same boards counted against the budget. */
+#define MAX_WALK 64 /* dice of a path walk (an escalated gul-bara double has 24) */
+
+typedef struct {
+    Depth w;               /* the mover's counts as walked, the dice, the rules, the budget */
+    const uint8_t *target; /* the 52 counts to reach */
+    int opp_same;          /* whether the target's opponent counts are the board's */
+    int tcum[27], toff;
+    int crossing[27], down[27]; /* filled by f_hopeless for the node that called it */
+    int total[MAX_WALK + 1], bigger[MAX_WALK + 1];
+    int waste[MAX_WALK + 1][MAX_WALK + 2]; /* [depth][k]: most pips k checkers borne off waste with dice[depth:] */
+    int wastes; /* 0 where the play may stop before its last dice: no lower bound on the pips */
+    int stopped, found, len; /* past the budget; a path found, of len checker moves */
+    uint8_t path[MAX_WALK][2];
+} Path;
+
+static int highest(const uint8_t *me) {
+    for (int x = 25; x > 1; x--)
+        if (me[x]) return x;
+    return 1;
+}
+
+/* Walker._paths's hopeless (exact, no hits or pins): whether the target cannot be reached from here. */
+static int f_hopeless(Path *p, int depth) {
+    const uint8_t *me = p->w.me;
+    int n = p->w.n;
+    if (me[0] > p->toff) return 1;
+    int cum = 0, need = 0, most = 0, run = 0, longest = 0;
+    for (int x = 25; x >= 1; x--) {
+        cum += me[x];
+        int c = cum - p->tcum[x];
+        if (c < 0) return 1;
+        p->crossing[x] = c;
+        if (c) {
+            need += c;
+            if (c > most) most = c;
+            if (++run > longest) longest = run;
+        } else {
+            run = 0;
+        }
+    }
+    int below = 0;
+    for (int x = 1; x <= 25; x++) {
+        below = p->crossing[x] ? below + 1 : 0;
+        p->down[x] = below;
+    }
+    if (most > n - depth) return 1; /* each checker move crosses a point at most once */
+    int total = p->total[depth];
+    if (need > total) return 1;
+    if (me[0] == p->toff) { /* the pips are a sum of the next dice */
+        int acc = 0, sum = need == 0;
+        for (int k = depth; k < n && !sum && acc < need; k++) sum = (acc += p->w.dice[k]) == need;
+        if (!sum) return 1;
+    }
+    if (p->wastes) {
+        int off = p->toff - me[0];
+        if (off > n - depth || need < total - p->waste[depth][off]) return 1;
+    }
+    int big = p->bigger[depth];
+    if (big && longest < big && !(run && me[0] < p->toff)) return 1;
+    return 0;
+}
+
+static int f_rec(Path *p, int depth) {
+    Depth *w = &p->w;
+    uint8_t *me = w->me;
+    if (w->budget >= 0 && ++w->calls > w->budget) {
+        p->stopped = 1;
+        return 1;
+    }
+    if (f_hopeless(p, depth)) return 0;
+    if (depth == w->n) {
+        if (p->opp_same && memcmp(me, p->target, 26) == 0) {
+            p->found = 1;
+            p->len = depth;
+            return 1;
+        }
+        return 0;
+    }
+    int d = w->dice[depth];
+    /* the sources that cross only points still to be crossed, first those landing where a checker must stop */
+    int order[25], first = 0, late = 0, hi = me[BAR] ? BAR : 24, lo = me[BAR] ? BAR : 1;
+    int rest[25];
+    for (int src = hi; src >= lo; src--) {
+        if (!me[src] || p->down[src] < (d < src ? d : src)) continue;
+        if (src - d > 0 && p->crossing[src - d] < p->crossing[src - d + 1])
+            order[first++] = src;
+        else
+            rest[late++] = src;
+    }
+    memcpy(order + first, rest, (size_t)late * sizeof(int));
+    for (int k = 0; k < first + late; k++) {
+        int src = order[k], dst = d_try(w, src, d);
+        if (dst < 0) continue;
+        p->path[depth][0] = (uint8_t)src;
+        p->path[depth][1] = (uint8_t)dst;
+        int done;
+        if (dst == 0 && me[0] == ALL_OFF) { /* the game ends: a complete play only if it is the target */
+            done = p->opp_same && memcmp(me, p->target, 26) == 0;
+            if (done) {
+                p->found = 1;
+                p->len = depth + 1;
+            }
+        } else {
+            int added = dseen_add(w, depth);
+            if (added < 0) {
+                w->nomem = 1;
+                done = 1;
+            } else {
+                done = added ? f_rec(p, depth + 1) : 0;
+            }
+        }
+        me[dst]--;
+        me[src]++;
+        if (done) return 1;
+    }
+    return 0;
+}
+
+/* A found path's checker moves as the walks' Python twins give them: ((src, dst, False), ...). */
+static PyObject *path_tuple(const uint8_t (*path)[2], int len) {
+    PyObject *t = PyTuple_New(len);
+    if (!t) return NULL;
+    for (int k = 0; k < len; k++) {
+        PyObject *m = MOVES[path[k][0]][path[k][1]][0];
+        Py_INCREF(m);
+        PyTuple_SET_ITEM(t, k, m);
+    }
+    return t;
+}
+
+PyDoc_STRVAR(forward_path_doc,
+             "forward_path(board, target, dice, head_start, head_limit, start_rule_limit, start_quarter, trapping,\n"
+             "             mirror, opp_off, budget) -> (checker moves or None, boards visited)\n\n"
+             "reach.Walker._paths for one path playing every die of dice (at most 64) to exactly target (52\n"
+             "counts), in a blocking game without hits or pins; the other arguments as max_depth's. Past the\n"
+             "budget the count is budget + 1 and no path is given.");
+
+static PyObject *forward_path(PyObject *self, PyObject *args) {
+    Py_buffer board, target, dice, mirror;
+    int head_start, head_limit, start_rule_limit, start_quarter, trapping, opp_off;
+    long long budget;
+    if (!PyArg_ParseTuple(args, "y*y*y*iiiiiy*iL:forward_path", &board, &target, &dice, &head_start, &head_limit,
+                          &start_rule_limit, &start_quarter, &trapping, &mirror, &opp_off, &budget))
+        return NULL;
+    PyObject *out = NULL;
+    Path *p = calloc(1, sizeof(Path));
+    if (!p) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (walk_setup(&p->w, &board, &dice, &mirror, head_start, head_limit, start_rule_limit, start_quarter, trapping,
+                   opp_off, budget, MAX_WALK) < 0 ||
+        check_board(target.buf, target.len, "target") < 0)
+        goto done;
+    const uint8_t *b = board.buf, *t = target.buf, *dv = p->w.dice;
+    int n = p->w.n;
+    if (memcmp(b + OPP + 1, t + OPP + 1, 24) != 0) { /* the opponent's checkers never move: no path */
+        out = Py_BuildValue("(OL)", Py_None, 0LL);
+        goto done;
+    }
+    p->target = t;
+    p->opp_same = memcmp(b + OPP, t + OPP, 26) == 0;
+    p->toff = t[0];
+    for (int x = 25; x >= 1; x--) p->tcum[x] = p->tcum[x + 1] + t[x];
+    /* when the target is a game that ended (the last checker off) the play may stop before every die
+     * is played, and only the next die is sure to be played */
+    int ends = t[0] == ALL_OFF && b[0] < ALL_OFF;
+    p->wastes = !ends;
+    int high = highest(t);
+    for (int depth = 0; depth <= n; depth++) {
+        int total = 0, big = 0;
+        uint8_t sorted[MAX_WALK];
+        int m = 0;
+        for (int k = depth; k < n; k++) {
+            int d = dv[k], j = m++;
+            total += d;
+            if (d > big) big = d;
+            while (j > 0 && sorted[j - 1] < d) { /* largest first */
+                sorted[j] = sorted[j - 1];
+                j--;
+            }
+            sorted[j] = (uint8_t)d;
+        }
+        p->total[depth] = total;
+        p->bigger[depth] = ends ? (depth < n ? dv[depth] : 0) : big;
+        p->waste[depth][0] = 0;
+        for (int k = 0; k < m; k++) p->waste[depth][k + 1] = p->waste[depth][k] + (sorted[k] > high ? sorted[k] - high : 0);
+    }
+    if (seen_start() < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    f_rec(p, 0);
+    seen_end();
+    if (p->w.nomem) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (p->found) {
+        PyObject *moves = path_tuple((const uint8_t (*)[2])p->path, p->len);
+        if (moves) out = Py_BuildValue("(NL)", moves, p->w.calls);
+    } else {
+        out = Py_BuildValue("(OL)", Py_None, p->w.calls);
+    }
+done:
+    free(p);
+    PyBuffer_Release(&board);
+    PyBuffer_Release(&target);
+    PyBuffer_Release(&dice);
+    PyBuffer_Release(&mirror);
+    return out;
+}
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"results", results, METH_VARARGS, results_doc},
     {"position_results", (PyCFunction)(void (*)(void))position_results, METH_FASTCALL, position_results_doc},
     {"max_depth", max_depth, METH_VARARGS, max_depth_doc},
+    {"forward_path", forward_path, METH_VARARGS, forward_path_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -38,6 +38,9 @@ def forget() -> None:
         _DEPTHS.clear()
 
 
+COMPILED_DICE = 64
+"""The most dice a compiled walk to a target takes (an escalated gul-bara double has 24)."""
+
 # Boards each walk of :meth:`Walker._blocking_path` may visit in its first round (four times more each round).
 FIRST_BUDGET = 100
 
@@ -111,16 +114,14 @@ class Walker:
             raise
         return best
 
-    def _compiled_depth(self, dice: tuple[int, ...], goal: int, budget: Budget | None) -> int | None:
-        """:meth:`max_depth` by ``board_rules._fastgen`` where it is built and the game blocks without
-        hitting or pinning (the opponent's checkers stand still all turn); None elsewhere."""
+    def _compiled_rules(self) -> tuple | None:
+        """The variant's limits as ``board_rules._fastgen``'s walks take them (after the dice), where it is
+        built and the game blocks without hitting or pinning (the opponent's checkers stand still all
+        turn); None elsewhere."""
         v, b, s = self.v, self.b, self.s
         if fastgen._compiled is None or not v.blocks or v.hits or v.pins or b.pins is not None:
             return None
-        args = (
-            bytes(b.me + b.opp),
-            bytes(dice),
-            goal,
+        return (
             s.head_start,
             s.head_limit if v.head_rule else -1,
             v.start_rule_limit,
@@ -129,6 +130,14 @@ class Walker:
             _MIRROR_BYTES[v.geometry == SAME],
             b.opp_off,
         )
+
+    def _compiled_depth(self, dice: tuple[int, ...], goal: int, budget: Budget | None) -> int | None:
+        """:meth:`max_depth` by ``board_rules._fastgen`` where :meth:`_compiled_rules` allows; None elsewhere."""
+        rules = self._compiled_rules()
+        if rules is None:
+            return None
+        b = self.b
+        args = (bytes(b.me + b.opp), bytes(dice), goal, *rules)
         # a check asks the same question more than once (the most dice, then the nearest play): the
         # answers of walks that ran to the end are kept, and spend the budget as the walk did
         known = _DEPTHS.get(args)
@@ -236,8 +245,23 @@ class Walker:
                     raise
                 boards *= 4
 
-    def _forward(self, dice, depth_wanted: int, target: Board, budget: Budget):
-        return self._paths(dice, depth_wanted, target, 1, True, monotone=False, budget=budget)
+    def _forward(self, dice, depth_wanted: int, target: Board, budget: Budget | None):
+        """One path to ``target`` walking forwards in every order (:meth:`_paths`), compiled where
+        :meth:`_compiled_rules` allows."""
+        rules = self._compiled_rules()
+        if rules is None or depth_wanted > COMPILED_DICE or target.pins is not None:
+            return self._paths(dice, depth_wanted, target, 1, True, monotone=False, budget=budget)
+        b = self.b
+        moves, boards = fastgen._compiled.forward_path(
+            bytes(b.me + b.opp),
+            bytes(target.me + target.opp),
+            bytes(dice[:depth_wanted]),
+            *rules,
+            -1 if budget is None else max(0, budget.left),
+        )
+        if budget is not None:
+            budget.spend(boards)
+        return [] if moves is None else [(moves, target.key())]
 
     def _fewest_pins(self, dice, depth_wanted: int, target: Board, found):
         """``found`` (one path to ``target``), or a path to it that pins fewer times.

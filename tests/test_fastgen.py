@@ -347,3 +347,66 @@ def test_the_compiled_walk_refuses_what_is_not_a_walk():
     ):
         with pytest.raises(ValueError, match=field):
             compiled.max_depth(*good[:at], bad, *good[at + 1 :])
+
+
+def _path_cases(rng, variant: str, count: int):
+    """``(variant, board, head limit, dice, target, budget)`` for the walks to a target of a blocking
+    game: a board some of the dice reach by random checker moves (sometimes one checker moved on a
+    point more, which no play may reach), one position in four the mover's last checkers bearing off."""
+    from board_rules.moves import CheckerMoves
+
+    walks = _walkers(rng, variant)
+    out = []
+    while len(out) < count:
+        walker, seq = next(walks)
+        v = walker.v
+        if len(out) % 4 == 3:
+            try:
+                position = _endgame(rng, variant)
+            except ValueError:
+                continue
+            walker = type(walker)(v, Board.of(position), walker.s.head_limit)
+        board = walker.b.copy()
+        s = CheckerMoves(v, board, walker.s.head_limit)
+        played = 0
+        for d in seq[: rng.randint(0, len(seq))]:
+            srcs = s.sources()
+            rng.shuffle(srcs)
+            if not any(s.try_move(src, d) for src in srcs):
+                break
+            played += 1
+        if rng.random() < 0.3:  # one checker a point on, where it may stand
+            src = rng.choice([i for i in range(2, 25) if board.me[i]] or [0])
+            if src and not board.opp[src - 1]:
+                board.me[src] -= 1
+                board.me[src - 1] += 1
+        budget = rng.choice((None, 5, 40, 300))
+        out.append((v, walker.b, walker.s.head_limit, seq, played, board, budget))
+    return out
+
+
+def _forward_walks(cases):
+    from board_rules.movegen import Budget, SearchBudgetExceeded
+    from board_rules.reach import Walker
+
+    out = []
+    for v, board, head, seq, played, target, size in cases:
+        walker = Walker(v, board.copy(), head)
+        budget = None if size is None else Budget(size)
+        try:
+            out.append((walker._forward(seq, played, target, budget), None if budget is None else budget.left))
+        except SearchBudgetExceeded:
+            out.append(("over", budget.left))
+    return out
+
+
+@pytest.mark.parametrize("variant", ("fevga", "gul-bara", "long-nardy"))
+def test_compiled_and_python_forward_walks_find_the_same_path_to_a_board(variant, monkeypatch):
+    _compiled()
+    cases = _path_cases(random.Random(f"forward-{variant}"), variant, 600)
+    got = _forward_walks(cases)
+    monkeypatch.setattr(fastgen, "_compiled", None)  # the Python walk, the reference
+    assert got == _forward_walks(cases)
+    assert sum(g[0] == "over" for g in got) >= 20  # budgets ran out, as in Python
+    assert sum(bool(g[0]) and g[0] != "over" for g in got) >= 100  # paths found
+    assert sum(g[0] == [] for g in got) >= 100  # and proved absent
