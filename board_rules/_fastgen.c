@@ -1077,12 +1077,211 @@ done:
     PyBuffer_Release(&mirror);
     return out;
 }
+/* The walk back from the target (backward.backward_path): the board walked back is w.me, the start's
+ * opponent counts w.opp. With `rules` each move back is also made forwards under the variant's own
+ * limits (d_try); without them each run of equal dice is walked back in one order, lowest point first. */
+typedef struct {
+    Depth w;
+    const uint8_t *start; /* the start's 26 counts */
+    int rules, off0, need;
+    int crossing[26]; /* checkers that the first dice must carry from x or behind to below x */
+    int left[MAX_WALK + 1]; /* pips of the first i dice */
+    uint8_t sorted[MAX_WALK + 1][MAX_WALK]; /* the first i dice, largest first */
+    int stopped, found;
+    uint8_t path[MAX_WALK][2];
+} Back;
+
+/* Whether the first i dice can still carry the checkers as the board now needs (backward's feasible). */
+static int b_feasible(const Back *k, int i) {
+    const uint8_t *me = k->w.me;
+    int off = me[0] - k->off0;
+    if (off > i) return 0;
+    for (int x = 1; x <= 25; x++)
+        if (k->crossing[x] < 0 || k->crossing[x] > i) return 0;
+    if (!off) return k->need == k->left[i];
+    int h = highest(me), waste = 0;
+    if (h > 6) h = 6;
+    for (int j = 0; j < off; j++) waste += k->sorted[i][j] > h ? k->sorted[i][j] - h : 0;
+    return k->left[i] - waste <= k->need && k->need <= k->left[i];
+}
+
+static void b_shift(Back *k, int lo, int hi, int by) {
+    for (int x = lo; x <= hi; x++) k->crossing[x] += by;
+    k->need += by * (hi - lo + 1);
+}
+
+static int b_rec(Back *k, int i, int low);
+
+/* The move back of die i - 1 just made (forwards: src to dst); 1 when the walk is over (found or
+ * stopped), 0 to go on. */
+static int b_step(Back *k, int i, int src, int dst, int low) {
+    Depth *w = &k->w;
+    if (w->budget >= 0 && ++w->calls > w->budget) { /* each move back tried counts a board */
+        k->stopped = 1;
+        return 1;
+    }
+    if (k->rules) {
+        int u = d_try(w, src, w->dice[i - 1]);
+        if (u < 0) return 0;
+        w->me[u]--;
+        w->me[src]++;
+        if (u != dst) return 0;
+    }
+    DKey *e;
+    int made = seen_entry(w->me, i, &w->used, &e);
+    if (made < 0) {
+        w->nomem = 1;
+        return 1;
+    }
+    /* the lowest point a move back of the same run could still start from when the walk left this
+     * board without a path: a visit with that bound or a higher one is as hopeless */
+    int was = made ? -1 : (int)((e->w[1] >> VAL_SHIFT) & 0xFF);
+    if ((was >= 0 && was <= low) || !b_feasible(k, i - 1)) {
+        e->w[1] &= ~VAL_MASK;
+        return 0;
+    }
+    k->path[i - 1][0] = (uint8_t)src;
+    k->path[i - 1][1] = (uint8_t)dst;
+    if (b_rec(k, i - 1, low)) return 1;
+    if (seen_entry(w->me, i, &w->used, &e) < 0) { /* found again: the table may have grown meanwhile */
+        w->nomem = 1;
+        return 1;
+    }
+    int keep = was < 0 || low < was ? low : was;
+    e->w[1] = (e->w[1] & ~VAL_MASK) | ((uint64_t)keep << VAL_SHIFT);
+    return 0;
+}
+
+static int b_rec(Back *k, int i, int low) {
+    Depth *w = &k->w;
+    uint8_t *me = w->me;
+    if (i == 0) {
+        if (memcmp(me, k->start, 26) == 0) {
+            k->found = 1;
+            return 1;
+        }
+        return 0;
+    }
+    int d = w->dice[i - 1];
+    int same = !k->rules && i >= 2 && w->dice[i - 2] == d; /* the next die goes on with this run */
+    for (int q = low > 1 ? low : 1; q < 25 - d; q++) {
+        if (me[q] && !w->opp[q + d] && k->crossing[q + 1] > 0) {
+            me[q]--;
+            me[q + d]++;
+            b_shift(k, q + 1, q + d, -1);
+            int over = b_step(k, i, q + d, q, same ? q : 0);
+            b_shift(k, q + 1, q + d, 1);
+            me[q]++;
+            me[q + d]--;
+            if (over) return 1;
+        }
+    }
+    if (low == 0 && me[0] > k->off0) {
+        for (int x = 7; x <= 25; x++)
+            if (me[x]) return 0;
+        /* a checker borne off with d: exactly from d, or from the highest point below d */
+        for (int p = d < 6 ? d : 6; p >= 1; p--) {
+            if (p < d)
+                for (int x = p + 1; x <= 6; x++)
+                    if (me[x]) return 0;
+            me[0]--;
+            me[p]++;
+            b_shift(k, 1, p, -1);
+            int over = b_step(k, i, p, 0, 0);
+            b_shift(k, 1, p, 1);
+            me[0]++;
+            me[p]--;
+            if (over) return 1;
+        }
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(backward_path_doc,
+             "backward_path(board, target, dice, rules, head_start, head_limit, start_rule_limit, start_quarter,\n"
+             "              trapping, mirror, opp_off, budget) -> (checker moves or None, boards visited)\n\n"
+             "backward.backward_path from board to target (52 counts each) for dice (at most 64), in a blocking\n"
+             "game without hits or pins: rules true checks each move back forwards under the variant's limits\n"
+             "(the other arguments as max_depth's). Past the budget the count is budget + 1 and no path is given.");
+
+static PyObject *backward_path(PyObject *self, PyObject *args) {
+    Py_buffer board, target, dice, mirror;
+    int rules, head_start, head_limit, start_rule_limit, start_quarter, trapping, opp_off;
+    long long budget;
+    if (!PyArg_ParseTuple(args, "y*y*y*piiiiiy*iL:backward_path", &board, &target, &dice, &rules, &head_start,
+                          &head_limit, &start_rule_limit, &start_quarter, &trapping, &mirror, &opp_off, &budget))
+        return NULL;
+    PyObject *out = NULL;
+    Back *k = calloc(1, sizeof(Back));
+    if (!k) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (walk_setup(&k->w, &board, &dice, &mirror, head_start, head_limit, start_rule_limit, start_quarter, trapping,
+                   opp_off, budget, MAX_WALK) < 0 ||
+        check_board(target.buf, target.len, "target") < 0)
+        goto done;
+    const uint8_t *b = board.buf, *t = target.buf, *dv = k->w.dice;
+    int n = k->w.n;
+    if (memcmp(b + OPP + 1, t + OPP + 1, 24) != 0 || t[0] < b[0]) {
+        out = Py_BuildValue("(OL)", Py_None, 0LL);
+        goto done;
+    }
+    memcpy(k->w.me, t, 26); /* walked back from the target */
+    k->start = b;
+    k->rules = rules;
+    k->off0 = b[0];
+    for (int i = 0; i < n; i++) {
+        k->left[i + 1] = k->left[i] + dv[i];
+        int j = i;
+        memcpy(k->sorted[i + 1], k->sorted[i], (size_t)i);
+        while (j > 0 && k->sorted[i + 1][j - 1] < dv[i]) {
+            k->sorted[i + 1][j] = k->sorted[i + 1][j - 1];
+            j--;
+        }
+        k->sorted[i + 1][j] = dv[i];
+    }
+    int scum = 0, cum = 0;
+    for (int x = 25; x >= 1; x--) {
+        scum += b[x];
+        cum += t[x];
+        k->crossing[x] = scum - cum;
+        k->need += scum - cum;
+    }
+    if (b_feasible(k, n)) {
+        if (seen_start() < 0) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        b_rec(k, n, 0);
+        seen_end();
+    }
+    if (k->w.nomem) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (k->found) {
+        PyObject *moves = path_tuple((const uint8_t (*)[2])k->path, n);
+        if (moves) out = Py_BuildValue("(NL)", moves, k->w.calls);
+    } else {
+        out = Py_BuildValue("(OL)", Py_None, k->w.calls);
+    }
+done:
+    free(k);
+    PyBuffer_Release(&board);
+    PyBuffer_Release(&target);
+    PyBuffer_Release(&dice);
+    PyBuffer_Release(&mirror);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"results", results, METH_VARARGS, results_doc},
     {"position_results", (PyCFunction)(void (*)(void))position_results, METH_FASTCALL, position_results_doc},
     {"max_depth", max_depth, METH_VARARGS, max_depth_doc},
     {"forward_path", forward_path, METH_VARARGS, forward_path_doc},
+    {"backward_path", backward_path, METH_VARARGS, backward_path_doc},
     {NULL, NULL, 0, NULL},
 };
 

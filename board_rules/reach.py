@@ -215,20 +215,19 @@ class Walker:
 
         ends = target.me[0] == CHECKERS and self.b.me[0] < CHECKERS
         open_ = list(range(1, depth_wanted + 1)) if ends else [depth_wanted]  # lengths not yet settled
-        limits = (self.v, self.s.head_limit, self.s.head_start)
         key = target.key()
         boards = FIRST_BUDGET
         while True:
             for k in list(open_):
                 try:
-                    moves = walk(backward_path, self.b, target, dice[:k], None)
+                    moves = walk(self._backward, target, dice[:k], False)
                     if moves is None:
                         open_.remove(k)  # not even reachable without the variant's own limits
                         continue
                     if self._replays(dice, moves):
                         return [(moves, key)]
                     # the variant's own limits (start rule, primes) stop that path: look again with them
-                    moves = walk(backward_path, self.b, target, dice[:k], limits)
+                    moves = walk(self._backward, target, dice[:k], True)
                     if moves is not None and self._replays(dice, moves):
                         return [(moves, key)]
                 except SearchBudgetExceeded:
@@ -244,6 +243,26 @@ class Walker:
                 if budget is not None and budget.left <= 0:
                     raise
                 boards *= 4
+
+    def _backward(self, target: Board, dice, limits: bool, budget: Budget | None):
+        """:func:`~board_rules.backward.backward_path` from this walker's board to ``target``, with the
+        variant's own limits if ``limits``; compiled where :meth:`_compiled_rules` allows."""
+        rules = self._compiled_rules()
+        if rules is None or len(dice) > COMPILED_DICE or target.pins is not None:
+            own = (self.v, self.s.head_limit, self.s.head_start) if limits else None
+            return backward_path(self.b, target, dice, own, budget)
+        b = self.b
+        moves, boards = fastgen._compiled.backward_path(
+            bytes(b.me + b.opp),
+            bytes(target.me + target.opp),
+            bytes(dice),
+            limits,
+            *rules,
+            -1 if budget is None else max(0, budget.left),
+        )
+        if budget is not None:
+            budget.spend(boards)
+        return moves
 
     def _forward(self, dice, depth_wanted: int, target: Board, budget: Budget | None):
         """One path to ``target`` walking forwards in every order (:meth:`_paths`), compiled where

@@ -410,3 +410,61 @@ def test_compiled_and_python_forward_walks_find_the_same_path_to_a_board(variant
     assert sum(g[0] == "over" for g in got) >= 20  # budgets ran out, as in Python
     assert sum(bool(g[0]) and g[0] != "over" for g in got) >= 100  # paths found
     assert sum(g[0] == [] for g in got) >= 100  # and proved absent
+
+
+def _backward_walks(cases):
+    from board_rules.movegen import Budget, SearchBudgetExceeded
+    from board_rules.reach import Walker
+
+    out = []
+    for i, (v, board, head, seq, played, target, size) in enumerate(cases):
+        dice = seq[:played] if i % 5 else seq  # mostly the dice that reached it
+        for limits in (False, True):
+            walker = Walker(v, board.copy(), head)
+            budget = None if size is None else Budget(size)
+            try:
+                out.append((walker._backward(target, dice, limits, budget), None if budget is None else budget.left))
+            except SearchBudgetExceeded:
+                out.append(("over", budget.left))
+            assert walker.b == board  # the start is left as it was
+    return out
+
+
+@pytest.mark.parametrize("variant", ("fevga", "gul-bara", "long-nardy"))
+def test_compiled_and_python_walks_back_find_the_same_path_from_a_board(variant, monkeypatch):
+    _compiled()
+    cases = _path_cases(random.Random(f"backward-{variant}"), variant, 600)
+    got = _backward_walks(cases)
+    monkeypatch.setattr(fastgen, "_compiled", None)  # backward.backward_path, the reference
+    assert got == _backward_walks(cases)
+    assert sum(g[0] == "over" for g in got) >= 20  # budgets ran out, as in Python
+    assert sum(g[0] not in ("over", None) for g in got) >= 200  # paths found
+    assert sum(g[0] is None for g in got) >= 100  # and proved absent
+
+
+def test_the_compiled_walks_to_a_target_refuse_what_is_not_a_walk():
+    compiled = _compiled()
+    board, mirror = bytes(52), bytes([0, *range(24, 0, -1)])
+    forward = (board, board, bytes([1]), 15, -1, 0, False, False, mirror, 0, 1000)
+    backward = forward[:3] + (False,) + forward[3:]
+    assert compiled.forward_path(*forward) == (None, 1)  # no checker to move: one board, no path
+    assert compiled.backward_path(*backward) == (None, 0)  # the dice cannot carry nothing anywhere
+    for at, bad, field in (
+        (0, board[:51], "board"),
+        (1, board[:51], "target"),
+        (1, bytes([16]) + board[1:], "target"),
+        (2, bytes([7]), "dice"),
+        (2, bytes([1]) * 65, "dice"),
+        (8, mirror[:24], "mirror"),
+        (8, bytes(25), "mirror"),
+        (5, 30, "start_rule_limit"),
+    ):
+        with pytest.raises(ValueError, match=field):
+            compiled.forward_path(*forward[:at], bad, *forward[at + 1 :])
+        at = at if at < 3 else at + 1
+        with pytest.raises(ValueError, match=field):
+            compiled.backward_path(*backward[:at], bad, *backward[at + 1 :])
+    with pytest.raises(TypeError):
+        compiled.forward_path("not bytes", *forward[1:])
+    with pytest.raises(TypeError):
+        compiled.backward_path(*backward[:4], "not an int", *backward[5:])
