@@ -861,23 +861,34 @@ done:
 
 /* ------------------------------------------------------------------ a path to a board, blocking games */
 
-/* reach.Walker's walks to a target board for the same games as max_depth (the opponent's checkers
- * stand still): forwards (Walker._paths: one path, exactly to the target, in every order) and back
- * from the target (backward.backward_path). The same moves in the same order, the same pruning,
- * the same boards counted against the budget. */
+/* reach.Walker's walks over checker moves for the same games as max_depth (the opponent's checkers
+ * stand still): forwards (Walker._paths, in every order: the path to a target, the ends behind one,
+ * or the first ends met) and back from a target (backward.backward_path). The same moves in the same
+ * order, the same pruning, the same boards counted against the budget. */
 #define MAX_WALK 64 /* dice of a path walk (an escalated gul-bara double has 24) */
+#define END_DEPTH 255 /* the seen table's depth for the ends found (no walk has that many dice) */
+
+typedef struct {
+    uint8_t me[26];
+    uint8_t len;
+    uint8_t mv[MAX_WALK][2];
+} End;
 
 typedef struct {
     Depth w;               /* the mover's counts as walked, the dice, the rules, the budget */
-    const uint8_t *target; /* the 52 counts to reach */
+    const uint8_t *target; /* the 52 counts to reach, or NULL */
+    int exact;             /* the path ends on the target (else anywhere behind it) */
     int opp_same;          /* whether the target's opponent counts are the board's */
+    long long limit, enough, visited; /* enough < 0: none */
     int tcum[27], toff;
     int crossing[27], down[27]; /* filled by f_hopeless for the node that called it */
     int total[MAX_WALK + 1], bigger[MAX_WALK + 1];
     int waste[MAX_WALK + 1][MAX_WALK + 2]; /* [depth][k]: most pips k checkers borne off waste with dice[depth:] */
     int wastes; /* 0 where the play may stop before its last dice: no lower bound on the pips */
-    int stopped, found, len; /* past the budget; a path found, of len checker moves */
+    int stopped; /* past the budget */
     uint8_t path[MAX_WALK][2];
+    End *ends; /* the ends found, in the order found */
+    Py_ssize_t n_ends, cap_ends;
 } Path;
 
 static int highest(const uint8_t *me) {
@@ -886,7 +897,7 @@ static int highest(const uint8_t *me) {
     return 1;
 }
 
-/* Walker._paths's hopeless (exact, no hits or pins): whether the target cannot be reached from here. */
+/* Walker._paths's hopeless (no hits or pins): whether the target cannot be reached from here. */
 static int f_hopeless(Path *p, int depth) {
     const uint8_t *me = p->w.me;
     int n = p->w.n;
@@ -910,6 +921,7 @@ static int f_hopeless(Path *p, int depth) {
         below = p->crossing[x] ? below + 1 : 0;
         p->down[x] = below;
     }
+    if (!p->exact) return 0;
     if (most > n - depth) return 1; /* each checker move crosses a point at most once */
     int total = p->total[depth];
     if (need > total) return 1;
@@ -927,6 +939,36 @@ static int f_hopeless(Path *p, int depth) {
     return 0;
 }
 
+/* The board now ends a path of `len` checker moves: kept if it is one the walk wants and new. 1 when
+ * the walk is over (enough ends, or out of memory). */
+static int f_end(Path *p, int len) {
+    Depth *w = &p->w;
+    if (p->target && p->exact && !(p->opp_same && memcmp(w->me, p->target, 26) == 0)) return 0;
+    DKey *e;
+    int made = seen_entry(w->me, END_DEPTH, &w->used, &e);
+    if (made < 0) {
+        w->nomem = 1;
+        return 1;
+    }
+    if (made) {
+        if (p->n_ends == p->cap_ends) {
+            Py_ssize_t cap = p->cap_ends ? 2 * p->cap_ends : 16;
+            End *ends = realloc(p->ends, (size_t)cap * sizeof(End));
+            if (!ends) {
+                w->nomem = 1;
+                return 1;
+            }
+            p->ends = ends;
+            p->cap_ends = cap;
+        }
+        End *r = &p->ends[p->n_ends++];
+        memcpy(r->me, w->me, 26);
+        r->len = (uint8_t)len;
+        memcpy(r->mv, p->path, (size_t)len * 2);
+    }
+    return p->n_ends >= p->limit;
+}
+
 static int f_rec(Path *p, int depth) {
     Depth *w = &p->w;
     uint8_t *me = w->me;
@@ -934,21 +976,21 @@ static int f_rec(Path *p, int depth) {
         p->stopped = 1;
         return 1;
     }
-    if (f_hopeless(p, depth)) return 0;
-    if (depth == w->n) {
-        if (p->opp_same && memcmp(me, p->target, 26) == 0) {
-            p->found = 1;
-            p->len = depth;
-            return 1;
-        }
-        return 0;
-    }
+    if (p->enough >= 0 && ++p->visited > p->enough && p->n_ends) return 1; /* enough boards after the first end */
+    if (p->target && f_hopeless(p, depth)) return 0;
+    if (depth == w->n) return f_end(p, depth);
     int d = w->dice[depth];
-    /* the sources that cross only points still to be crossed, first those landing where a checker must stop */
+    /* with a target, the sources that cross only points still to be crossed, first those landing
+     * where a checker must stop */
     int order[25], first = 0, late = 0, hi = me[BAR] ? BAR : 24, lo = me[BAR] ? BAR : 1;
     int rest[25];
     for (int src = hi; src >= lo; src--) {
-        if (!me[src] || p->down[src] < (d < src ? d : src)) continue;
+        if (!me[src]) continue;
+        if (!p->target) {
+            order[first++] = src;
+            continue;
+        }
+        if (p->down[src] < (d < src ? d : src)) continue;
         if (src - d > 0 && p->crossing[src - d] < p->crossing[src - d + 1])
             order[first++] = src;
         else
@@ -961,12 +1003,8 @@ static int f_rec(Path *p, int depth) {
         p->path[depth][0] = (uint8_t)src;
         p->path[depth][1] = (uint8_t)dst;
         int done;
-        if (dst == 0 && me[0] == ALL_OFF) { /* the game ends: a complete play only if it is the target */
-            done = p->opp_same && memcmp(me, p->target, 26) == 0;
-            if (done) {
-                p->found = 1;
-                p->len = depth + 1;
-            }
+        if (dst == 0 && me[0] == ALL_OFF) { /* the game ends: the play is complete */
+            done = f_end(p, depth + 1);
         } else {
             int added = dseen_add(w, depth);
             if (added < 0) {
@@ -983,7 +1021,7 @@ static int f_rec(Path *p, int depth) {
     return 0;
 }
 
-/* A found path's checker moves as the walks' Python twins give them: ((src, dst, False), ...). */
+/* A path's checker moves as the walks' Python twins give them: ((src, dst, False), ...). */
 static PyObject *path_tuple(const uint8_t (*path)[2], int len) {
     PyObject *t = PyTuple_New(len);
     if (!t) return NULL;
@@ -995,19 +1033,43 @@ static PyObject *path_tuple(const uint8_t (*path)[2], int len) {
     return t;
 }
 
-PyDoc_STRVAR(forward_path_doc,
-             "forward_path(board, target, dice, head_start, head_limit, start_rule_limit, start_quarter, trapping,\n"
-             "             mirror, opp_off, budget) -> (checker moves or None, boards visited)\n\n"
-             "reach.Walker._paths for one path playing every die of dice (at most 64) to exactly target (52\n"
-             "counts), in a blocking game without hits or pins; the other arguments as max_depth's. Past the\n"
-             "budget the count is budget + 1 and no path is given.");
+/* The ends found, as [(checker moves, end board key)], the key the ends' counts then the opponent's. */
+static PyObject *ends_list(const Path *p, const uint8_t *opp) {
+    PyObject *out = PyList_New(p->n_ends);
+    if (!out) return NULL;
+    uint8_t key[NB];
+    memcpy(key + OPP, opp, 26);
+    for (Py_ssize_t i = 0; i < p->n_ends; i++) {
+        const End *r = &p->ends[i];
+        memcpy(key, r->me, 26);
+        PyObject *item = Py_BuildValue("(Ny#)", path_tuple((const uint8_t (*)[2])r->mv, r->len), (const char *)key,
+                                       (Py_ssize_t)NB);
+        if (!item) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, item);
+    }
+    return out;
+}
 
-static PyObject *forward_path(PyObject *self, PyObject *args) {
-    Py_buffer board, target, dice, mirror;
-    int head_start, head_limit, start_rule_limit, start_quarter, trapping, opp_off;
-    long long budget;
-    if (!PyArg_ParseTuple(args, "y*y*y*iiiiiy*iL:forward_path", &board, &target, &dice, &head_start, &head_limit,
-                          &start_rule_limit, &start_quarter, &trapping, &mirror, &opp_off, &budget))
+PyDoc_STRVAR(forward_paths_doc,
+             "forward_paths(board, target, dice, exact, limit, enough, head_start, head_limit, start_rule_limit,\n"
+             "              start_quarter, trapping, mirror, opp_off, budget) -> (paths or None, boards visited)\n\n"
+             "reach.Walker._paths in every order (monotone false, no spare pins, not ending) in a blocking game\n"
+             "without hits or pins: up to limit [(checker moves, end board key)] playing every die of dice (at\n"
+             "most 64). target (52 counts) or None; exact: the paths end on it, else anywhere behind it; enough\n"
+             "-1 for none, else the boards walked after the first end before the walk stops. The other\n"
+             "arguments as max_depth's. Past the budget the count is budget + 1 and no paths are given.");
+
+static PyObject *forward_paths(PyObject *self, PyObject *args) {
+    Py_buffer board, dice, mirror, target = {0};
+    PyObject *target_arg;
+    int exact, head_start, head_limit, start_rule_limit, start_quarter, trapping, opp_off;
+    long long limit, enough, budget;
+    if (!PyArg_ParseTuple(args, "y*Oy*pLLiiiiiy*iL:forward_paths", &board, &target_arg, &dice, &exact, &limit,
+                          &enough, &head_start, &head_limit, &start_rule_limit, &start_quarter, &trapping, &mirror,
+                          &opp_off, &budget))
         return NULL;
     PyObject *out = NULL;
     Path *p = calloc(1, sizeof(Path));
@@ -1016,42 +1078,57 @@ static PyObject *forward_path(PyObject *self, PyObject *args) {
         goto done;
     }
     if (walk_setup(&p->w, &board, &dice, &mirror, head_start, head_limit, start_rule_limit, start_quarter, trapping,
-                   opp_off, budget, MAX_WALK) < 0 ||
-        check_board(target.buf, target.len, "target") < 0)
+                   opp_off, budget, MAX_WALK) < 0)
         goto done;
-    const uint8_t *b = board.buf, *t = target.buf, *dv = p->w.dice;
-    int n = p->w.n;
-    if (memcmp(b + OPP + 1, t + OPP + 1, 24) != 0) { /* the opponent's checkers never move: no path */
-        out = Py_BuildValue("(OL)", Py_None, 0LL);
+    if (target_arg != Py_None) {
+        if (PyObject_GetBuffer(target_arg, &target, PyBUF_SIMPLE) < 0) {
+            PyErr_Format(PyExc_TypeError, "target: expected bytes or None");
+            goto done;
+        }
+        if (check_board(target.buf, target.len, "target") < 0) goto done;
+    }
+    if (limit < 1) {
+        PyErr_Format(PyExc_ValueError, "limit: %lld is not 1 or more", limit);
         goto done;
     }
-    p->target = t;
-    p->opp_same = memcmp(b + OPP, t + OPP, 26) == 0;
-    p->toff = t[0];
-    for (int x = 25; x >= 1; x--) p->tcum[x] = p->tcum[x + 1] + t[x];
-    /* when the target is a game that ended (the last checker off) the play may stop before every die
-     * is played, and only the next die is sure to be played */
-    int ends = t[0] == ALL_OFF && b[0] < ALL_OFF;
-    p->wastes = !ends;
-    int high = highest(t);
-    for (int depth = 0; depth <= n; depth++) {
-        int total = 0, big = 0;
-        uint8_t sorted[MAX_WALK];
-        int m = 0;
-        for (int k = depth; k < n; k++) {
-            int d = dv[k], j = m++;
-            total += d;
-            if (d > big) big = d;
-            while (j > 0 && sorted[j - 1] < d) { /* largest first */
-                sorted[j] = sorted[j - 1];
-                j--;
-            }
-            sorted[j] = (uint8_t)d;
+    const uint8_t *b = board.buf, *t = target.buf, *dv = p->w.dice;
+    int n = p->w.n;
+    p->exact = exact;
+    p->limit = limit;
+    p->enough = enough;
+    if (t) {
+        if (exact && memcmp(b + OPP + 1, t + OPP + 1, 24) != 0) { /* the opponent's checkers never move */
+            out = Py_BuildValue("([]L)", 0LL);
+            goto done;
         }
-        p->total[depth] = total;
-        p->bigger[depth] = ends ? (depth < n ? dv[depth] : 0) : big;
-        p->waste[depth][0] = 0;
-        for (int k = 0; k < m; k++) p->waste[depth][k + 1] = p->waste[depth][k] + (sorted[k] > high ? sorted[k] - high : 0);
+        p->target = t;
+        p->opp_same = memcmp(b + OPP, t + OPP, 26) == 0;
+        p->toff = t[0];
+        for (int x = 25; x >= 1; x--) p->tcum[x] = p->tcum[x + 1] + t[x];
+        /* when the target is a game that ended (the last checker off) the play may stop before every
+         * die is played, and only the next die is sure to be played */
+        int ends = t[0] == ALL_OFF && b[0] < ALL_OFF;
+        p->wastes = !ends;
+        int high = highest(t);
+        for (int depth = 0; depth <= n; depth++) {
+            int total = 0, big = 0, m = 0;
+            uint8_t sorted[MAX_WALK];
+            for (int k = depth; k < n; k++) {
+                int d = dv[k], j = m++;
+                total += d;
+                if (d > big) big = d;
+                while (j > 0 && sorted[j - 1] < d) { /* largest first */
+                    sorted[j] = sorted[j - 1];
+                    j--;
+                }
+                sorted[j] = (uint8_t)d;
+            }
+            p->total[depth] = total;
+            p->bigger[depth] = ends ? (depth < n ? dv[depth] : 0) : big;
+            p->waste[depth][0] = 0;
+            for (int k = 0; k < m; k++)
+                p->waste[depth][k + 1] = p->waste[depth][k] + (sorted[k] > high ? sorted[k] - high : 0);
+        }
     }
     if (seen_start() < 0) {
         PyErr_NoMemory();
@@ -1063,20 +1140,22 @@ static PyObject *forward_path(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    if (p->found) {
-        PyObject *moves = path_tuple((const uint8_t (*)[2])p->path, p->len);
-        if (moves) out = Py_BuildValue("(NL)", moves, p->w.calls);
-    } else {
+    if (p->stopped) {
         out = Py_BuildValue("(OL)", Py_None, p->w.calls);
+    } else {
+        PyObject *found = ends_list(p, b + OPP);
+        if (found) out = Py_BuildValue("(NL)", found, p->w.calls);
     }
 done:
+    if (p) free(p->ends);
     free(p);
+    if (target.obj) PyBuffer_Release(&target);
     PyBuffer_Release(&board);
-    PyBuffer_Release(&target);
     PyBuffer_Release(&dice);
     PyBuffer_Release(&mirror);
     return out;
 }
+
 /* The walk back from the target (backward.backward_path): the board walked back is w.me, the start's
  * opponent counts w.opp. With `rules` each move back is also made forwards under the variant's own
  * limits (d_try); without them each run of equal dice is walked back in one order, lowest point first. */
@@ -1280,7 +1359,7 @@ static PyMethodDef methods[] = {
     {"results", results, METH_VARARGS, results_doc},
     {"position_results", (PyCFunction)(void (*)(void))position_results, METH_FASTCALL, position_results_doc},
     {"max_depth", max_depth, METH_VARARGS, max_depth_doc},
-    {"forward_path", forward_path, METH_VARARGS, forward_path_doc},
+    {"forward_paths", forward_paths, METH_VARARGS, forward_paths_doc},
     {"backward_path", backward_path, METH_VARARGS, backward_path_doc},
     {NULL, NULL, 0, NULL},
 };

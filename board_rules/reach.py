@@ -265,22 +265,7 @@ class Walker:
         return moves
 
     def _forward(self, dice, depth_wanted: int, target: Board, budget: Budget | None):
-        """One path to ``target`` walking forwards in every order (:meth:`_paths`), compiled where
-        :meth:`_compiled_rules` allows."""
-        rules = self._compiled_rules()
-        if rules is None or depth_wanted > COMPILED_DICE or target.pins is not None:
-            return self._paths(dice, depth_wanted, target, 1, True, monotone=False, budget=budget)
-        b = self.b
-        moves, boards = fastgen._compiled.forward_path(
-            bytes(b.me + b.opp),
-            bytes(target.me + target.opp),
-            bytes(dice[:depth_wanted]),
-            *rules,
-            -1 if budget is None else max(0, budget.left),
-        )
-        if budget is not None:
-            budget.spend(boards)
-        return [] if moves is None else [(moves, target.key())]
+        return self._paths(dice, depth_wanted, target, 1, True, monotone=False, budget=budget)
 
     def _fewest_pins(self, dice, depth_wanted: int, target: Board, found):
         """``found`` (one path to ``target``), or a path to it that pins fewer times.
@@ -319,7 +304,24 @@ class Walker:
     ):
         """:meth:`paths` by one depth-first walk; ``spare`` (pin variants, with a target)
         bounds the pins beyond those the target needs (see :meth:`_fewest_pins`); past
-        ``budget`` boards, :class:`~board_rules.movegen.SearchBudgetExceeded`."""
+        ``budget`` boards, :class:`~board_rules.movegen.SearchBudgetExceeded`. Compiled where
+        :meth:`_compiled_rules` allows, for walks in every order with no pins to count."""
+        if not monotone and spare is None and not ending and depth_wanted <= COMPILED_DICE:
+            rules = self._compiled_rules()
+            if rules is not None and (target is None or target.pins is None):
+                found, boards = fastgen._compiled.forward_paths(
+                    bytes(self.b.me + self.b.opp),
+                    None if target is None else bytes(target.me + target.opp),
+                    bytes(dice[:depth_wanted]),
+                    exact,
+                    limit,
+                    -1 if enough is None else enough,
+                    *rules,
+                    -1 if budget is None else max(0, budget.left),
+                )
+                if budget is not None:
+                    budget.spend(boards)
+                return found
         n = depth_wanted
         s = self.s
         b = self.b

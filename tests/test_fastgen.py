@@ -442,29 +442,68 @@ def test_compiled_and_python_walks_back_find_the_same_path_from_a_board(variant,
     assert sum(g[0] is None for g in got) >= 100  # and proved absent
 
 
-def test_the_compiled_walks_to_a_target_refuse_what_is_not_a_walk():
+def _ends_walks(cases):
+    """Walker._paths's other walks: every end behind the target, and the first ends met (no target)."""
+    from board_rules.movegen import Budget, SearchBudgetExceeded
+    from board_rules.reach import Walker
+
+    out = []
+    for i, (v, board, head, seq, played, target, size) in enumerate(cases):
+        for kind in ("behind", "sample", "exact"):
+            walker = Walker(v, board.copy(), head)
+            budget = None if size is None or kind == "sample" else Budget(size * 4)
+            try:
+                if kind == "behind":
+                    got = walker._paths(seq, max(0, played - 1), target, 10**9, False, False, budget=budget)
+                elif kind == "sample":
+                    got = walker._paths(seq, played, None, 1 + i % 50, True, False, enough=(5, 100, 3000)[i % 3])
+                else:
+                    got = walker._paths(seq, played, target, 1 + i % 3, True, False, budget=budget)
+                out.append((got, None if budget is None else budget.left))
+            except SearchBudgetExceeded:
+                out.append(("over", budget.left))
+    return out
+
+
+@pytest.mark.parametrize("variant", ("fevga", "gul-bara", "long-nardy"))
+def test_compiled_and_python_walks_find_the_same_ends_in_the_same_order(variant, monkeypatch):
+    _compiled()
+    cases = _path_cases(random.Random(f"ends-{variant}"), variant, 300)
+    got = _ends_walks(cases)
+    monkeypatch.setattr(fastgen, "_compiled", None)  # Walker._paths in Python, the reference
+    assert got == _ends_walks(cases)
+    assert sum(g[0] == "over" for g in got) >= 10  # budgets ran out, as in Python
+    assert sum(len(g[0]) > 1 for g in got if g[0] != "over") >= 100  # many ends, in one order
+
+
+def test_the_compiled_walks_refuse_what_is_not_a_walk():
     compiled = _compiled()
     board, mirror = bytes(52), bytes([0, *range(24, 0, -1)])
-    forward = (board, board, bytes([1]), 15, -1, 0, False, False, mirror, 0, 1000)
-    backward = forward[:3] + (False,) + forward[3:]
-    assert compiled.forward_path(*forward) == (None, 1)  # no checker to move: one board, no path
+    rules = (15, -1, 0, False, False, mirror, 0, 1000)
+    forward = (board, board, bytes([1]), True, 1, -1, *rules)
+    backward = (board, board, bytes([1]), False, *rules)
+    assert compiled.forward_paths(*forward) == ([], 1)  # no checker to move: one board, no path
     assert compiled.backward_path(*backward) == (None, 0)  # the dice cannot carry nothing anywhere
-    for at, bad, field in (
-        (0, board[:51], "board"),
-        (1, board[:51], "target"),
-        (1, bytes([16]) + board[1:], "target"),
-        (2, bytes([7]), "dice"),
-        (2, bytes([1]) * 65, "dice"),
-        (8, mirror[:24], "mirror"),
-        (8, bytes(25), "mirror"),
-        (5, 30, "start_rule_limit"),
+    # (where in forward's arguments, where in backward's): the board, target and dice first, the rules last
+    for (fw, bw), bad, field in (
+        ((0, 0), board[:51], "board"),
+        ((1, 1), board[:51], "target"),
+        ((1, 1), bytes([16]) + board[1:], "target"),
+        ((2, 2), bytes([7]), "dice"),
+        ((2, 2), bytes([1]) * 65, "dice"),
+        ((11, 9), mirror[:24], "mirror"),
+        ((11, 9), bytes(25), "mirror"),
+        ((8, 6), 30, "start_rule_limit"),
     ):
         with pytest.raises(ValueError, match=field):
-            compiled.forward_path(*forward[:at], bad, *forward[at + 1 :])
-        at = at if at < 3 else at + 1
+            compiled.forward_paths(*forward[:fw], bad, *forward[fw + 1 :])
         with pytest.raises(ValueError, match=field):
-            compiled.backward_path(*backward[:at], bad, *backward[at + 1 :])
+            compiled.backward_path(*backward[:bw], bad, *backward[bw + 1 :])
+    with pytest.raises(ValueError, match="limit"):
+        compiled.forward_paths(*forward[:4], 0, *forward[5:])
+    with pytest.raises(TypeError, match="target"):
+        compiled.forward_paths(board, 3, *forward[2:])
     with pytest.raises(TypeError):
-        compiled.forward_path("not bytes", *forward[1:])
+        compiled.forward_paths("not bytes", *forward[1:])
     with pytest.raises(TypeError):
         compiled.backward_path(*backward[:4], "not an int", *backward[5:])
