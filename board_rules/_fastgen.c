@@ -12,6 +12,29 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#endif
+#define HUGE_PAGE ((size_t)2 << 20)
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)0)
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CLZ64(x) __builtin_clzll(x)
+#else
+static int CLZ64(uint64_t x) {
+    int n = 0;
+    while (!(x & (1ULL << 63))) {
+        x <<= 1;
+        n++;
+    }
+    return n;
+}
+#endif
 
 #define NB 52     /* board bytes: me[0..25], opp[0..25] */
 #define OPP 26    /* opp[i] is b[OPP + i]; opp[0] is the opponent's bar */
@@ -614,18 +637,45 @@ static uint8_t seen_tag;    /* this walk's tag, 1 to 255 */
 #define SEEN_FIRST 16384    /* entries at first (256 kB) */
 #define SEEN_KEPT (1 << 20) /* a table larger than this is freed after its walk */
 
-static uint64_t dhash(const DKey *k) {
-    uint64_t h = k->w[0] * 0x9E3779B97F4A7C15ULL;
-    h ^= ((k->w[1] & 0x0000FFFFFFFFFFFFULL) + (h >> 29)) * 0xC2B2AE3D27D4EB4FULL;
+static inline uint64_t hash2(uint64_t w0, uint64_t w1) {
+    uint64_t h = w0 * 0x9E3779B97F4A7C15ULL;
+    h ^= ((w1 & 0x0000FFFFFFFFFFFFULL) + (h >> 29)) * 0xC2B2AE3D27D4EB4FULL;
     return h ^ (h >> 32);
 }
 
+static uint64_t dhash(const DKey *k) { return hash2(k->w[0], k->w[1]); }
+
 #define TAG(k) ((uint8_t)((k)->w[1] >> 56))
+
+/* A table of n zeroed keys. Where the system lends them, in pages of 2 MB: a walk's lookups land
+ * anywhere in the table, and with small pages most of them would also miss the address cache. */
+static DKey *keys_alloc(size_t n) {
+#if defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS)
+    size_t bytes = n * sizeof(DKey);
+    if (bytes >= HUGE_PAGE) {
+        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return NULL;
+        madvise(p, bytes, MADV_HUGEPAGE); /* advice only: without it the table still works */
+        return p;
+    }
+#endif
+    return calloc(n, sizeof(DKey));
+}
+
+static void keys_free(DKey *keys, size_t n) {
+#if defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS)
+    if (n * sizeof(DKey) >= HUGE_PAGE) {
+        munmap(keys, n * sizeof(DKey));
+        return;
+    }
+#endif
+    free(keys);
+}
 
 /* A new walk's table: 0, or -1 out of memory. */
 static int seen_start(void) {
     if (!seen_keys) {
-        if (!(seen_keys = calloc(SEEN_FIRST, sizeof(DKey)))) return -1;
+        if (!(seen_keys = keys_alloc(SEEN_FIRST))) return -1;
         seen_mask = SEEN_FIRST - 1;
         seen_tag = 0;
     }
@@ -638,7 +688,7 @@ static int seen_start(void) {
 
 static void seen_end(void) {
     if (seen_mask + 1 > SEEN_KEPT) {
-        free(seen_keys);
+        keys_free(seen_keys, seen_mask + 1);
         seen_keys = NULL;
     }
 }
@@ -648,16 +698,26 @@ static void seen_end(void) {
 #define VAL_SHIFT 48
 #define VAL_MASK (0xFFULL << VAL_SHIFT)
 
-/* The entry of (depth, the 26 counts me) in the seen table, made if new: 1 if made now, 0 if it was
- * there, -1 out of memory; *at is the entry. `used` counts the walk's entries. */
-static int seen_entry(const uint8_t *me, int depth, size_t *used, DKey **at) {
+/* The 26 counts me, four bits apiece: a key without its depth and tag. */
+static DKey pack(const uint8_t *me) {
     DKey k = {{0, 0}};
     for (int i = 0; i < 16; i++) k.w[0] |= (uint64_t)me[i] << (4 * i);
     for (int i = 16; i < 26; i++) k.w[1] |= (uint64_t)me[i] << (4 * (i - 16));
+    return k;
+}
+
+/* The packed counts k with `depth` and this walk's tag: the key of a state. */
+static inline DKey at_depth(DKey k, int depth) {
     k.w[1] |= ((uint64_t)depth << 40) | ((uint64_t)seen_tag << 56);
+    return k;
+}
+
+/* The entry of the state k (at_depth's) in the seen table, made if new: 1 if made now, 0 if it was
+ * there, -1 out of memory; *at is the entry. `used` counts the walk's entries. */
+static int seen_insert(uint64_t w0, uint64_t w1, size_t *used, DKey **at) {
     if ((*used + 1) * 2 > seen_mask + 1) { /* grow at half full */
         size_t cap = (seen_mask + 1) * 2;
-        DKey *keys = calloc(cap, sizeof(DKey));
+        DKey *keys = keys_alloc(cap);
         if (!keys) return -1;
         for (size_t i = 0; i <= seen_mask; i++) {
             const DKey *e = &seen_keys[i];
@@ -666,25 +726,32 @@ static int seen_entry(const uint8_t *me, int depth, size_t *used, DKey **at) {
             while (TAG(&keys[j]) == seen_tag) j = (j + 1) & (cap - 1);
             keys[j] = *e;
         }
-        free(seen_keys);
+        keys_free(seen_keys, seen_mask + 1);
         seen_keys = keys;
         seen_mask = cap - 1;
     }
-    size_t j = dhash(&k) & seen_mask;
+    size_t j = hash2(w0, w1) & seen_mask;
     for (;;) {
         DKey *e = &seen_keys[j];
         if (TAG(e) != seen_tag) {
-            *e = k;
+            e->w[0] = w0;
+            e->w[1] = w1;
             ++*used;
             *at = e;
             return 1;
         }
-        if (e->w[0] == k.w[0] && ((e->w[1] ^ k.w[1]) & ~VAL_MASK) == 0) {
+        if (e->w[0] == w0 && ((e->w[1] ^ w1) & ~VAL_MASK) == 0) {
             *at = e;
             return 0;
         }
         j = (j + 1) & seen_mask;
     }
+}
+
+/* seen_insert for (depth, the 26 counts me). */
+static int seen_entry(const uint8_t *me, int depth, size_t *used, DKey **at) {
+    DKey k = at_depth(pack(me), depth);
+    return seen_insert(k.w[0], k.w[1], used, at);
 }
 
 /* Adds (depth, me) to the seen set; 1 if it was new, 0 if seen, -1 out of memory. */
@@ -746,30 +813,69 @@ static int d_try(Depth *w, int src, int d) {
     return dst;
 }
 
-static int d_rec(Depth *w, int depth) {
+/* The walk from the board in w->me, whose packed counts are `here`, at `depth`. The checker moves
+ * allowed are listed first and each one's entry in the seen table fetched ahead (the table is larger
+ * than the caches: most of the walk's time is waiting for it), then walked in the same order. */
+static int d_rec(Depth *w, uint64_t here0, uint64_t here1, int depth) {
     if (w->budget >= 0 && ++w->calls > w->budget) return 1;
     if (depth > w->best) w->best = depth;
     if (w->best >= w->goal) return 1;
-    int d = w->dice[depth];
-    for (int src = 25; src >= 1; src--) {
-        if (!w->me[src] || (src < 25 && w->me[BAR])) continue;
-        int dst = d_try(w, src, d);
-        if (dst < 0) continue;
-        if (dst == 0 && w->me[0] == ALL_OFF) { /* the last checker off: the play is complete */
-            w->me[0]--;
-            w->me[src]++;
+    int d = w->dice[depth], m = 0;
+    uint8_t *me = w->me;
+    uint8_t from[25], to[25];
+    uint64_t next0[25], next1[25];
+    const uint64_t level = ((uint64_t)depth << 40) | ((uint64_t)seen_tag << 56);
+    /* the occupied places, from the packed counts: bit 4i of a word for its count i not 0 */
+    uint64_t occupied[2] = {here0, here1};
+    for (int h = 0; h < 2; h++) {
+        uint64_t x = occupied[h];
+        occupied[h] = (x | x >> 1 | x >> 2 | x >> 3) & 0x1111111111111111ULL;
+    }
+    occupied[1] &= (1ULL << 40) - 1; /* counts 16..25 */
+    occupied[0] &= ~1ULL;            /* not the checkers off */
+    if (me[BAR]) {                   /* only the bar while it holds a checker */
+        occupied[1] = 1ULL << 36;
+        occupied[0] = 0;
+    }
+    for (int h = 1; h >= 0; h--) {
+        for (uint64_t bits = occupied[h]; bits;) {
+            int top = 63 - CLZ64(bits);
+            bits &= ~(1ULL << top);
+            int src = 16 * h + top / 4;
+            int dst = d_try(w, src, d);
+            if (dst < 0) continue;
+            me[dst]--;
+            me[src]++;
+            uint64_t k[2] = {here0, here1};
+            k[src >> 4] -= 1ULL << (4 * (src & 15));
+            k[dst >> 4] += 1ULL << (4 * (dst & 15));
+            PREFETCH(&seen_keys[hash2(k[0], k[1] | level) & seen_mask]);
+            from[m] = (uint8_t)src;
+            to[m] = (uint8_t)dst;
+            next0[m] = k[0];
+            next1[m++] = k[1];
+        }
+    }
+    for (int i = 0; i < m; i++) {
+        int src = from[i], dst = to[i];
+        me[src]--;
+        me[dst]++;
+        if (dst == 0 && me[0] == ALL_OFF) { /* the last checker off: the play is complete */
+            me[0]--;
+            me[src]++;
             w->best = w->n;
             return 1;
         }
-        int done = 0, added = dseen_add(w, depth);
+        DKey *e;
+        int done = 0, added = seen_insert(next0[i], next1[i] | level, &w->used, &e);
         if (added < 0) {
             w->nomem = 1;
             done = 1;
         } else if (added) {
-            done = d_rec(w, depth + 1);
+            done = d_rec(w, next0[i], next1[i], depth + 1);
         }
-        w->me[dst]--;
-        w->me[src]++;
+        me[dst]--;
+        me[src]++;
         if (done) return 1;
     }
     return 0;
@@ -845,7 +951,8 @@ static PyObject *max_depth(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    d_rec(&w, 0);
+    DKey start = pack(w.me);
+    d_rec(&w, start.w[0], start.w[1], 0);
     seen_end();
     if (w.nomem) {
         PyErr_NoMemory();
