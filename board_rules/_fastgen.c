@@ -621,6 +621,7 @@ typedef struct {
     long long calls, budget; /* budget < 0: none; past it the walk stops, calls = budget + 1 */
     size_t used; /* entries of the seen table this walk */
     int nomem;
+    uint64_t open[7][2]; /* [d]: bit 4i of word i / 16 for a source i whose checker d may land (or bear off) */
 } Depth;
 
 /* A state's key: two words, the mover's 26 counts (each 0 to 15) four bits apiece, then the depth
@@ -785,13 +786,16 @@ static int d_forbidden_prime(const Depth *w, int dst) {
     return 0;
 }
 
-/* CheckerMoves.try_move without hits or pins: the destination (0: borne off), or -1. Made in place. */
-static int d_try(Depth *w, int src, int d) {
+/* CheckerMoves.try_move without hits or pins: the destination (0: borne off), or -1. Made in place.
+ * `out`: the mover's checkers outside its home (bar included), or -1 to count them here. */
+static inline int d_try_out(Depth *w, int src, int d, int out) {
     uint8_t *me = w->me;
     int dst = src - d;
     if (dst <= 0) {
-        int out = me[BAR];
-        for (int i = 7; i <= 24; i++) out += me[i];
+        if (out < 0) {
+            out = me[BAR];
+            for (int i = 7; i <= 24; i++) out += me[i];
+        }
         if (out) return -1;
         if (dst < 0)
             for (int i = src + 1; i <= 6; i++)
@@ -811,6 +815,17 @@ static int d_try(Depth *w, int src, int d) {
         return -1;
     }
     return dst;
+}
+
+static int d_try(Depth *w, int src, int d) { return d_try_out(w, src, d, -1); }
+
+/* The mover's checkers outside its home (bar included) from its packed counts (me only): counts 7..25,
+ * summed a byte of two counts at a time. */
+static inline int outside(uint64_t w0, uint64_t w1) {
+    uint64_t hi = w0 >> 32; /* counts 8..15 */
+    uint64_t x = (hi & 0x0F0F0F0FULL) + ((hi >> 4) & 0x0F0F0F0FULL);
+    uint64_t y = (w1 & 0x0F0F0F0F0FULL) + ((w1 >> 4) & 0x0F0F0F0F0FULL); /* counts 16..25 */
+    return (int)(((w0 >> 28) & 0xF) + (((x * 0x01010101ULL) >> 24) & 0xFF) + (((y * 0x0101010101ULL) >> 32) & 0xFF));
 }
 
 /* The walk from the board in w->me, whose packed counts are `here`, at `depth`. The checker moves
@@ -837,12 +852,13 @@ static int d_rec(Depth *w, uint64_t here0, uint64_t here1, int depth) {
         occupied[1] = 1ULL << 36;
         occupied[0] = 0;
     }
+    int out = outside(here0, here1);
     for (int h = 1; h >= 0; h--) {
-        for (uint64_t bits = occupied[h]; bits;) {
+        for (uint64_t bits = occupied[h] & w->open[d][h]; bits;) {
             int top = 63 - CLZ64(bits);
             bits &= ~(1ULL << top);
             int src = 16 * h + top / 4;
-            int dst = d_try(w, src, d);
+            int dst = d_try_out(w, src, d, out);
             if (dst < 0) continue;
             me[dst]--;
             me[src]++;
@@ -931,6 +947,9 @@ static int walk_setup(Depth *w, const Py_buffer *board, const Py_buffer *dice, c
     w->f = f;
     w->opp_off = opp_off;
     w->budget = budget;
+    for (int d = 1; d <= 6; d++) /* a point the opponent holds is closed to every checker */
+        for (int src = 1; src <= 25; src++)
+            if (src - d <= 0 || !w->opp[src - d]) w->open[d][src >> 4] |= 1ULL << (4 * (src & 15));
     return 0;
 }
 
