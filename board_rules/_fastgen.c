@@ -1067,23 +1067,18 @@ static int f_hopeless(Path *p, int depth) {
 
 /* The board now ends a path of `len` checker moves: kept if it is one the walk wants and new. 1 when
  * the walk is over (enough ends, or out of memory). */
-static int f_end(Path *p, int len) {
+/* Keeps the board now, reached by the path's first `len` checker moves, as the walk's next end, unless
+ * it is one already (as an end of kind `kind`: a seen table depth no walk reaches). 0, or -1 out of memory. */
+static int end_add(Path *p, int len, int kind) {
     Depth *w = &p->w;
-    if (p->target && p->exact && !(p->opp_same && memcmp(w->me, p->target, 26) == 0)) return 0;
     DKey *e;
-    int made = seen_entry(w->me, END_DEPTH, &w->used, &e);
-    if (made < 0) {
-        w->nomem = 1;
-        return 1;
-    }
+    int made = seen_entry(w->me, kind, &w->used, &e);
+    if (made < 0) return -1;
     if (made) {
         if (p->n_ends == p->cap_ends) {
             Py_ssize_t cap = p->cap_ends ? 2 * p->cap_ends : 16;
             End *ends = realloc(p->ends, (size_t)cap * sizeof(End));
-            if (!ends) {
-                w->nomem = 1;
-                return 1;
-            }
+            if (!ends) return -1;
             p->ends = ends;
             p->cap_ends = cap;
         }
@@ -1091,6 +1086,15 @@ static int f_end(Path *p, int len) {
         memcpy(r->me, w->me, 26);
         r->len = (uint8_t)len;
         memcpy(r->mv, p->path, (size_t)len * 2);
+    }
+    return 0;
+}
+
+static int f_end(Path *p, int len) {
+    if (p->target && p->exact && !(p->opp_same && memcmp(p->w.me, p->target, 26) == 0)) return 0;
+    if (end_add(p, len, END_DEPTH) < 0) {
+        p->w.nomem = 1;
+        return 1;
     }
     return p->n_ends >= p->limit;
 }
@@ -1159,8 +1163,9 @@ static PyObject *path_tuple(const uint8_t (*path)[2], int len) {
     return t;
 }
 
-/* The ends found, as [(checker moves, end board key)], the key the ends' counts then the opponent's. */
-static PyObject *ends_list(const Path *p, const uint8_t *opp) {
+/* The ends found, as [(checker moves, end board key)], the key the ends' counts then the opponent's;
+ * with first >= 0, as [(end board key, (checker moves, first))]: the first die played, 0 if none. */
+static PyObject *ends_list(const Path *p, const uint8_t *opp, int first) {
     PyObject *out = PyList_New(p->n_ends);
     if (!out) return NULL;
     uint8_t key[NB];
@@ -1168,8 +1173,11 @@ static PyObject *ends_list(const Path *p, const uint8_t *opp) {
     for (Py_ssize_t i = 0; i < p->n_ends; i++) {
         const End *r = &p->ends[i];
         memcpy(key, r->me, 26);
-        PyObject *item = Py_BuildValue("(Ny#)", path_tuple((const uint8_t (*)[2])r->mv, r->len), (const char *)key,
-                                       (Py_ssize_t)NB);
+        PyObject *moves = path_tuple((const uint8_t (*)[2])r->mv, r->len), *item;
+        if (first < 0)
+            item = Py_BuildValue("(Ny#)", moves, (const char *)key, (Py_ssize_t)NB);
+        else
+            item = Py_BuildValue("(y#(Ni))", (const char *)key, (Py_ssize_t)NB, moves, r->len ? first : 0);
         if (!item) {
             Py_DECREF(out);
             return NULL;
@@ -1269,13 +1277,118 @@ static PyObject *forward_paths(PyObject *self, PyObject *args) {
     if (p->stopped) {
         out = Py_BuildValue("(OL)", Py_None, p->w.calls);
     } else {
-        PyObject *found = ends_list(p, b + OPP);
+        PyObject *found = ends_list(p, b + OPP, -1);
         if (found) out = Py_BuildValue("(NL)", found, p->w.calls);
     }
 done:
     if (p) free(p->ends);
     free(p);
     if (target.obj) PyBuffer_Release(&target);
+    PyBuffer_Release(&board);
+    PyBuffer_Release(&dice);
+    PyBuffer_Release(&mirror);
+    return out;
+}
+
+/* movegen._Search for the same games (in every order, boards memoised per depth): per distinct final
+ * board the first path found, keeping only the boards reached with the most dice played; a play that
+ * bears off the last checker is complete. The ends of each rank are kept as seen table depth
+ * RESULTS + rank, so that a better rank starts afresh. */
+#define RESULTS 128
+
+static void s_record(Path *p, int len, int rank) {
+    Depth *w = &p->w;
+    if (rank > w->best) {
+        w->best = rank;
+        p->n_ends = 0;
+    }
+    if (rank == w->best && end_add(p, len, RESULTS + rank) < 0) w->nomem = 1;
+}
+
+static int s_rec(Path *p, int depth) {
+    Depth *w = &p->w;
+    uint8_t *me = w->me;
+    if (depth == w->n) {
+        s_record(p, depth, depth);
+        return w->nomem;
+    }
+    if (w->budget >= 0 && ++w->calls > w->budget) {
+        p->stopped = 1;
+        return 1;
+    }
+    int d = w->dice[depth], moved = 0;
+    int hi = me[BAR] ? BAR : 24, lo = me[BAR] ? BAR : 1;
+    for (int src = hi; src >= lo; src--) {
+        if (!me[src]) continue;
+        int dst = d_try(w, src, d);
+        if (dst < 0) continue;
+        moved = 1;
+        p->path[depth][0] = (uint8_t)src;
+        p->path[depth][1] = (uint8_t)dst;
+        int over = 0;
+        if (dst == 0 && me[0] == ALL_OFF) { /* the game ends at once: the play is complete */
+            s_record(p, depth + 1, w->n);
+            over = w->nomem;
+        } else {
+            int added = dseen_add(w, depth);
+            if (added < 0) {
+                w->nomem = 1;
+                over = 1;
+            } else if (added) {
+                over = s_rec(p, depth + 1);
+            }
+        }
+        me[dst]--;
+        me[src]++;
+        if (over) return 1;
+    }
+    if (!moved) s_record(p, depth, depth);
+    return w->nomem;
+}
+
+PyDoc_STRVAR(search_blocking_doc,
+             "search_blocking(board, dice, head_start, head_limit, start_rule_limit, start_quarter, trapping,\n"
+             "                mirror, opp_off, budget) -> (results or None, most dice played, boards visited)\n\n"
+             "movegen._Search.run for one dice sequence (at most 64) in a blocking game without hits or pins:\n"
+             "[(final board key, (checker moves, first die))] in the order found. The other arguments as\n"
+             "max_depth's; past the budget the count is budget + 1 and no results are given.");
+
+static PyObject *search_blocking(PyObject *self, PyObject *args) {
+    Py_buffer board, dice, mirror;
+    int head_start, head_limit, start_rule_limit, start_quarter, trapping, opp_off;
+    long long budget;
+    if (!PyArg_ParseTuple(args, "y*y*iiiiiy*iL:search_blocking", &board, &dice, &head_start, &head_limit,
+                          &start_rule_limit, &start_quarter, &trapping, &mirror, &opp_off, &budget))
+        return NULL;
+    PyObject *out = NULL;
+    Path *p = calloc(1, sizeof(Path));
+    if (!p) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (walk_setup(&p->w, &board, &dice, &mirror, head_start, head_limit, start_rule_limit, start_quarter, trapping,
+                   opp_off, budget, MAX_WALK) < 0)
+        goto done;
+    p->w.best = -1;
+    if (seen_start() < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    s_rec(p, 0);
+    seen_end();
+    if (p->w.nomem) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (p->stopped) {
+        out = Py_BuildValue("(OiL)", Py_None, p->w.best, p->w.calls);
+    } else {
+        PyObject *found = ends_list(p, (const uint8_t *)board.buf + OPP, p->w.n ? p->w.dice[0] : 0);
+        if (found) out = Py_BuildValue("(NiL)", found, p->w.best, p->w.calls);
+    }
+done:
+    if (p) free(p->ends);
+    free(p);
     PyBuffer_Release(&board);
     PyBuffer_Release(&dice);
     PyBuffer_Release(&mirror);
@@ -1487,6 +1600,7 @@ static PyMethodDef methods[] = {
     {"max_depth", max_depth, METH_VARARGS, max_depth_doc},
     {"forward_paths", forward_paths, METH_VARARGS, forward_paths_doc},
     {"backward_path", backward_path, METH_VARARGS, backward_path_doc},
+    {"search_blocking", search_blocking, METH_VARARGS, search_blocking_doc},
     {NULL, NULL, 0, NULL},
 };
 

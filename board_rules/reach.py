@@ -7,8 +7,10 @@ Owns :func:`find_play` and :class:`PlayFinder` (behind :func:`board_rules.legali
 checker is added to a point). The play found plays the most dice the roll allows;
 plakoto's takes the route with the fewest pins; gul-bara's passed numbers are followed
 leg by leg. In the blocking games walks back from the target and forwards take turns
-within growing budgets of boards (``docs/rules-notes.md``). Imports :mod:`board_rules.moves`,
-:mod:`board_rules.backward` and :mod:`board_rules.movegen`'s budget.
+within growing budgets of boards (``docs/rules-notes.md``). Where ``board_rules._fastgen`` is
+built, the walks of the blocking games are its compiled twins (:mod:`board_rules.fastgen`), held
+to these by ``tests/test_fastgen.py``. Imports :mod:`board_rules.moves`, :mod:`board_rules.backward`,
+:mod:`board_rules.fastgen` and :mod:`board_rules.movegen`'s budget and compiled rules.
 """
 
 from __future__ import annotations
@@ -17,16 +19,15 @@ import threading
 
 from board_rules import fastgen
 from board_rules.backward import backward_path, highest_point, most_waste
-from board_rules.movegen import Budget, SearchBudgetExceeded
-from board_rules.moves import _MIRROR, Board, CheckerMoves
+from board_rules.movegen import COMPILED_DICE, Budget, SearchBudgetExceeded, compiled_rules
+from board_rules.moves import Board, CheckerMoves
 from board_rules.notation import Roll
 from board_rules.position import CHECKERS, Position
 from board_rules.side import Side
-from board_rules.variants import SAME, Variant
+from board_rules.variants import Variant
 
 Moves = tuple[tuple[int, int, bool], ...]
 
-_MIRROR_BYTES = tuple(bytes(m) for m in _MIRROR)  # for the compiled max_depth
 _DEPTHS: dict[tuple, tuple[int, int]] = {}  # the compiled max_depth's answers (most dice, boards visited), oldest first
 _DEPTHS_KEPT = 256
 _DEPTHS_LOCK = threading.Lock()
@@ -37,9 +38,6 @@ def forget() -> None:
     with _DEPTHS_LOCK:
         _DEPTHS.clear()
 
-
-COMPILED_DICE = 64
-"""The most dice a compiled walk to a target takes (an escalated gul-bara double has 24)."""
 
 # Boards each walk of :meth:`Walker._blocking_path` may visit in its first round (four times more each round).
 FIRST_BUDGET = 100
@@ -115,21 +113,8 @@ class Walker:
         return best
 
     def _compiled_rules(self) -> tuple | None:
-        """The variant's limits as ``board_rules._fastgen``'s walks take them (after the dice), where it is
-        built and the game blocks without hitting or pinning (the opponent's checkers stand still all
-        turn); None elsewhere."""
-        v, b, s = self.v, self.b, self.s
-        if fastgen._compiled is None or not v.blocks or v.hits or v.pins or b.pins is not None:
-            return None
-        return (
-            s.head_start,
-            s.head_limit if v.head_rule else -1,
-            v.start_rule_limit,
-            bool(v.start_quarter_rule),
-            bool(v.trapping_prime_rule),
-            _MIRROR_BYTES[v.geometry == SAME],
-            b.opp_off,
-        )
+        """:func:`~board_rules.movegen.compiled_rules` for this walker's variant, board and limits."""
+        return compiled_rules(self.v, self.b, self.s.head_limit, self.s.head_start)
 
     def _compiled_depth(self, dice: tuple[int, ...], goal: int, budget: Budget | None) -> int | None:
         """:meth:`max_depth` by ``board_rules._fastgen`` where :meth:`_compiled_rules` allows; None elsewhere."""

@@ -507,3 +507,73 @@ def test_the_compiled_walks_refuse_what_is_not_a_walk():
         compiled.forward_paths("not bytes", *forward[1:])
     with pytest.raises(TypeError):
         compiled.backward_path(*backward[:4], "not an int", *backward[5:])
+
+
+@pytest.mark.parametrize("variant", ("fevga", "gul-bara", "long-nardy"))
+def test_compiled_and_python_searches_list_the_same_plays_of_the_blocking_games(variant, monkeypatch):
+    from board_rules.movegen import Budget, SearchBudgetExceeded
+
+    _compiled()
+    rng = random.Random(f"search-{variant}")
+    cases = []
+    while len(cases) < 300:
+        try:
+            position = _endgame(rng, variant) if len(cases) % 4 == 3 else random_same_direction(rng, variant)
+        except ValueError:
+            continue
+        v = position.variant
+        d1, d2 = rng.randint(1, 6), rng.randint(1, 6)
+        played = rng.choice((0, 1, 5))  # gul-bara: doubles after the third roll escalate to 24 dice
+        budget = rng.choice((5, 30, 400, 5000, None if played < 3 else 5000))  # escalations can list millions
+        cases.append((v, Board.of(position), v.dice_sequences(d1, d2, played), v.head_limit(d1, d2, played), budget))
+    got = []
+    for v, board, seqs, head, size in cases:
+        budget = None if size is None else Budget(size)
+        try:
+            results, best, search = search_side(v, board.copy(), seqs, head, budget)
+            assert search is None  # really the compiled search
+            got.append((list(results.items()), best, None if budget is None else budget.left))
+        except SearchBudgetExceeded:
+            got.append(("over", None, None))
+    want = []
+    for v, board, seqs, head, size in cases:
+        budget = None if size is None else Budget(size)
+        try:
+            results, best, _ = generic_search_side(v, board.copy(), seqs, head, budget)
+            want.append((list(results.items()), best, None if budget is None else budget.left))
+        except SearchBudgetExceeded:
+            want.append(("over", None, None))
+    assert got == want  # the same plays in the same order, the same boards spent
+    assert sum(g[0] == "over" for g in got) >= 10
+    assert sum(g[1] is not None and g[1] < len(seqs[0]) for g, (_, _, seqs, _, _) in zip(got, cases)) >= 10
+    # legal_results (gul-bara's passed numbers searched for the opponent too) as with the Python search
+    positions = [(p, Roll(d, d)) for p, d in _escalations(rng, variant, 30)]
+    fast = _listings(positions)
+    monkeypatch.setattr(fastgen, "_compiled", None)
+    assert _listings(positions) == fast
+
+
+def _listings(positions):
+    from board_rules.movegen import SearchBudgetExceeded
+
+    out = []
+    for position, roll in positions:
+        try:
+            out.append(legal_results(position, roll, budget=5000))
+        except SearchBudgetExceeded:
+            out.append("over")
+    return out
+
+
+def _escalations(rng, variant: str, count: int):
+    """Positions of ``variant`` whose side to move has played five rolls, with a number for a double."""
+    from dataclasses import replace
+
+    out = []
+    while len(out) < count:
+        try:
+            position = random_same_direction(rng, variant)
+        except ValueError:
+            continue
+        out.append((replace(position, rolls=(5, 5)), rng.randint(1, 6)))
+    return out
