@@ -12,6 +12,29 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#endif
+#define HUGE_PAGE ((size_t)2 << 20)
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)0)
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CLZ64(x) __builtin_clzll(x)
+#else
+static int CLZ64(uint64_t x) {
+    int n = 0;
+    while (!(x & (1ULL << 63))) {
+        x <<= 1;
+        n++;
+    }
+    return n;
+}
+#endif
 
 #define NB 52     /* board bytes: me[0..25], opp[0..25] */
 #define OPP 26    /* opp[i] is b[OPP + i]; opp[0] is the opponent's bar */
@@ -39,12 +62,18 @@ typedef struct {
 
 static PyObject *MOVES[26][26][2]; /* the (src, dst, hit) tuples, made once */
 
+/* A board key's hash, eight bytes at a time (a multiply and a shift a word, not one a byte). */
+_Static_assert(NB == 48 + 4, "hash_key reads six words and four bytes");
 static uint64_t hash_key(const uint8_t *k) {
-    uint64_t h = 1469598103934665603ULL;
-    for (int i = 0; i < NB; i++) {
-        h ^= k[i];
-        h *= 1099511628211ULL;
+    uint64_t h = 0, w;
+    for (int i = 0; i < 48; i += 8) {
+        memcpy(&w, k + i, 8);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+        h ^= h >> 32;
     }
+    uint32_t t;
+    memcpy(&t, k + 48, 4);
+    h = (h ^ t) * 0xC2B2AE3D27D4EB4FULL;
     return h ^ (h >> 29);
 }
 
@@ -255,15 +284,16 @@ static void rec(Gen *g, int depth, int limit, int out) {
     if (!moved && depth >= g->best) record(g, depth, depth);
 }
 
-/* Whether a board's `len` bytes are its NB counts, each 0 to ALL_OFF: 0, or -1 with a ValueError. */
-static int check_board(const uint8_t *b, Py_ssize_t len) {
+/* Whether a board's `len` bytes are its NB counts, each 0 to ALL_OFF: 0, or -1 with a ValueError
+ * naming the argument `name`. */
+static int check_board(const uint8_t *b, Py_ssize_t len, const char *name) {
     if (len != NB) {
-        PyErr_Format(PyExc_ValueError, "board: expected %d counts, got %zd", NB, len);
+        PyErr_Format(PyExc_ValueError, "%s: expected %d counts, got %zd", name, NB, len);
         return -1;
     }
     for (int i = 0; i < NB; i++) {
         if (b[i] > ALL_OFF) {
-            PyErr_Format(PyExc_ValueError, "board: count %d at index %d is over %d", b[i], i, ALL_OFF);
+            PyErr_Format(PyExc_ValueError, "%s: count %d at index %d is over %d", name, b[i], i, ALL_OFF);
             return -1;
         }
     }
@@ -311,7 +341,7 @@ static int run_counts(Gen *g, int d1, int d2) {
 static int run(Gen *g, PyObject *board, int d1, int d2) {
     Py_buffer view;
     if (PyObject_GetBuffer(board, &view, PyBUF_SIMPLE) < 0) return -1;
-    if (check_board(view.buf, view.len) < 0) {
+    if (check_board(view.buf, view.len, "board") < 0) {
         PyBuffer_Release(&view);
         return -1;
     }
@@ -591,6 +621,7 @@ typedef struct {
     long long calls, budget; /* budget < 0: none; past it the walk stops, calls = budget + 1 */
     size_t used; /* entries of the seen table this walk */
     int nomem;
+    uint64_t open[7][2]; /* [d]: bit 4i of word i / 16 for a source i whose checker d may land (or bear off) */
 } Depth;
 
 /* A state's key: two words, the mover's 26 counts (each 0 to 15) four bits apiece, then the depth
@@ -607,18 +638,45 @@ static uint8_t seen_tag;    /* this walk's tag, 1 to 255 */
 #define SEEN_FIRST 16384    /* entries at first (256 kB) */
 #define SEEN_KEPT (1 << 20) /* a table larger than this is freed after its walk */
 
-static uint64_t dhash(const DKey *k) {
-    uint64_t h = k->w[0] * 0x9E3779B97F4A7C15ULL;
-    h ^= ((k->w[1] & 0x0000FFFFFFFFFFFFULL) + (h >> 29)) * 0xC2B2AE3D27D4EB4FULL;
+static inline uint64_t hash2(uint64_t w0, uint64_t w1) {
+    uint64_t h = w0 * 0x9E3779B97F4A7C15ULL;
+    h ^= ((w1 & 0x0000FFFFFFFFFFFFULL) + (h >> 29)) * 0xC2B2AE3D27D4EB4FULL;
     return h ^ (h >> 32);
 }
 
+static uint64_t dhash(const DKey *k) { return hash2(k->w[0], k->w[1]); }
+
 #define TAG(k) ((uint8_t)((k)->w[1] >> 56))
+
+/* A table of n zeroed keys. Where the system lends them, in pages of 2 MB: a walk's lookups land
+ * anywhere in the table, and with small pages most of them would also miss the address cache. */
+static DKey *keys_alloc(size_t n) {
+#if defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS)
+    size_t bytes = n * sizeof(DKey);
+    if (bytes >= HUGE_PAGE) {
+        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return NULL;
+        madvise(p, bytes, MADV_HUGEPAGE); /* advice only: without it the table still works */
+        return p;
+    }
+#endif
+    return calloc(n, sizeof(DKey));
+}
+
+static void keys_free(DKey *keys, size_t n) {
+#if defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS)
+    if (n * sizeof(DKey) >= HUGE_PAGE) {
+        munmap(keys, n * sizeof(DKey));
+        return;
+    }
+#endif
+    free(keys);
+}
 
 /* A new walk's table: 0, or -1 out of memory. */
 static int seen_start(void) {
     if (!seen_keys) {
-        if (!(seen_keys = calloc(SEEN_FIRST, sizeof(DKey)))) return -1;
+        if (!(seen_keys = keys_alloc(SEEN_FIRST))) return -1;
         seen_mask = SEEN_FIRST - 1;
         seen_tag = 0;
     }
@@ -631,21 +689,36 @@ static int seen_start(void) {
 
 static void seen_end(void) {
     if (seen_mask + 1 > SEEN_KEPT) {
-        free(seen_keys);
+        keys_free(seen_keys, seen_mask + 1);
         seen_keys = NULL;
     }
 }
 
-/* Adds (depth, me) to the seen set; 1 if it was new, 0 if seen, -1 out of memory. */
-static int dseen_add(Depth *w, int depth) {
+/* Bits 48..55 of a key's second word: a value kept with the state (the walk back's lowest point),
+ * neither hashed nor compared. */
+#define VAL_SHIFT 48
+#define VAL_MASK (0xFFULL << VAL_SHIFT)
+
+/* The 26 counts me, four bits apiece: a key without its depth and tag. */
+static DKey pack(const uint8_t *me) {
     DKey k = {{0, 0}};
-    const uint8_t *me = w->me;
     for (int i = 0; i < 16; i++) k.w[0] |= (uint64_t)me[i] << (4 * i);
     for (int i = 16; i < 26; i++) k.w[1] |= (uint64_t)me[i] << (4 * (i - 16));
+    return k;
+}
+
+/* The packed counts k with `depth` and this walk's tag: the key of a state. */
+static inline DKey at_depth(DKey k, int depth) {
     k.w[1] |= ((uint64_t)depth << 40) | ((uint64_t)seen_tag << 56);
-    if ((w->used + 1) * 2 > seen_mask + 1) { /* grow at half full */
+    return k;
+}
+
+/* The entry of the state k (at_depth's) in the seen table, made if new: 1 if made now, 0 if it was
+ * there, -1 out of memory; *at is the entry. `used` counts the walk's entries. */
+static int seen_insert(uint64_t w0, uint64_t w1, size_t *used, DKey **at) {
+    if ((*used + 1) * 2 > seen_mask + 1) { /* grow at half full */
         size_t cap = (seen_mask + 1) * 2;
-        DKey *keys = calloc(cap, sizeof(DKey));
+        DKey *keys = keys_alloc(cap);
         if (!keys) return -1;
         for (size_t i = 0; i <= seen_mask; i++) {
             const DKey *e = &seen_keys[i];
@@ -654,21 +727,38 @@ static int dseen_add(Depth *w, int depth) {
             while (TAG(&keys[j]) == seen_tag) j = (j + 1) & (cap - 1);
             keys[j] = *e;
         }
-        free(seen_keys);
+        keys_free(seen_keys, seen_mask + 1);
         seen_keys = keys;
         seen_mask = cap - 1;
     }
-    size_t j = dhash(&k) & seen_mask;
+    size_t j = hash2(w0, w1) & seen_mask;
     for (;;) {
         DKey *e = &seen_keys[j];
         if (TAG(e) != seen_tag) {
-            *e = k;
-            w->used++;
+            e->w[0] = w0;
+            e->w[1] = w1;
+            ++*used;
+            *at = e;
             return 1;
         }
-        if (e->w[0] == k.w[0] && e->w[1] == k.w[1]) return 0;
+        if (e->w[0] == w0 && ((e->w[1] ^ w1) & ~VAL_MASK) == 0) {
+            *at = e;
+            return 0;
+        }
         j = (j + 1) & seen_mask;
     }
+}
+
+/* seen_insert for (depth, the 26 counts me). */
+static int seen_entry(const uint8_t *me, int depth, size_t *used, DKey **at) {
+    DKey k = at_depth(pack(me), depth);
+    return seen_insert(k.w[0], k.w[1], used, at);
+}
+
+/* Adds (depth, me) to the seen set; 1 if it was new, 0 if seen, -1 out of memory. */
+static int dseen_add(Depth *w, int depth) {
+    DKey *e;
+    return seen_entry(w->me, depth, &w->used, &e);
 }
 
 static int d_passed(const Depth *w) {
@@ -696,13 +786,16 @@ static int d_forbidden_prime(const Depth *w, int dst) {
     return 0;
 }
 
-/* CheckerMoves.try_move without hits or pins: the destination (0: borne off), or -1. Made in place. */
-static int d_try(Depth *w, int src, int d) {
+/* CheckerMoves.try_move without hits or pins: the destination (0: borne off), or -1. Made in place.
+ * `out`: the mover's checkers outside its home (bar included), or -1 to count them here. */
+static inline int d_try_out(Depth *w, int src, int d, int out) {
     uint8_t *me = w->me;
     int dst = src - d;
     if (dst <= 0) {
-        int out = me[BAR];
-        for (int i = 7; i <= 24; i++) out += me[i];
+        if (out < 0) {
+            out = me[BAR];
+            for (int i = 7; i <= 24; i++) out += me[i];
+        }
         if (out) return -1;
         if (dst < 0)
             for (int i = src + 1; i <= 6; i++)
@@ -724,30 +817,81 @@ static int d_try(Depth *w, int src, int d) {
     return dst;
 }
 
-static int d_rec(Depth *w, int depth) {
+static int d_try(Depth *w, int src, int d) { return d_try_out(w, src, d, -1); }
+
+/* The mover's checkers outside its home (bar included) from its packed counts (me only): counts 7..25,
+ * summed a byte of two counts at a time. */
+static inline int outside(uint64_t w0, uint64_t w1) {
+    uint64_t hi = w0 >> 32; /* counts 8..15 */
+    uint64_t x = (hi & 0x0F0F0F0FULL) + ((hi >> 4) & 0x0F0F0F0FULL);
+    uint64_t y = (w1 & 0x0F0F0F0F0FULL) + ((w1 >> 4) & 0x0F0F0F0F0FULL); /* counts 16..25 */
+    return (int)(((w0 >> 28) & 0xF) + (((x * 0x01010101ULL) >> 24) & 0xFF) + (((y * 0x0101010101ULL) >> 32) & 0xFF));
+}
+
+/* The walk from the board in w->me, whose packed counts are `here`, at `depth`. The checker moves
+ * allowed are listed first and each one's entry in the seen table fetched ahead (the table is larger
+ * than the caches: most of the walk's time is waiting for it), then walked in the same order. */
+static int d_rec(Depth *w, uint64_t here0, uint64_t here1, int depth) {
     if (w->budget >= 0 && ++w->calls > w->budget) return 1;
     if (depth > w->best) w->best = depth;
     if (w->best >= w->goal) return 1;
-    int d = w->dice[depth];
-    for (int src = 25; src >= 1; src--) {
-        if (!w->me[src] || (src < 25 && w->me[BAR])) continue;
-        int dst = d_try(w, src, d);
-        if (dst < 0) continue;
-        if (dst == 0 && w->me[0] == ALL_OFF) { /* the last checker off: the play is complete */
-            w->me[0]--;
-            w->me[src]++;
+    int d = w->dice[depth], m = 0;
+    uint8_t *me = w->me;
+    uint8_t from[25], to[25];
+    uint64_t next0[25], next1[25];
+    const uint64_t level = ((uint64_t)depth << 40) | ((uint64_t)seen_tag << 56);
+    /* the occupied places, from the packed counts: bit 4i of a word for its count i not 0 */
+    uint64_t occupied[2] = {here0, here1};
+    for (int h = 0; h < 2; h++) {
+        uint64_t x = occupied[h];
+        occupied[h] = (x | x >> 1 | x >> 2 | x >> 3) & 0x1111111111111111ULL;
+    }
+    occupied[1] &= (1ULL << 40) - 1; /* counts 16..25 */
+    occupied[0] &= ~1ULL;            /* not the checkers off */
+    if (me[BAR]) {                   /* only the bar while it holds a checker */
+        occupied[1] = 1ULL << 36;
+        occupied[0] = 0;
+    }
+    int out = outside(here0, here1);
+    for (int h = 1; h >= 0; h--) {
+        for (uint64_t bits = occupied[h] & w->open[d][h]; bits;) {
+            int top = 63 - CLZ64(bits);
+            bits &= ~(1ULL << top);
+            int src = 16 * h + top / 4;
+            int dst = d_try_out(w, src, d, out);
+            if (dst < 0) continue;
+            me[dst]--;
+            me[src]++;
+            uint64_t k[2] = {here0, here1};
+            k[src >> 4] -= 1ULL << (4 * (src & 15));
+            k[dst >> 4] += 1ULL << (4 * (dst & 15));
+            PREFETCH(&seen_keys[hash2(k[0], k[1] | level) & seen_mask]);
+            from[m] = (uint8_t)src;
+            to[m] = (uint8_t)dst;
+            next0[m] = k[0];
+            next1[m++] = k[1];
+        }
+    }
+    for (int i = 0; i < m; i++) {
+        int src = from[i], dst = to[i];
+        me[src]--;
+        me[dst]++;
+        if (dst == 0 && me[0] == ALL_OFF) { /* the last checker off: the play is complete */
+            me[0]--;
+            me[src]++;
             w->best = w->n;
             return 1;
         }
-        int done = 0, added = dseen_add(w, depth);
+        DKey *e;
+        int done = 0, added = seen_insert(next0[i], next1[i] | level, &w->used, &e);
         if (added < 0) {
             w->nomem = 1;
             done = 1;
         } else if (added) {
-            done = d_rec(w, depth + 1);
+            done = d_rec(w, next0[i], next1[i], depth + 1);
         }
-        w->me[dst]--;
-        w->me[src]++;
+        me[dst]--;
+        me[src]++;
         if (done) return 1;
     }
     return 0;
@@ -760,6 +904,55 @@ PyDoc_STRVAR(max_depth_doc,
              "dice the sequence (bytes), head_limit -1 for no head rule, mirror the 25-byte point map,\n"
              "budget -1 for none; past the budget the count is budget + 1 and the depth not to be used.");
 
+/* Checks a walk's arguments and fills w from them: 0, or -1 with a ValueError naming the argument.
+ * `most` is the most dice the walk takes. */
+static int walk_setup(Depth *w, const Py_buffer *board, const Py_buffer *dice, const Py_buffer *mirror, int head_start,
+                      int head_limit, int start_rule_limit, int start_quarter, int trapping, int opp_off,
+                      long long budget, Py_ssize_t most) {
+    const uint8_t *b = board->buf, *f = mirror->buf, *dv = dice->buf;
+    memset(w, 0, sizeof *w);
+    if (check_board(b, board->len, "board") < 0) return -1;
+    if (mirror->len != 25) {
+        PyErr_SetString(PyExc_ValueError, "mirror: expected 25 bytes");
+        return -1;
+    }
+    for (int i = 1; i <= 24; i++)
+        if (f[i] < 1 || f[i] > 24) {
+            PyErr_Format(PyExc_ValueError, "mirror: point %d maps to %d, not 1 to 24", i, f[i]);
+            return -1;
+        }
+    for (Py_ssize_t i = 0; i < dice->len; i++)
+        if (dv[i] < 1 || dv[i] > 6) {
+            PyErr_Format(PyExc_ValueError, "dice: %d is not 1 to 6", dv[i]);
+            return -1;
+        }
+    if (dice->len > most) {
+        PyErr_Format(PyExc_ValueError, "dice: %zd of them, more than %zd", dice->len, most);
+        return -1;
+    }
+    if (start_rule_limit < 0 || start_rule_limit > 24) {
+        PyErr_Format(PyExc_ValueError, "start_rule_limit: %d is not 0 to 24", start_rule_limit);
+        return -1;
+    }
+    memcpy(w->me, b, 26);
+    w->opp = b + OPP;
+    w->dice = dv;
+    w->n = (int)dice->len;
+    w->goal = w->n;
+    w->head_start = head_start;
+    w->head_limit = head_limit;
+    w->start_rule_limit = start_rule_limit;
+    w->start_quarter = start_quarter;
+    w->trapping = trapping;
+    w->f = f;
+    w->opp_off = opp_off;
+    w->budget = budget;
+    for (int d = 1; d <= 6; d++) /* a point the opponent holds is closed to every checker */
+        for (int src = 1; src <= 25; src++)
+            if (src - d <= 0 || !w->opp[src - d]) w->open[d][src >> 4] |= 1ULL << (4 * (src & 15));
+    return 0;
+}
+
 static PyObject *max_depth(PyObject *self, PyObject *args) {
     Py_buffer board, dice, mirror;
     int goal, head_start, head_limit, start_rule_limit, start_quarter, trapping, opp_off;
@@ -769,45 +962,16 @@ static PyObject *max_depth(PyObject *self, PyObject *args) {
         return NULL;
     PyObject *out = NULL;
     Depth w;
-    memset(&w, 0, sizeof w);
-    const uint8_t *b = board.buf, *f = mirror.buf, *dv = dice.buf;
-    if (check_board(b, board.len) < 0) goto done;
-    if (mirror.len != 25) {
-        PyErr_SetString(PyExc_ValueError, "mirror: expected 25 bytes");
+    if (walk_setup(&w, &board, &dice, &mirror, head_start, head_limit, start_rule_limit, start_quarter, trapping,
+                   opp_off, budget, 255) < 0)
         goto done;
-    }
-    for (int i = 1; i <= 24; i++)
-        if (f[i] < 1 || f[i] > 24) {
-            PyErr_Format(PyExc_ValueError, "mirror: point %d maps to %d, not 1 to 24", i, f[i]);
-            goto done;
-        }
-    for (Py_ssize_t i = 0; i < dice.len; i++)
-        if (dv[i] < 1 || dv[i] > 6) {
-            PyErr_Format(PyExc_ValueError, "dice: %d is not 1 to 6", dv[i]);
-            goto done;
-        }
-    if (dice.len > 255 || start_rule_limit < 0 || start_rule_limit > 24) {
-        PyErr_SetString(PyExc_ValueError, "dice or start_rule_limit: out of range");
-        goto done;
-    }
-    memcpy(w.me, b, 26);
-    w.opp = b + OPP;
-    w.dice = dv;
-    w.n = (int)dice.len;
     w.goal = goal < w.n ? goal : w.n;
-    w.head_start = head_start;
-    w.head_limit = head_limit;
-    w.start_rule_limit = start_rule_limit;
-    w.start_quarter = start_quarter;
-    w.trapping = trapping;
-    w.f = f;
-    w.opp_off = opp_off;
-    w.budget = budget;
     if (seen_start() < 0) {
         PyErr_NoMemory();
         goto done;
     }
-    d_rec(&w, 0);
+    DKey start = pack(w.me);
+    d_rec(&w, start.w[0], start.w[1], 0);
     seen_end();
     if (w.nomem) {
         PyErr_NoMemory();
@@ -821,11 +985,622 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------ a path to a board, blocking games */
+
+/* reach.Walker's walks over checker moves for the same games as max_depth (the opponent's checkers
+ * stand still): forwards (Walker._paths, in every order: the path to a target, the ends behind one,
+ * or the first ends met) and back from a target (backward.backward_path). The same moves in the same
+ * order, the same pruning, the same boards counted against the budget. */
+#define MAX_WALK 64 /* dice of a path walk (an escalated gul-bara double has 24) */
+#define END_DEPTH 255 /* the seen table's depth for the ends found (no walk has that many dice) */
+
+typedef struct {
+    uint8_t me[26];
+    uint8_t len;
+    uint8_t mv[MAX_WALK][2];
+} End;
+
+typedef struct {
+    Depth w;               /* the mover's counts as walked, the dice, the rules, the budget */
+    const uint8_t *target; /* the 52 counts to reach, or NULL */
+    int exact;             /* the path ends on the target (else anywhere behind it) */
+    int opp_same;          /* whether the target's opponent counts are the board's */
+    long long limit, enough, visited; /* enough < 0: none */
+    int tcum[27], toff;
+    int crossing[27], down[27]; /* filled by f_hopeless for the node that called it */
+    int total[MAX_WALK + 1], bigger[MAX_WALK + 1];
+    int waste[MAX_WALK + 1][MAX_WALK + 2]; /* [depth][k]: most pips k checkers borne off waste with dice[depth:] */
+    int wastes; /* 0 where the play may stop before its last dice: no lower bound on the pips */
+    int stopped; /* past the budget */
+    uint8_t path[MAX_WALK][2];
+    End *ends; /* the ends found, in the order found */
+    Py_ssize_t n_ends, cap_ends;
+} Path;
+
+static int highest(const uint8_t *me) {
+    for (int x = 25; x > 1; x--)
+        if (me[x]) return x;
+    return 1;
+}
+
+/* Walker._paths's hopeless (no hits or pins): whether the target cannot be reached from here. */
+static int f_hopeless(Path *p, int depth) {
+    const uint8_t *me = p->w.me;
+    int n = p->w.n;
+    if (me[0] > p->toff) return 1;
+    int cum = 0, need = 0, most = 0, run = 0, longest = 0;
+    for (int x = 25; x >= 1; x--) {
+        cum += me[x];
+        int c = cum - p->tcum[x];
+        if (c < 0) return 1;
+        p->crossing[x] = c;
+        if (c) {
+            need += c;
+            if (c > most) most = c;
+            if (++run > longest) longest = run;
+        } else {
+            run = 0;
+        }
+    }
+    int below = 0;
+    for (int x = 1; x <= 25; x++) {
+        below = p->crossing[x] ? below + 1 : 0;
+        p->down[x] = below;
+    }
+    if (!p->exact) return 0;
+    if (most > n - depth) return 1; /* each checker move crosses a point at most once */
+    int total = p->total[depth];
+    if (need > total) return 1;
+    if (me[0] == p->toff) { /* the pips are a sum of the next dice */
+        int acc = 0, sum = need == 0;
+        for (int k = depth; k < n && !sum && acc < need; k++) sum = (acc += p->w.dice[k]) == need;
+        if (!sum) return 1;
+    }
+    if (p->wastes) {
+        int off = p->toff - me[0];
+        if (off > n - depth || need < total - p->waste[depth][off]) return 1;
+    }
+    int big = p->bigger[depth];
+    if (big && longest < big && !(run && me[0] < p->toff)) return 1;
+    return 0;
+}
+
+/* The board now ends a path of `len` checker moves: kept if it is one the walk wants and new. 1 when
+ * the walk is over (enough ends, or out of memory). */
+/* Keeps the board now, reached by the path's first `len` checker moves, as the walk's next end, unless
+ * it is one already (as an end of kind `kind`: a seen table depth no walk reaches). 0, or -1 out of memory. */
+static int end_add(Path *p, int len, int kind) {
+    Depth *w = &p->w;
+    DKey *e;
+    int made = seen_entry(w->me, kind, &w->used, &e);
+    if (made < 0) return -1;
+    if (made) {
+        if (p->n_ends == p->cap_ends) {
+            Py_ssize_t cap = p->cap_ends ? 2 * p->cap_ends : 16;
+            End *ends = realloc(p->ends, (size_t)cap * sizeof(End));
+            if (!ends) return -1;
+            p->ends = ends;
+            p->cap_ends = cap;
+        }
+        End *r = &p->ends[p->n_ends++];
+        memcpy(r->me, w->me, 26);
+        r->len = (uint8_t)len;
+        memcpy(r->mv, p->path, (size_t)len * 2);
+    }
+    return 0;
+}
+
+static int f_end(Path *p, int len) {
+    if (p->target && p->exact && !(p->opp_same && memcmp(p->w.me, p->target, 26) == 0)) return 0;
+    if (end_add(p, len, END_DEPTH) < 0) {
+        p->w.nomem = 1;
+        return 1;
+    }
+    return p->n_ends >= p->limit;
+}
+
+static int f_rec(Path *p, int depth) {
+    Depth *w = &p->w;
+    uint8_t *me = w->me;
+    if (w->budget >= 0 && ++w->calls > w->budget) {
+        p->stopped = 1;
+        return 1;
+    }
+    if (p->enough >= 0 && ++p->visited > p->enough && p->n_ends) return 1; /* enough boards after the first end */
+    if (p->target && f_hopeless(p, depth)) return 0;
+    if (depth == w->n) return f_end(p, depth);
+    int d = w->dice[depth];
+    /* with a target, the sources that cross only points still to be crossed, first those landing
+     * where a checker must stop */
+    int order[25], first = 0, late = 0, hi = me[BAR] ? BAR : 24, lo = me[BAR] ? BAR : 1;
+    int rest[25];
+    for (int src = hi; src >= lo; src--) {
+        if (!me[src]) continue;
+        if (!p->target) {
+            order[first++] = src;
+            continue;
+        }
+        if (p->down[src] < (d < src ? d : src)) continue;
+        if (src - d > 0 && p->crossing[src - d] < p->crossing[src - d + 1])
+            order[first++] = src;
+        else
+            rest[late++] = src;
+    }
+    memcpy(order + first, rest, (size_t)late * sizeof(int));
+    for (int k = 0; k < first + late; k++) {
+        int src = order[k], dst = d_try(w, src, d);
+        if (dst < 0) continue;
+        p->path[depth][0] = (uint8_t)src;
+        p->path[depth][1] = (uint8_t)dst;
+        int done;
+        if (dst == 0 && me[0] == ALL_OFF) { /* the game ends: the play is complete */
+            done = f_end(p, depth + 1);
+        } else {
+            int added = dseen_add(w, depth);
+            if (added < 0) {
+                w->nomem = 1;
+                done = 1;
+            } else {
+                done = added ? f_rec(p, depth + 1) : 0;
+            }
+        }
+        me[dst]--;
+        me[src]++;
+        if (done) return 1;
+    }
+    return 0;
+}
+
+/* A path's checker moves as the walks' Python twins give them: ((src, dst, False), ...). */
+static PyObject *path_tuple(const uint8_t (*path)[2], int len) {
+    PyObject *t = PyTuple_New(len);
+    if (!t) return NULL;
+    for (int k = 0; k < len; k++) {
+        PyObject *m = MOVES[path[k][0]][path[k][1]][0];
+        Py_INCREF(m);
+        PyTuple_SET_ITEM(t, k, m);
+    }
+    return t;
+}
+
+/* The ends found, as [(checker moves, end board key)], the key the ends' counts then the opponent's;
+ * with first >= 0, as [(end board key, (checker moves, first))]: the first die played, 0 if none. */
+static PyObject *ends_list(const Path *p, const uint8_t *opp, int first) {
+    PyObject *out = PyList_New(p->n_ends);
+    if (!out) return NULL;
+    uint8_t key[NB];
+    memcpy(key + OPP, opp, 26);
+    for (Py_ssize_t i = 0; i < p->n_ends; i++) {
+        const End *r = &p->ends[i];
+        memcpy(key, r->me, 26);
+        PyObject *moves = path_tuple((const uint8_t (*)[2])r->mv, r->len), *item;
+        if (first < 0)
+            item = Py_BuildValue("(Ny#)", moves, (const char *)key, (Py_ssize_t)NB);
+        else
+            item = Py_BuildValue("(y#(Ni))", (const char *)key, (Py_ssize_t)NB, moves, r->len ? first : 0);
+        if (!item) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, item);
+    }
+    return out;
+}
+
+PyDoc_STRVAR(forward_paths_doc,
+             "forward_paths(board, target, dice, exact, limit, enough, head_start, head_limit, start_rule_limit,\n"
+             "              start_quarter, trapping, mirror, opp_off, budget) -> (paths or None, boards visited)\n\n"
+             "reach.Walker._paths in every order (monotone false, no spare pins, not ending) in a blocking game\n"
+             "without hits or pins: up to limit [(checker moves, end board key)] playing every die of dice (at\n"
+             "most 64). target (52 counts) or None; exact: the paths end on it, else anywhere behind it; enough\n"
+             "-1 for none, else the boards walked after the first end before the walk stops. The other\n"
+             "arguments as max_depth's. Past the budget the count is budget + 1 and no paths are given.");
+
+static PyObject *forward_paths(PyObject *self, PyObject *args) {
+    Py_buffer board, dice, mirror, target = {0};
+    PyObject *target_arg;
+    int exact, head_start, head_limit, start_rule_limit, start_quarter, trapping, opp_off;
+    long long limit, enough, budget;
+    if (!PyArg_ParseTuple(args, "y*Oy*pLLiiiiiy*iL:forward_paths", &board, &target_arg, &dice, &exact, &limit,
+                          &enough, &head_start, &head_limit, &start_rule_limit, &start_quarter, &trapping, &mirror,
+                          &opp_off, &budget))
+        return NULL;
+    PyObject *out = NULL;
+    Path *p = calloc(1, sizeof(Path));
+    if (!p) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (walk_setup(&p->w, &board, &dice, &mirror, head_start, head_limit, start_rule_limit, start_quarter, trapping,
+                   opp_off, budget, MAX_WALK) < 0)
+        goto done;
+    if (target_arg != Py_None) {
+        if (PyObject_GetBuffer(target_arg, &target, PyBUF_SIMPLE) < 0) {
+            PyErr_Format(PyExc_TypeError, "target: expected bytes or None");
+            goto done;
+        }
+        if (check_board(target.buf, target.len, "target") < 0) goto done;
+    }
+    if (limit < 1) {
+        PyErr_Format(PyExc_ValueError, "limit: %lld is not 1 or more", limit);
+        goto done;
+    }
+    const uint8_t *b = board.buf, *t = target.buf, *dv = p->w.dice;
+    int n = p->w.n;
+    p->exact = exact;
+    p->limit = limit;
+    p->enough = enough;
+    if (t) {
+        if (exact && memcmp(b + OPP + 1, t + OPP + 1, 24) != 0) { /* the opponent's checkers never move */
+            out = Py_BuildValue("([]L)", 0LL);
+            goto done;
+        }
+        p->target = t;
+        p->opp_same = memcmp(b + OPP, t + OPP, 26) == 0;
+        p->toff = t[0];
+        for (int x = 25; x >= 1; x--) p->tcum[x] = p->tcum[x + 1] + t[x];
+        /* when the target is a game that ended (the last checker off) the play may stop before every
+         * die is played, and only the next die is sure to be played */
+        int ends = t[0] == ALL_OFF && b[0] < ALL_OFF;
+        p->wastes = !ends;
+        int high = highest(t);
+        for (int depth = 0; depth <= n; depth++) {
+            int total = 0, big = 0, m = 0;
+            uint8_t sorted[MAX_WALK];
+            for (int k = depth; k < n; k++) {
+                int d = dv[k], j = m++;
+                total += d;
+                if (d > big) big = d;
+                while (j > 0 && sorted[j - 1] < d) { /* largest first */
+                    sorted[j] = sorted[j - 1];
+                    j--;
+                }
+                sorted[j] = (uint8_t)d;
+            }
+            p->total[depth] = total;
+            p->bigger[depth] = ends ? (depth < n ? dv[depth] : 0) : big;
+            p->waste[depth][0] = 0;
+            for (int k = 0; k < m; k++)
+                p->waste[depth][k + 1] = p->waste[depth][k] + (sorted[k] > high ? sorted[k] - high : 0);
+        }
+    }
+    if (seen_start() < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    f_rec(p, 0);
+    seen_end();
+    if (p->w.nomem) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (p->stopped) {
+        out = Py_BuildValue("(OL)", Py_None, p->w.calls);
+    } else {
+        PyObject *found = ends_list(p, b + OPP, -1);
+        if (found) out = Py_BuildValue("(NL)", found, p->w.calls);
+    }
+done:
+    if (p) free(p->ends);
+    free(p);
+    if (target.obj) PyBuffer_Release(&target);
+    PyBuffer_Release(&board);
+    PyBuffer_Release(&dice);
+    PyBuffer_Release(&mirror);
+    return out;
+}
+
+/* movegen._Search for the same games (in every order, boards memoised per depth): per distinct final
+ * board the first path found, keeping only the boards reached with the most dice played; a play that
+ * bears off the last checker is complete. The ends of each rank are kept as seen table depth
+ * RESULTS + rank, so that a better rank starts afresh. */
+#define RESULTS 128
+
+static void s_record(Path *p, int len, int rank) {
+    Depth *w = &p->w;
+    if (rank > w->best) {
+        w->best = rank;
+        p->n_ends = 0;
+    }
+    if (rank == w->best && end_add(p, len, RESULTS + rank) < 0) w->nomem = 1;
+}
+
+static int s_rec(Path *p, int depth) {
+    Depth *w = &p->w;
+    uint8_t *me = w->me;
+    if (depth == w->n) {
+        s_record(p, depth, depth);
+        return w->nomem;
+    }
+    if (w->budget >= 0 && ++w->calls > w->budget) {
+        p->stopped = 1;
+        return 1;
+    }
+    int d = w->dice[depth], moved = 0;
+    int hi = me[BAR] ? BAR : 24, lo = me[BAR] ? BAR : 1;
+    for (int src = hi; src >= lo; src--) {
+        if (!me[src]) continue;
+        int dst = d_try(w, src, d);
+        if (dst < 0) continue;
+        moved = 1;
+        p->path[depth][0] = (uint8_t)src;
+        p->path[depth][1] = (uint8_t)dst;
+        int over = 0;
+        if (dst == 0 && me[0] == ALL_OFF) { /* the game ends at once: the play is complete */
+            s_record(p, depth + 1, w->n);
+            over = w->nomem;
+        } else {
+            int added = dseen_add(w, depth);
+            if (added < 0) {
+                w->nomem = 1;
+                over = 1;
+            } else if (added) {
+                over = s_rec(p, depth + 1);
+            }
+        }
+        me[dst]--;
+        me[src]++;
+        if (over) return 1;
+    }
+    if (!moved) s_record(p, depth, depth);
+    return w->nomem;
+}
+
+PyDoc_STRVAR(search_blocking_doc,
+             "search_blocking(board, dice, head_start, head_limit, start_rule_limit, start_quarter, trapping,\n"
+             "                mirror, opp_off, budget) -> (results or None, most dice played, boards visited)\n\n"
+             "movegen._Search.run for one dice sequence (at most 64) in a blocking game without hits or pins:\n"
+             "[(final board key, (checker moves, first die))] in the order found. The other arguments as\n"
+             "max_depth's; past the budget the count is budget + 1 and no results are given.");
+
+static PyObject *search_blocking(PyObject *self, PyObject *args) {
+    Py_buffer board, dice, mirror;
+    int head_start, head_limit, start_rule_limit, start_quarter, trapping, opp_off;
+    long long budget;
+    if (!PyArg_ParseTuple(args, "y*y*iiiiiy*iL:search_blocking", &board, &dice, &head_start, &head_limit,
+                          &start_rule_limit, &start_quarter, &trapping, &mirror, &opp_off, &budget))
+        return NULL;
+    PyObject *out = NULL;
+    Path *p = calloc(1, sizeof(Path));
+    if (!p) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (walk_setup(&p->w, &board, &dice, &mirror, head_start, head_limit, start_rule_limit, start_quarter, trapping,
+                   opp_off, budget, MAX_WALK) < 0)
+        goto done;
+    p->w.best = -1;
+    if (seen_start() < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    s_rec(p, 0);
+    seen_end();
+    if (p->w.nomem) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (p->stopped) {
+        out = Py_BuildValue("(OiL)", Py_None, p->w.best, p->w.calls);
+    } else {
+        PyObject *found = ends_list(p, (const uint8_t *)board.buf + OPP, p->w.n ? p->w.dice[0] : 0);
+        if (found) out = Py_BuildValue("(NiL)", found, p->w.best, p->w.calls);
+    }
+done:
+    if (p) free(p->ends);
+    free(p);
+    PyBuffer_Release(&board);
+    PyBuffer_Release(&dice);
+    PyBuffer_Release(&mirror);
+    return out;
+}
+
+/* The walk back from the target (backward.backward_path): the board walked back is w.me, the start's
+ * opponent counts w.opp. With `rules` each move back is also made forwards under the variant's own
+ * limits (d_try); without them each run of equal dice is walked back in one order, lowest point first. */
+typedef struct {
+    Depth w;
+    const uint8_t *start; /* the start's 26 counts */
+    int rules, off0, need;
+    int crossing[26]; /* checkers that the first dice must carry from x or behind to below x */
+    int left[MAX_WALK + 1]; /* pips of the first i dice */
+    uint8_t sorted[MAX_WALK + 1][MAX_WALK]; /* the first i dice, largest first */
+    int stopped, found;
+    uint8_t path[MAX_WALK][2];
+} Back;
+
+/* Whether the first i dice can still carry the checkers as the board now needs (backward's feasible). */
+static int b_feasible(const Back *k, int i) {
+    const uint8_t *me = k->w.me;
+    int off = me[0] - k->off0;
+    if (off > i) return 0;
+    for (int x = 1; x <= 25; x++)
+        if (k->crossing[x] < 0 || k->crossing[x] > i) return 0;
+    if (!off) return k->need == k->left[i];
+    int h = highest(me), waste = 0;
+    if (h > 6) h = 6;
+    for (int j = 0; j < off; j++) waste += k->sorted[i][j] > h ? k->sorted[i][j] - h : 0;
+    return k->left[i] - waste <= k->need && k->need <= k->left[i];
+}
+
+static void b_shift(Back *k, int lo, int hi, int by) {
+    for (int x = lo; x <= hi; x++) k->crossing[x] += by;
+    k->need += by * (hi - lo + 1);
+}
+
+static int b_rec(Back *k, int i, int low);
+
+/* The move back of die i - 1 just made (forwards: src to dst); 1 when the walk is over (found or
+ * stopped), 0 to go on. */
+static int b_step(Back *k, int i, int src, int dst, int low) {
+    Depth *w = &k->w;
+    if (w->budget >= 0 && ++w->calls > w->budget) { /* each move back tried counts a board */
+        k->stopped = 1;
+        return 1;
+    }
+    if (k->rules) {
+        int u = d_try(w, src, w->dice[i - 1]);
+        if (u < 0) return 0;
+        w->me[u]--;
+        w->me[src]++;
+        if (u != dst) return 0;
+    }
+    DKey *e;
+    int made = seen_entry(w->me, i, &w->used, &e);
+    if (made < 0) {
+        w->nomem = 1;
+        return 1;
+    }
+    /* the lowest point a move back of the same run could still start from when the walk left this
+     * board without a path: a visit with that bound or a higher one is as hopeless */
+    int was = made ? -1 : (int)((e->w[1] >> VAL_SHIFT) & 0xFF);
+    if ((was >= 0 && was <= low) || !b_feasible(k, i - 1)) {
+        e->w[1] &= ~VAL_MASK;
+        return 0;
+    }
+    k->path[i - 1][0] = (uint8_t)src;
+    k->path[i - 1][1] = (uint8_t)dst;
+    if (b_rec(k, i - 1, low)) return 1;
+    if (seen_entry(w->me, i, &w->used, &e) < 0) { /* found again: the table may have grown meanwhile */
+        w->nomem = 1;
+        return 1;
+    }
+    int keep = was < 0 || low < was ? low : was;
+    e->w[1] = (e->w[1] & ~VAL_MASK) | ((uint64_t)keep << VAL_SHIFT);
+    return 0;
+}
+
+static int b_rec(Back *k, int i, int low) {
+    Depth *w = &k->w;
+    uint8_t *me = w->me;
+    if (i == 0) {
+        if (memcmp(me, k->start, 26) == 0) {
+            k->found = 1;
+            return 1;
+        }
+        return 0;
+    }
+    int d = w->dice[i - 1];
+    int same = !k->rules && i >= 2 && w->dice[i - 2] == d; /* the next die goes on with this run */
+    for (int q = low > 1 ? low : 1; q < 25 - d; q++) {
+        if (me[q] && !w->opp[q + d] && k->crossing[q + 1] > 0) {
+            me[q]--;
+            me[q + d]++;
+            b_shift(k, q + 1, q + d, -1);
+            int over = b_step(k, i, q + d, q, same ? q : 0);
+            b_shift(k, q + 1, q + d, 1);
+            me[q]++;
+            me[q + d]--;
+            if (over) return 1;
+        }
+    }
+    if (low == 0 && me[0] > k->off0) {
+        for (int x = 7; x <= 25; x++)
+            if (me[x]) return 0;
+        /* a checker borne off with d: exactly from d, or from the highest point below d */
+        for (int p = d < 6 ? d : 6; p >= 1; p--) {
+            if (p < d)
+                for (int x = p + 1; x <= 6; x++)
+                    if (me[x]) return 0;
+            me[0]--;
+            me[p]++;
+            b_shift(k, 1, p, -1);
+            int over = b_step(k, i, p, 0, 0);
+            b_shift(k, 1, p, 1);
+            me[0]++;
+            me[p]--;
+            if (over) return 1;
+        }
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(backward_path_doc,
+             "backward_path(board, target, dice, rules, head_start, head_limit, start_rule_limit, start_quarter,\n"
+             "              trapping, mirror, opp_off, budget) -> (checker moves or None, boards visited)\n\n"
+             "backward.backward_path from board to target (52 counts each) for dice (at most 64), in a blocking\n"
+             "game without hits or pins: rules true checks each move back forwards under the variant's limits\n"
+             "(the other arguments as max_depth's). Past the budget the count is budget + 1 and no path is given.");
+
+static PyObject *backward_path(PyObject *self, PyObject *args) {
+    Py_buffer board, target, dice, mirror;
+    int rules, head_start, head_limit, start_rule_limit, start_quarter, trapping, opp_off;
+    long long budget;
+    if (!PyArg_ParseTuple(args, "y*y*y*piiiiiy*iL:backward_path", &board, &target, &dice, &rules, &head_start,
+                          &head_limit, &start_rule_limit, &start_quarter, &trapping, &mirror, &opp_off, &budget))
+        return NULL;
+    PyObject *out = NULL;
+    Back *k = calloc(1, sizeof(Back));
+    if (!k) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (walk_setup(&k->w, &board, &dice, &mirror, head_start, head_limit, start_rule_limit, start_quarter, trapping,
+                   opp_off, budget, MAX_WALK) < 0 ||
+        check_board(target.buf, target.len, "target") < 0)
+        goto done;
+    const uint8_t *b = board.buf, *t = target.buf, *dv = k->w.dice;
+    int n = k->w.n;
+    if (memcmp(b + OPP + 1, t + OPP + 1, 24) != 0 || t[0] < b[0]) {
+        out = Py_BuildValue("(OL)", Py_None, 0LL);
+        goto done;
+    }
+    memcpy(k->w.me, t, 26); /* walked back from the target */
+    k->start = b;
+    k->rules = rules;
+    k->off0 = b[0];
+    for (int i = 0; i < n; i++) {
+        k->left[i + 1] = k->left[i] + dv[i];
+        int j = i;
+        memcpy(k->sorted[i + 1], k->sorted[i], (size_t)i);
+        while (j > 0 && k->sorted[i + 1][j - 1] < dv[i]) {
+            k->sorted[i + 1][j] = k->sorted[i + 1][j - 1];
+            j--;
+        }
+        k->sorted[i + 1][j] = dv[i];
+    }
+    int scum = 0, cum = 0;
+    for (int x = 25; x >= 1; x--) {
+        scum += b[x];
+        cum += t[x];
+        k->crossing[x] = scum - cum;
+        k->need += scum - cum;
+    }
+    if (b_feasible(k, n)) {
+        if (seen_start() < 0) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        b_rec(k, n, 0);
+        seen_end();
+    }
+    if (k->w.nomem) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (k->found) {
+        PyObject *moves = path_tuple((const uint8_t (*)[2])k->path, n);
+        if (moves) out = Py_BuildValue("(NL)", moves, k->w.calls);
+    } else {
+        out = Py_BuildValue("(OL)", Py_None, k->w.calls);
+    }
+done:
+    free(k);
+    PyBuffer_Release(&board);
+    PyBuffer_Release(&target);
+    PyBuffer_Release(&dice);
+    PyBuffer_Release(&mirror);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"results", results, METH_VARARGS, results_doc},
     {"position_results", (PyCFunction)(void (*)(void))position_results, METH_FASTCALL, position_results_doc},
     {"max_depth", max_depth, METH_VARARGS, max_depth_doc},
+    {"forward_paths", forward_paths, METH_VARARGS, forward_paths_doc},
+    {"backward_path", backward_path, METH_VARARGS, backward_path_doc},
+    {"search_blocking", search_blocking, METH_VARARGS, search_blocking_doc},
     {NULL, NULL, 0, NULL},
 };
 

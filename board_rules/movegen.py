@@ -11,7 +11,7 @@ Imports :mod:`board_rules.moves`, :mod:`board_rules.position`,
 from __future__ import annotations
 
 from board_rules import fastgen
-from board_rules.moves import Board, CheckerMoves, own_to_white, play_of
+from board_rules.moves import _MIRROR, Board, CheckerMoves, own_to_white, play_of
 from board_rules.notation import Play, Roll
 from board_rules.position import CHECKERS, Position
 from board_rules.side import Side
@@ -133,7 +133,59 @@ def search_side(variant: Variant, board: Board, dice_seqs, head_limit: int, budg
         if budget is not None:  # fastgen counts no boards: it visited at least the ones it found
             budget.spend(len(results))
         return results, best, None
+    rules = compiled_rules(variant, board, head_limit, board.me[24])
+    if rules is not None and all(len(seq) <= COMPILED_DICE for seq in dice_seqs):
+        return _compiled_search_side(board, dice_seqs, rules, budget)
     return generic_search_side(variant, board, dice_seqs, head_limit, budget)
+
+
+COMPILED_DICE = 64
+"""The most dice a compiled walk of the blocking games takes (an escalated gul-bara double has 24)."""
+
+_MIRROR_BYTES = tuple(bytes(m) for m in _MIRROR)
+
+
+def compiled_rules(variant: Variant, board: Board, head_limit: int, head_start: int) -> tuple | None:
+    """The variant's limits as ``board_rules._fastgen``'s walks of the blocking games take them (after
+    the board and dice), where it is built and the game blocks without hitting or pinning (the
+    opponent's checkers stand still all turn); None elsewhere. ``head_start``: the checkers on the
+    head when the turn began (long nardy)."""
+    if fastgen._compiled is None or not variant.blocks or variant.hits or variant.pins or board.pins is not None:
+        return None
+    return (
+        head_start,
+        head_limit if variant.head_rule else -1,
+        variant.start_rule_limit,
+        bool(variant.start_quarter_rule),
+        bool(variant.trapping_prime_rule),
+        _MIRROR_BYTES[variant.geometry == SAME],
+        board.opp_off,
+    )
+
+
+def _compiled_search_side(board: Board, dice_seqs, rules: tuple, budget: Budget | None):
+    """:func:`generic_search_side`'s answer by ``board_rules._fastgen.search_blocking``."""
+    key = bytes(board.me + board.opp)
+    results: dict[bytes, tuple] = {}
+    best = -1
+    for seq in dice_seqs:
+        found, seq_best, boards = fastgen._compiled.search_blocking(
+            key, bytes(seq), *rules, -1 if budget is None else max(0, budget.left)
+        )
+        if budget is not None:
+            budget.spend(boards)  # past the budget: SearchBudgetExceeded
+        if seq_best > best:
+            best = seq_best
+            results = dict(found)
+        elif seq_best == best:
+            for k, val in found:
+                results.setdefault(k, val)
+    # dice that can be played only one at a time: the larger must be played if it can
+    if best == 1 and len(dice_seqs) == 2:
+        high = max(dice_seqs[0][0], dice_seqs[1][0])
+        if any(fd == high for _, fd in results.values()):
+            results = {k: val for k, val in results.items() if val[1] == high}
+    return results, best, None
 
 
 def generic_search_side(variant: Variant, board: Board, dice_seqs, head_limit: int, budget: Budget | None = None):

@@ -7,8 +7,10 @@ Owns :func:`find_play` and :class:`PlayFinder` (behind :func:`board_rules.legali
 checker is added to a point). The play found plays the most dice the roll allows;
 plakoto's takes the route with the fewest pins; gul-bara's passed numbers are followed
 leg by leg. In the blocking games walks back from the target and forwards take turns
-within growing budgets of boards (``docs/rules-notes.md``). Imports :mod:`board_rules.moves`,
-:mod:`board_rules.backward` and :mod:`board_rules.movegen`'s budget.
+within growing budgets of boards (``docs/rules-notes.md``). Where ``board_rules._fastgen`` is
+built, the walks of the blocking games are its compiled twins (:mod:`board_rules.fastgen`), held
+to these by ``tests/test_fastgen.py``. Imports :mod:`board_rules.moves`, :mod:`board_rules.backward`,
+:mod:`board_rules.fastgen` and :mod:`board_rules.movegen`'s budget and compiled rules.
 """
 
 from __future__ import annotations
@@ -17,16 +19,15 @@ import threading
 
 from board_rules import fastgen
 from board_rules.backward import backward_path, highest_point, most_waste
-from board_rules.movegen import Budget, SearchBudgetExceeded
-from board_rules.moves import _MIRROR, Board, CheckerMoves
+from board_rules.movegen import COMPILED_DICE, Budget, SearchBudgetExceeded, compiled_rules
+from board_rules.moves import Board, CheckerMoves
 from board_rules.notation import Roll
 from board_rules.position import CHECKERS, Position
 from board_rules.side import Side
-from board_rules.variants import SAME, Variant
+from board_rules.variants import Variant
 
 Moves = tuple[tuple[int, int, bool], ...]
 
-_MIRROR_BYTES = tuple(bytes(m) for m in _MIRROR)  # for the compiled max_depth
 _DEPTHS: dict[tuple, tuple[int, int]] = {}  # the compiled max_depth's answers (most dice, boards visited), oldest first
 _DEPTHS_KEPT = 256
 _DEPTHS_LOCK = threading.Lock()
@@ -111,24 +112,17 @@ class Walker:
             raise
         return best
 
+    def _compiled_rules(self) -> tuple | None:
+        """:func:`~board_rules.movegen.compiled_rules` for this walker's variant, board and limits."""
+        return compiled_rules(self.v, self.b, self.s.head_limit, self.s.head_start)
+
     def _compiled_depth(self, dice: tuple[int, ...], goal: int, budget: Budget | None) -> int | None:
-        """:meth:`max_depth` by ``board_rules._fastgen`` where it is built and the game blocks without
-        hitting or pinning (the opponent's checkers stand still all turn); None elsewhere."""
-        v, b, s = self.v, self.b, self.s
-        if fastgen._compiled is None or not v.blocks or v.hits or v.pins or b.pins is not None:
+        """:meth:`max_depth` by ``board_rules._fastgen`` where :meth:`_compiled_rules` allows; None elsewhere."""
+        rules = self._compiled_rules()
+        if rules is None:
             return None
-        args = (
-            bytes(b.me + b.opp),
-            bytes(dice),
-            goal,
-            s.head_start,
-            s.head_limit if v.head_rule else -1,
-            v.start_rule_limit,
-            bool(v.start_quarter_rule),
-            bool(v.trapping_prime_rule),
-            _MIRROR_BYTES[v.geometry == SAME],
-            b.opp_off,
-        )
+        b = self.b
+        args = (bytes(b.me + b.opp), bytes(dice), goal, *rules)
         # a check asks the same question more than once (the most dice, then the nearest play): the
         # answers of walks that ran to the end are kept, and spend the budget as the walk did
         known = _DEPTHS.get(args)
@@ -206,20 +200,19 @@ class Walker:
 
         ends = target.me[0] == CHECKERS and self.b.me[0] < CHECKERS
         open_ = list(range(1, depth_wanted + 1)) if ends else [depth_wanted]  # lengths not yet settled
-        limits = (self.v, self.s.head_limit, self.s.head_start)
         key = target.key()
         boards = FIRST_BUDGET
         while True:
             for k in list(open_):
                 try:
-                    moves = walk(backward_path, self.b, target, dice[:k], None)
+                    moves = walk(self._backward, target, dice[:k], False)
                     if moves is None:
                         open_.remove(k)  # not even reachable without the variant's own limits
                         continue
                     if self._replays(dice, moves):
                         return [(moves, key)]
                     # the variant's own limits (start rule, primes) stop that path: look again with them
-                    moves = walk(backward_path, self.b, target, dice[:k], limits)
+                    moves = walk(self._backward, target, dice[:k], True)
                     if moves is not None and self._replays(dice, moves):
                         return [(moves, key)]
                 except SearchBudgetExceeded:
@@ -236,7 +229,27 @@ class Walker:
                     raise
                 boards *= 4
 
-    def _forward(self, dice, depth_wanted: int, target: Board, budget: Budget):
+    def _backward(self, target: Board, dice, limits: bool, budget: Budget | None):
+        """:func:`~board_rules.backward.backward_path` from this walker's board to ``target``, with the
+        variant's own limits if ``limits``; compiled where :meth:`_compiled_rules` allows."""
+        rules = self._compiled_rules()
+        if rules is None or len(dice) > COMPILED_DICE or target.pins is not None:
+            own = (self.v, self.s.head_limit, self.s.head_start) if limits else None
+            return backward_path(self.b, target, dice, own, budget)
+        b = self.b
+        moves, boards = fastgen._compiled.backward_path(
+            bytes(b.me + b.opp),
+            bytes(target.me + target.opp),
+            bytes(dice),
+            limits,
+            *rules,
+            -1 if budget is None else max(0, budget.left),
+        )
+        if budget is not None:
+            budget.spend(boards)
+        return moves
+
+    def _forward(self, dice, depth_wanted: int, target: Board, budget: Budget | None):
         return self._paths(dice, depth_wanted, target, 1, True, monotone=False, budget=budget)
 
     def _fewest_pins(self, dice, depth_wanted: int, target: Board, found):
@@ -276,7 +289,24 @@ class Walker:
     ):
         """:meth:`paths` by one depth-first walk; ``spare`` (pin variants, with a target)
         bounds the pins beyond those the target needs (see :meth:`_fewest_pins`); past
-        ``budget`` boards, :class:`~board_rules.movegen.SearchBudgetExceeded`."""
+        ``budget`` boards, :class:`~board_rules.movegen.SearchBudgetExceeded`. Compiled where
+        :meth:`_compiled_rules` allows, for walks in every order with no pins to count."""
+        if not monotone and spare is None and not ending and depth_wanted <= COMPILED_DICE:
+            rules = self._compiled_rules()
+            if rules is not None and (target is None or target.pins is None):
+                found, boards = fastgen._compiled.forward_paths(
+                    bytes(self.b.me + self.b.opp),
+                    None if target is None else bytes(target.me + target.opp),
+                    bytes(dice[:depth_wanted]),
+                    exact,
+                    limit,
+                    -1 if enough is None else enough,
+                    *rules,
+                    -1 if budget is None else max(0, budget.left),
+                )
+                if budget is not None:
+                    budget.spend(boards)
+                return found
         n = depth_wanted
         s = self.s
         b = self.b

@@ -347,3 +347,233 @@ def test_the_compiled_walk_refuses_what_is_not_a_walk():
     ):
         with pytest.raises(ValueError, match=field):
             compiled.max_depth(*good[:at], bad, *good[at + 1 :])
+
+
+def _path_cases(rng, variant: str, count: int):
+    """``(variant, board, head limit, dice, target, budget)`` for the walks to a target of a blocking
+    game: a board some of the dice reach by random checker moves (sometimes one checker moved on a
+    point more, which no play may reach), one position in four the mover's last checkers bearing off."""
+    from board_rules.moves import CheckerMoves
+
+    walks = _walkers(rng, variant)
+    out = []
+    while len(out) < count:
+        walker, seq = next(walks)
+        v = walker.v
+        if len(out) % 4 == 3:
+            try:
+                position = _endgame(rng, variant)
+            except ValueError:
+                continue
+            walker = type(walker)(v, Board.of(position), walker.s.head_limit)
+        board = walker.b.copy()
+        s = CheckerMoves(v, board, walker.s.head_limit)
+        played = 0
+        for d in seq[: rng.randint(0, len(seq))]:
+            srcs = s.sources()
+            rng.shuffle(srcs)
+            if not any(s.try_move(src, d) for src in srcs):
+                break
+            played += 1
+        if rng.random() < 0.3:  # one checker a point on, where it may stand
+            src = rng.choice([i for i in range(2, 25) if board.me[i]] or [0])
+            if src and not board.opp[src - 1]:
+                board.me[src] -= 1
+                board.me[src - 1] += 1
+        budget = rng.choice((None, 5, 40, 300))
+        out.append((v, walker.b, walker.s.head_limit, seq, played, board, budget))
+    return out
+
+
+def _forward_walks(cases):
+    from board_rules.movegen import Budget, SearchBudgetExceeded
+    from board_rules.reach import Walker
+
+    out = []
+    for v, board, head, seq, played, target, size in cases:
+        walker = Walker(v, board.copy(), head)
+        budget = None if size is None else Budget(size)
+        try:
+            out.append((walker._forward(seq, played, target, budget), None if budget is None else budget.left))
+        except SearchBudgetExceeded:
+            out.append(("over", budget.left))
+    return out
+
+
+@pytest.mark.parametrize("variant", ("fevga", "gul-bara", "long-nardy"))
+def test_compiled_and_python_forward_walks_find_the_same_path_to_a_board(variant, monkeypatch):
+    _compiled()
+    cases = _path_cases(random.Random(f"forward-{variant}"), variant, 600)
+    got = _forward_walks(cases)
+    monkeypatch.setattr(fastgen, "_compiled", None)  # the Python walk, the reference
+    assert got == _forward_walks(cases)
+    assert sum(g[0] == "over" for g in got) >= 20  # budgets ran out, as in Python
+    assert sum(bool(g[0]) and g[0] != "over" for g in got) >= 100  # paths found
+    assert sum(g[0] == [] for g in got) >= 100  # and proved absent
+
+
+def _backward_walks(cases):
+    from board_rules.movegen import Budget, SearchBudgetExceeded
+    from board_rules.reach import Walker
+
+    out = []
+    for i, (v, board, head, seq, played, target, size) in enumerate(cases):
+        dice = seq[:played] if i % 5 else seq  # mostly the dice that reached it
+        for limits in (False, True):
+            walker = Walker(v, board.copy(), head)
+            budget = None if size is None else Budget(size)
+            try:
+                out.append((walker._backward(target, dice, limits, budget), None if budget is None else budget.left))
+            except SearchBudgetExceeded:
+                out.append(("over", budget.left))
+            assert walker.b == board  # the start is left as it was
+    return out
+
+
+@pytest.mark.parametrize("variant", ("fevga", "gul-bara", "long-nardy"))
+def test_compiled_and_python_walks_back_find_the_same_path_from_a_board(variant, monkeypatch):
+    _compiled()
+    cases = _path_cases(random.Random(f"backward-{variant}"), variant, 600)
+    got = _backward_walks(cases)
+    monkeypatch.setattr(fastgen, "_compiled", None)  # backward.backward_path, the reference
+    assert got == _backward_walks(cases)
+    assert sum(g[0] == "over" for g in got) >= 20  # budgets ran out, as in Python
+    assert sum(g[0] not in ("over", None) for g in got) >= 200  # paths found
+    assert sum(g[0] is None for g in got) >= 100  # and proved absent
+
+
+def _ends_walks(cases):
+    """Walker._paths's other walks: every end behind the target, and the first ends met (no target)."""
+    from board_rules.movegen import Budget, SearchBudgetExceeded
+    from board_rules.reach import Walker
+
+    out = []
+    for i, (v, board, head, seq, played, target, size) in enumerate(cases):
+        for kind in ("behind", "sample", "exact"):
+            walker = Walker(v, board.copy(), head)
+            budget = None if size is None or kind == "sample" else Budget(size * 4)
+            try:
+                if kind == "behind":
+                    got = walker._paths(seq, max(0, played - 1), target, 10**9, False, False, budget=budget)
+                elif kind == "sample":
+                    got = walker._paths(seq, played, None, 1 + i % 50, True, False, enough=(5, 100, 3000)[i % 3])
+                else:
+                    got = walker._paths(seq, played, target, 1 + i % 3, True, False, budget=budget)
+                out.append((got, None if budget is None else budget.left))
+            except SearchBudgetExceeded:
+                out.append(("over", budget.left))
+    return out
+
+
+@pytest.mark.parametrize("variant", ("fevga", "gul-bara", "long-nardy"))
+def test_compiled_and_python_walks_find_the_same_ends_in_the_same_order(variant, monkeypatch):
+    _compiled()
+    cases = _path_cases(random.Random(f"ends-{variant}"), variant, 300)
+    got = _ends_walks(cases)
+    monkeypatch.setattr(fastgen, "_compiled", None)  # Walker._paths in Python, the reference
+    assert got == _ends_walks(cases)
+    assert sum(g[0] == "over" for g in got) >= 10  # budgets ran out, as in Python
+    assert sum(len(g[0]) > 1 for g in got if g[0] != "over") >= 100  # many ends, in one order
+
+
+def test_the_compiled_walks_refuse_what_is_not_a_walk():
+    compiled = _compiled()
+    board, mirror = bytes(52), bytes([0, *range(24, 0, -1)])
+    rules = (15, -1, 0, False, False, mirror, 0, 1000)
+    forward = (board, board, bytes([1]), True, 1, -1, *rules)
+    backward = (board, board, bytes([1]), False, *rules)
+    assert compiled.forward_paths(*forward) == ([], 1)  # no checker to move: one board, no path
+    assert compiled.backward_path(*backward) == (None, 0)  # the dice cannot carry nothing anywhere
+    # (where in forward's arguments, where in backward's): the board, target and dice first, the rules last
+    for (fw, bw), bad, field in (
+        ((0, 0), board[:51], "board"),
+        ((1, 1), board[:51], "target"),
+        ((1, 1), bytes([16]) + board[1:], "target"),
+        ((2, 2), bytes([7]), "dice"),
+        ((2, 2), bytes([1]) * 65, "dice"),
+        ((11, 9), mirror[:24], "mirror"),
+        ((11, 9), bytes(25), "mirror"),
+        ((8, 6), 30, "start_rule_limit"),
+    ):
+        with pytest.raises(ValueError, match=field):
+            compiled.forward_paths(*forward[:fw], bad, *forward[fw + 1 :])
+        with pytest.raises(ValueError, match=field):
+            compiled.backward_path(*backward[:bw], bad, *backward[bw + 1 :])
+    with pytest.raises(ValueError, match="limit"):
+        compiled.forward_paths(*forward[:4], 0, *forward[5:])
+    with pytest.raises(TypeError, match="target"):
+        compiled.forward_paths(board, 3, *forward[2:])
+    with pytest.raises(TypeError):
+        compiled.forward_paths("not bytes", *forward[1:])
+    with pytest.raises(TypeError):
+        compiled.backward_path(*backward[:4], "not an int", *backward[5:])
+
+
+@pytest.mark.parametrize("variant", ("fevga", "gul-bara", "long-nardy"))
+def test_compiled_and_python_searches_list_the_same_plays_of_the_blocking_games(variant, monkeypatch):
+    from board_rules.movegen import Budget, SearchBudgetExceeded
+
+    _compiled()
+    rng = random.Random(f"search-{variant}")
+    cases = []
+    while len(cases) < 300:
+        try:
+            position = _endgame(rng, variant) if len(cases) % 4 == 3 else random_same_direction(rng, variant)
+        except ValueError:
+            continue
+        v = position.variant
+        d1, d2 = rng.randint(1, 6), rng.randint(1, 6)
+        played = rng.choice((0, 1, 5))  # gul-bara: doubles after the third roll escalate to 24 dice
+        budget = rng.choice((5, 30, 400, 5000, None if played < 3 else 5000))  # escalations can list millions
+        cases.append((v, Board.of(position), v.dice_sequences(d1, d2, played), v.head_limit(d1, d2, played), budget))
+    got = []
+    for v, board, seqs, head, size in cases:
+        budget = None if size is None else Budget(size)
+        try:
+            results, best, search = search_side(v, board.copy(), seqs, head, budget)
+            assert search is None  # really the compiled search
+            got.append((list(results.items()), best, None if budget is None else budget.left))
+        except SearchBudgetExceeded:
+            got.append(("over", None, None))
+    want = []
+    for v, board, seqs, head, size in cases:
+        budget = None if size is None else Budget(size)
+        try:
+            results, best, _ = generic_search_side(v, board.copy(), seqs, head, budget)
+            want.append((list(results.items()), best, None if budget is None else budget.left))
+        except SearchBudgetExceeded:
+            want.append(("over", None, None))
+    assert got == want  # the same plays in the same order, the same boards spent
+    assert sum(g[0] == "over" for g in got) >= 10
+    assert sum(g[1] is not None and g[1] < len(seqs[0]) for g, (_, _, seqs, _, _) in zip(got, cases)) >= 10
+    # legal_results (gul-bara's passed numbers searched for the opponent too) as with the Python search
+    positions = [(p, Roll(d, d)) for p, d in _escalations(rng, variant, 30)]
+    fast = _listings(positions)
+    monkeypatch.setattr(fastgen, "_compiled", None)
+    assert _listings(positions) == fast
+
+
+def _listings(positions):
+    from board_rules.movegen import SearchBudgetExceeded
+
+    out = []
+    for position, roll in positions:
+        try:
+            out.append(legal_results(position, roll, budget=5000))
+        except SearchBudgetExceeded:
+            out.append("over")
+    return out
+
+
+def _escalations(rng, variant: str, count: int):
+    """Positions of ``variant`` whose side to move has played five rolls, with a number for a double."""
+    from dataclasses import replace
+
+    out = []
+    while len(out) < count:
+        try:
+            position = random_same_direction(rng, variant)
+        except ValueError:
+            continue
+        out.append((replace(position, rolls=(5, 5)), rng.randint(1, 6)))
+    return out
