@@ -402,12 +402,17 @@ def split_in_two(cols: np.ndarray, weight: np.ndarray, start: np.ndarray) -> np.
     colours cut in two (pearl and amber checkers, two black points read as checkers pulling the
     dark group's centre to black). None where every start leaves a group empty."""
     best, best_err = _lloyd(cols, weight, start)
-    for i in range(len(cols)):
-        for j in range(i + 1, len(cols)):
-            seeds = np.linalg.norm(cols - cols[i], axis=1) <= np.linalg.norm(cols - cols[j], axis=1)
-            groups, err = _lloyd(cols, weight, seeds)
-            if err < best_err - 1e-9:
-                best, best_err = groups, err
+    n = len(cols)
+    if n < 2:
+        return best
+    dist = np.linalg.norm(cols[:, None, :] - cols[None, :, :], axis=2)  # colour to colour
+    i, j = np.triu_indices(n, 1)
+    seeds = dist[i] <= dist[j]  # each pair's first split: every colour to the nearer of the two
+    seeds ^= ~seeds[:, :1]  # a split and its mirror are one: the first colour's group first
+    for groups in np.unique(seeds, axis=0):  # many pairs split the colours alike
+        groups, err = _lloyd(cols, weight, groups)
+        if err < best_err - 1e-9:
+            best, best_err = groups, err
     return best
 
 
