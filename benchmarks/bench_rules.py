@@ -16,7 +16,8 @@ Run ``.venv/bin/python benchmarks/bench_rules.py`` (or ``make bench``) from the 
    least 3 rolls, so 1-1 is four ones, four twos, ... four sixes, numbers the mover
    cannot play passing to the opponent), issue 22's fuzz case (a legal 1-1 that took
    4 s) and the slowest two of 2,000 sampled ones (``--gul-bara 2000 --seed 7``: a 1-1
-   walked in Python, a 4-4 once the walk was compiled) among them, (iv) long nardy doubles: off a full head on the first roll (6-6, 4-4 and 3-3
+   walked in Python, a 4-4 once the walk was compiled) among them, and among the illegal ones
+   the slowest of the 2,000 once every walk was compiled (a 2-2), (iv) long nardy doubles: off a full head on the first roll (6-6, 4-4 and 3-3
    let two checkers leave it) and later, crowded heads behind the opponent's blocks.
    Each group again with one checker a point off (illegal: ``check`` finds the nearest
    legal play). The worst call of each is printed with its position.
@@ -80,6 +81,19 @@ SAMPLED_4_4_BEFORE = (
     '{"variant": "gul-bara", "turn": "white", "points": [1, 1, 1, 1, 3, 2, 0, 0, 0, -1, 1, -13, 0, -1, 1, 0, '
     '1, 0, 0, 0, 1, 0, 0, 2], "bar": {"white": 0, "black": 0}, "off": {"white": 0, "black": 0}, '
     '"rolls": {"white": 10, "black": 24}}'
+)
+
+# the slowest of those 2,000 with every walk compiled: 87-130 ms to find the nearest legal play to an
+# illegal 2-2 (proving how many dice it can play walks 409,601 boards back and 147,242 forwards)
+SAMPLED_2_2_BEFORE = (
+    '{"variant": "gul-bara", "turn": "black", "points": [1, 1, -1, 0, 1, -1, 1, 0, -1, 0, 0, 1, -1, -1, -2, -2, '
+    '-1, 0, -1, -2, -1, -1, 0, 10], "bar": {"white": 0, "black": 0}, "off": {"white": 0, "black": 0}, '
+    '"rolls": {"white": 7, "black": 19}}'
+)
+SAMPLED_2_2_ILLEGAL_AFTER = (
+    '{"variant": "gul-bara", "turn": "white", "points": [1, 1, 0, 0, 1, 0, 1, 0, 0, 0, 0, 1, -4, 0, -4, -3, -2, '
+    '0, 0, 0, 0, 0, 0, 10], "bar": {"white": 0, "black": 0}, "off": {"white": 0, "black": 2}, '
+    '"rolls": {"white": 7, "black": 20}}'
 )
 
 
@@ -275,7 +289,7 @@ def bench_check(label: str, cases, limit: float, expect_legal: bool = True) -> N
                 raise AssertionError(f"{name} says a legal result is illegal: {position.to_json()} {roll}")
             total[name] += seconds
             if seconds > worst[name][0]:
-                worst[name] = (seconds, (position, roll))
+                worst[name] = (seconds, (position, roll, after))
     print(f"check {label}: {len(cases):,} calls each")
     report(names, worst, total, dict.fromkeys(names, len(cases)), stopped, limit)
 
@@ -342,6 +356,8 @@ def report(names, worst, total, calls, stopped, limit: float) -> None:
         )
         if where is not None and ms >= TARGET_MS:
             print(f"    worst at roll {where[1]}: {where[0].to_json()}")
+            if len(where) > 2:
+                print(f"    observed after it: {where[2].to_json()}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -404,6 +420,9 @@ def main(argv: list[str] | None = None) -> int:
     for label, group in backgammon + [(label, [c[:3] for c in group]) for label, group in groups]:
         wrong = [(p, r, slip(a, a.turn.other, rng)) for p, r, a in group]
         wrong = [(p, r, a) for p, r, a in wrong if a is not None]
+        if label.startswith("(iii)"):
+            before = Position.from_json(SAMPLED_2_2_BEFORE)
+            wrong.append((before, Roll(2, 2), Position.from_json(SAMPLED_2_2_ILLEGAL_AFTER)))
         bench_check(f"{label}, one checker a point off (illegal)", wrong, args.limit, expect_legal=False)
     for label, group in groups:
         bench_mid_turn(label, [(p, r, legs) for p, r, _, legs in group], args.limit)
