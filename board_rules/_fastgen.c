@@ -1017,6 +1017,23 @@ typedef struct {
     Py_ssize_t n_ends, cap_ends;
 } Path;
 
+/* A new path walk set up as walk_setup sets it (NULL with the Python error set). */
+static Path *path_open(const Py_buffer *board, const Py_buffer *dice, const Py_buffer *mirror, int head_start,
+                       int head_limit, int start_rule_limit, int start_quarter, int trapping, int opp_off,
+                       long long budget) {
+    Path *p = calloc(1, sizeof(Path));
+    if (!p) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    if (walk_setup(&p->w, board, dice, mirror, head_start, head_limit, start_rule_limit, start_quarter, trapping,
+                   opp_off, budget, MAX_WALK) < 0) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
 static int highest(const uint8_t *me) {
     for (int x = 25; x > 1; x--)
         if (me[x]) return x;
@@ -1206,14 +1223,9 @@ static PyObject *forward_paths(PyObject *self, PyObject *args) {
                           &opp_off, &budget))
         return NULL;
     PyObject *out = NULL;
-    Path *p = calloc(1, sizeof(Path));
-    if (!p) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (walk_setup(&p->w, &board, &dice, &mirror, head_start, head_limit, start_rule_limit, start_quarter, trapping,
-                   opp_off, budget, MAX_WALK) < 0)
-        goto done;
+    Path *p = path_open(&board, &dice, &mirror, head_start, head_limit, start_rule_limit, start_quarter, trapping,
+                        opp_off, budget);
+    if (!p) goto done;
     if (target_arg != Py_None) {
         if (PyObject_GetBuffer(target_arg, &target, PyBUF_SIMPLE) < 0) {
             PyErr_Format(PyExc_TypeError, "target: expected bytes or None");
@@ -1361,14 +1373,9 @@ static PyObject *search_blocking(PyObject *self, PyObject *args) {
                           &start_rule_limit, &start_quarter, &trapping, &mirror, &opp_off, &budget))
         return NULL;
     PyObject *out = NULL;
-    Path *p = calloc(1, sizeof(Path));
-    if (!p) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (walk_setup(&p->w, &board, &dice, &mirror, head_start, head_limit, start_rule_limit, start_quarter, trapping,
-                   opp_off, budget, MAX_WALK) < 0)
-        goto done;
+    Path *p = path_open(&board, &dice, &mirror, head_start, head_limit, start_rule_limit, start_quarter, trapping,
+                        opp_off, budget);
+    if (!p) goto done;
     p->w.best = -1;
     if (seen_start() < 0) {
         PyErr_NoMemory();
