@@ -90,3 +90,24 @@ def test_a_photo_with_a_hand_on_the_board_is_held_back_and_a_clear_one_is_not(na
         assert obs.status == "occluded" and obs.checkers is None
     else:
         assert obs.status == "settling" and not any("hand" in m for m in obs.messages)
+
+
+def test_a_skin_coloured_patch_in_the_middle_of_the_field_is_not_a_hand_one_at_its_side_is():
+    # an arm reaches in over the field's edge; a logo or a cup in the middle of the field does not
+    empty = Position.from_dict(
+        {"variant": "backgammon", "turn": "white", "points": [0] * 24, "bar": {"white": 0, "black": 0}}
+        | {"off": {"white": 15, "black": 15}}
+    )
+    frame = render(empty, seed=2, dice=[])
+    geometry = calibrate(frame.image)
+    lay = view(geometry, frame.image).layout
+    x0, y0, x1, y1 = lay.field
+    mid_x = (x0 + lay.geometry.bar[0]) / 2  # the middle of the left half
+    for (x, y), expected in (((mid_x, (y0 + y1) / 2), False), ((mid_x, y1 - 10.0), True)):
+        image = frame.image.copy()
+        centre = geometry.to_image(np.array([[x, y]]))[0]
+        edge = geometry.to_image(np.array([[x + 30.0, y]]))[0]
+        radius = int(np.hypot(*(edge - centre)))  # 30 mm: a palm
+        cv2.circle(image, (int(centre[0]), int(centre[1])), radius, (100, 120, 200), -1)  # skin, darker than the wood
+        v = view(geometry, image)
+        assert bool(hands(v.lab, v.layout, v.ppm, [], **limits())) is expected, (x, y)
