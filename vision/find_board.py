@@ -46,6 +46,10 @@ Point = tuple[float, float]
 
 Corners = tuple[Point, Point, Point, Point]
 
+# the lightness (OpenCV's 8-bit L) of a photo's lightest region at and above which its board edges need
+# board_edges' whole min_contrast; a dimmer photo's need proportionately less
+_LIT_L = 170.0
+
 # the field model's regions turned half round: a row's place k becomes the other row's place 11 - k
 _TURNED = {
     "top-even": "bottom-odd",
@@ -313,6 +317,9 @@ class FieldFit:
         probes = np.concatenate([pts + d for d in ((-2.0, 0.0), (2.0, 0.0), (0.0, -2.0), (0.0, 2.0))])
         regions = self.region_at((probes[:, 0] - x0) / (x1 - x0), (probes[:, 1] - y0) / (y1 - y0)).reshape(4, -1)
         colours = np.array([c if c is not None else (np.nan,) * 3 for c in self.colours], np.float64)
+        # a dim photo shows every difference smaller, lightness's in proportion to its light
+        brightest = float(np.nanmax(colours[:, 0])) if np.isfinite(colours[:, 0]).any() else _LIT_L
+        min_contrast *= min(1.0, brightest / _LIT_L)
         keep = np.zeros(len(pts), bool)
         for a in range(4):
             for b in range(a + 1, 4):
