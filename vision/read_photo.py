@@ -96,7 +96,8 @@ def aspect_by_checkers(fit: FieldFit, image: np.ndarray, home: str, cfg: VisionC
     """``fit`` with the height of its field (its aspect, times one of :data:`ASPECT_TRIES`) at which the
     learned checker reader's slots best fit the checkers (:func:`vision.learned_checkers.fit_of_slots`):
     the WBF stream's fitted field is 11% too tall for its measured board, and its stacks of four to six
-    then read one or two short. A board without checkers on it keeps the fitted aspect."""
+    then read one or two short. On a board without checkers the choice hardly matters: each point reads
+    empty at any of them."""
     size = (image.shape[1], image.shape[0])
     best, best_fit = None, fit
     for factor in ASPECT_TRIES:
