@@ -157,6 +157,16 @@ def slot_crops(v: View, lab: np.ndarray | None = None) -> np.ndarray:
     return crops_at(v.lab if lab is None else lab, v.ppm, centres, dirs, side).reshape(24, k, CROP, CROP, 3)
 
 
+def slot_chances(
+    v: View, net: CheckerNet | None = None, lab: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every point's slot crops (:func:`slot_crops`, of ``lab`` where given) and the network's chances for
+    them (24 x K x 3: empty, light, dark), by ``net`` or the shipped one."""
+    crops = slot_crops(v, lab)
+    n_points, k = crops.shape[:2]
+    return crops, (net or shared_net()).probabilities(crops.reshape(-1, CROP, CROP, 3)).reshape(n_points, k, 3)
+
+
 def without(v: View, ignore: Sequence[tuple[float, float, float]]) -> np.ndarray:
     """The view's Lab colours with the discs ``ignore`` (x, y, radius in board mm: the dice) filled in from
     around them (``cv2.inpaint``), so that a die looks less like a checker and hides less of one."""
@@ -194,9 +204,8 @@ def fit_of_slots(v: View, net: CheckerNet | None = None) -> float:
     """How well a view's layout puts its slots where the checkers are: the mean over the slots of the log-
     likelihood of each point's best reading (:func:`decode`). A layout stretched along the points puts
     the slots of a stack between its checkers, where the network is unsure."""
-    crops = slot_crops(v)
-    n_points, k = crops.shape[:2]
-    probs = (net or shared_net()).probabilities(crops.reshape(-1, CROP, CROP, 3)).reshape(n_points, k, 3)
+    _, probs = slot_chances(v, net)
+    n_points, k = probs.shape[:2]
     return float(sum(_run_scores(p).max() for p in probs)) / (n_points * k)
 
 
@@ -231,10 +240,8 @@ def read_points(
 
     Raises :class:`CheckerModelError` where the shipped model is missing.
     """
-    lab = without(v, ignore)
-    crops = slot_crops(v, lab)
-    n_points, k = crops.shape[:2]
-    probs = (net or shared_net()).probabilities(crops.reshape(-1, CROP, CROP, 3)).reshape(n_points, k, 3)
+    crops, probs = slot_chances(v, net, without(v, ignore))
+    n_points = len(crops)
     counts, confs = [], []
     for p in range(n_points):
         n, side, conf = decode(probs[p])
