@@ -32,7 +32,8 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import cv2
@@ -99,6 +100,20 @@ PERTURBATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 
+@contextmanager
+def held_out_net(cv: Path | None, camera: str) -> Iterator[None]:
+    """Within it, the learned reader's network is the one trained without ``camera`` (``cv``'s
+    ``checkers-without-CAMERA.onnx``), where there is one: none for a photo no network trained on."""
+    shared = learned_checkers.shared_net
+    path = None if cv is None else cv / f"checkers-without-{camera}.onnx"
+    if path is not None and path.exists():
+        learned_checkers.shared_net = lambda _p=learned_checkers.MODEL_PATH, _m=path: shared(_m)
+    try:
+        yield
+    finally:
+        learned_checkers.shared_net = shared
+
+
 def read_one(
     path: Path,
     label: dict,
@@ -142,7 +157,6 @@ def main(argv: list[str] | None = None) -> int:
     frames = json.loads(LABELS.read_text(encoding="utf-8"))["frames"]
     if args.perturb:
         return perturbed(frames, args.cv, args.only)
-    shared = learned_checkers.shared_net
     totals = {m: [0] * 5 for m in MODES}  # points right, readable, exact photos, photos, exact with dice
     held = {m: [0, 0] for m in MODES}  # photos with an arm over the board: held back, all
     way_round = [0, 0]  # photos found and read whose white's row was the labels' one, all found and read
@@ -155,42 +169,39 @@ def main(argv: list[str] | None = None) -> int:
         if not (DATA / file).exists():
             continue
         camera = label.get("camera") or stem
-        path = None if args.cv is None else args.cv / f"checkers-without-{camera}.onnx"
-        if path is not None and path.exists():  # none for a photo no network trained on (no corners labelled)
-            learned_checkers.shared_net = lambda _p=learned_checkers.MODEL_PATH, _m=path: shared(_m)
         truth = label["points"]
         readable = sum(1 for t in truth if t is not None)
         line = [f"{stem:10s}"]
-        for how in MODES:
-            if how != "found" and label.get("corners") is None:
-                line.append(f"{how}: no corners labelled")
-                continue
-            if how == "profile" and measured_profile(camera) is None:
-                continue
-            start = time.perf_counter()
-            status, points, dice = read_one(DATA / file, label, how, camera, args.white_at)
-            took = time.perf_counter() - start
-            if label.get("occluded"):  # an arm over the board: right where held back
-                held[how][0] += status == "occluded"
-                held[how][1] += 1
-                line.append(f"{how}: {status:9s} (an arm over the board) ({took:.1f} s)")
-                continue
-            turned = turns(points) if points is not None and how == "found" else [points]
-            got = 0 if points is None else max(right(p, truth) for p in turned)
-            if points is not None and how == "found":  # white's row: as read or home-mirrored, not turned round
-                way_round[0] += max(right(p, truth) for p in turned[:2]) == got
-                way_round[1] += 1
-            dice_right = points is not None and dice == sorted(label.get("dice") or [])
-            t = totals[how]
-            t[0] += got
-            t[1] += readable
-            t[2] += got == readable
-            t[3] += 1
-            t[4] += got == readable and dice_right
-            line.append(
-                f"{how}: {status:9s} {got:2d}/{readable} dice {dice}{'' if dice_right else ' (wrong)'} ({took:.1f} s)"
-            )
-        learned_checkers.shared_net = shared
+        with held_out_net(args.cv, camera):
+            for how in MODES:
+                if how != "found" and label.get("corners") is None:
+                    line.append(f"{how}: no corners labelled")
+                    continue
+                if how == "profile" and measured_profile(camera) is None:
+                    continue
+                start = time.perf_counter()
+                status, points, dice = read_one(DATA / file, label, how, camera, args.white_at)
+                took = time.perf_counter() - start
+                if label.get("occluded"):  # an arm over the board: right where held back
+                    held[how][0] += status == "occluded"
+                    held[how][1] += 1
+                    line.append(f"{how}: {status:9s} (an arm over the board) ({took:.1f} s)")
+                    continue
+                turned = turns(points) if points is not None and how == "found" else [points]
+                got = 0 if points is None else max(right(p, truth) for p in turned)
+                if points is not None and how == "found":  # white's row: as read or home-mirrored, not turned round
+                    way_round[0] += max(right(p, truth) for p in turned[:2]) == got
+                    way_round[1] += 1
+                dice_right = points is not None and dice == sorted(label.get("dice") or [])
+                t = totals[how]
+                t[0] += got
+                t[1] += readable
+                t[2] += got == readable
+                t[3] += 1
+                t[4] += got == readable and dice_right
+                line.append(
+                    f"{how}: {status:9s} {got:2d}/{readable} dice {dice}{'' if dice_right else ' (wrong)'} ({took:.1f} s)"
+                )
         print("  ".join(line), flush=True)
     for how, says in zip(
         MODES, ("with the field found", "with the labelled corners", "calibrated with the board's measured profile")
@@ -209,7 +220,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def perturbed(frames: dict[str, dict], cv: Path | None, only: list[str] | None) -> int:
     """``--perturb``: each photo with a measured profile read in the profile mode under each of :data:`PERTURBATIONS`."""
-    shared = learned_checkers.shared_net
     print("calibrated with the board's measured profile, each photo changed:")
     for name, change in PERTURBATIONS.items():
         right_ = readable = exact = photos = dice_right = 0
@@ -221,11 +231,8 @@ def perturbed(frames: dict[str, dict], cv: Path | None, only: list[str] | None) 
                 continue
             if measured_profile(camera) is None or (only and stem not in only) or not (DATA / file).exists():
                 continue
-            path = None if cv is None else cv / f"checkers-without-{camera}.onnx"
-            if path is not None and path.exists():
-                learned_checkers.shared_net = lambda _p=learned_checkers.MODEL_PATH, _m=path: shared(_m)
-            status, points, dice = read_one(DATA / file, label, "profile", camera, change=change)
-            learned_checkers.shared_net = shared
+            with held_out_net(cv, camera):
+                status, points, dice = read_one(DATA / file, label, "profile", camera, change=change)
             if label.get("occluded"):
                 arms += 1
                 held += status == "occluded"
