@@ -177,6 +177,24 @@ def load_pools(
     return [p for p, _ in kept], [float(w) for _, w in kept], held, loaded
 
 
+def start(args: argparse.Namespace, mix: list[float]) -> tuple[str, list[list[Sample]], list[float], set[str]] | None:
+    """A training run's start, for both dice networks: torch seeded with ``--seed`` and on ``--threads``
+    threads, the device (a GPU where torch sees one) and the pools (:func:`load_pools`) with their
+    shares and the held-out photo names, the line saying what was loaded printed; None after printing
+    why the data cannot be trained on."""
+    torch.manual_seed(args.seed)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        pools, shares, held, loaded = load_pools(args.data, args.holdout_fold, args.rendered, args.workers, mix)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return None
+    print(f"{loaded}; device {device}", flush=True)
+    return device, pools, shares, held
+
+
 # ----------------------------------------------------------------- augmentation and targets
 
 
@@ -526,17 +544,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.init is not None and not args.init.is_file():
         print(f"--init: {str(args.init)!r} does not exist", file=sys.stderr)
         return 2
-    torch.manual_seed(args.seed)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-
-    try:
-        pools, shares, held, loaded = load_pools(args.data, args.holdout_fold, args.rendered, args.workers, mix)
-    except ValueError as exc:
-        print(exc, file=sys.stderr)
+    started = start(args, mix)
+    if started is None:
         return 2
-    print(f"{loaded}; device {device}", flush=True)
+    device, pools, shares, held = started
 
     model = Net(args.width)
     if args.init is not None:

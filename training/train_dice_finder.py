@@ -38,8 +38,8 @@ from training.train_dice import (  # noqa: E402
     augment,
     export_onnx,
     focal_loss,
-    load_pools,
     parse_mix,
+    start,
 )
 from vision import learned_dice  # noqa: E402
 
@@ -150,17 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     if mix is None:
         print(f"--mix: {args.mix!r}: expected four shares such as 0.3,0.4,0.15,0.15", file=sys.stderr)
         return 2
-    torch.manual_seed(args.seed)
     cv2.setNumThreads(1)  # OpenCV's thread pool does not survive the fork into the batch workers
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    try:
-        pools, shares, held, loaded = load_pools(args.data, args.holdout_fold, args.rendered, args.workers, mix)
-    except ValueError as exc:
-        print(exc, file=sys.stderr)
+    started = start(args, mix)
+    if started is None:
         return 2
-    print(f"{loaded}; device {device}", flush=True)
+    device, pools, shares, held = started
     model = FinderNet().to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.steps, pct_start=0.05)
