@@ -1,10 +1,11 @@
-/* The compiled twin of board_rules/fastgen.py: legal plays of the hitting games, and the
- * most dice a blocking game's mover can play (board_rules/reach.py's Walker.max_depth).
+/* The compiled twin of board_rules/fastgen.py: legal plays of the hitting games, the walks
+ * of the blocking games (board_rules/reach.py's Walker), and checkerwise.py's proof that no
+ * play of a blocking game reaches a board.
  *
  * Same board (52 counts: the mover's `me` then `opp`, docs/rules-notes.md), same search
  * in the same order, so the same first path per distinct final board and the same
  * order of results; tests/test_fastgen.py holds it to the Python module. Optional:
- * where it does not build, fastgen.py and reach.py run in Python.
+ * where it does not build, fastgen.py, reach.py and checkerwise.py run in Python.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1600,6 +1601,314 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------ each checker on its own (checkerwise.py) */
+
+#define CW_RUNS 8     /* checkerwise.MOST_RUNS */
+#define CW_HOME 6
+#define CW_MOST_WASTE 255
+
+typedef struct {
+    uint8_t place;
+    uint8_t waste;
+    uint8_t taken[CW_RUNS];
+} CwOption;
+
+typedef struct {
+    CwOption *o;
+    Py_ssize_t n, cap;
+    int nomem;
+} CwOptions;
+
+typedef struct {
+    uint64_t *keys; /* the states in the order they were first met */
+    size_t n, cap;
+    uint64_t *table; /* open addressing over keys: key + 1, 0 empty */
+    size_t mask;
+} CwSet;
+
+typedef struct {
+    int nruns, value[CW_RUNS], len[CW_RUNS];
+    int first_off, most_waste;
+    const uint8_t *opp;
+    uint8_t wanted[25]; /* the places the target holds (off: some borne off) */
+    CwOptions *out;
+    uint8_t taken[CW_RUNS];
+} CwWalk;
+
+static void cw_add(CwWalk *c, int place, int waste) {
+    CwOptions *o = c->out;
+    if (o->n == o->cap) {
+        Py_ssize_t cap = o->cap ? 2 * o->cap : 64;
+        CwOption *grown = realloc(o->o, (size_t)cap * sizeof(CwOption));
+        if (!grown) {
+            o->nomem = 1;
+            return;
+        }
+        o->o = grown;
+        o->cap = cap;
+    }
+    CwOption *e = &o->o[o->n++];
+    memset(e, 0, sizeof(*e));
+    e->place = (uint8_t)place;
+    e->waste = (uint8_t)waste;
+    memcpy(e->taken, c->taken, (size_t)c->nruns);
+}
+
+/* checkerwise._options: where one checker at x may stop, from run r on */
+static void cw_options(CwWalk *c, int r, int x, int waste) {
+    if (r == c->nruns) {
+        if (c->wanted[x]) cw_add(c, x, waste);
+        return;
+    }
+    int v = c->value[r], n = c->len[r];
+    for (int k = 0; k <= n; k++) {
+        if (k) {
+            if (x == 0) break;
+            int y = x - v;
+            if (y <= 0) {
+                if (r < c->first_off || waste - y > c->most_waste) break;
+                waste -= y;
+                y = 0;
+            } else if (c->opp[y]) {
+                break;
+            }
+            x = y;
+        }
+        if (r == c->first_off && x > CW_HOME) continue;
+        c->taken[r] = (uint8_t)k;
+        cw_options(c, r + 1, x, waste);
+    }
+}
+
+static uint64_t cw_hash(uint64_t k) {
+    k ^= k >> 29;
+    k *= 0xbf58476d1ce4e5b9ULL;
+    return k ^ (k >> 32);
+}
+
+static void cw_clear(CwSet *s) {
+    s->n = 0;
+    memset(s->table, 0, (s->mask + 1) * sizeof(uint64_t));
+}
+
+/* 1 if added, 0 if there already, -1 out of memory */
+static int cw_insert(CwSet *s, uint64_t key) {
+    if (2 * (s->n + 1) > s->mask + 1) {
+        size_t size = 2 * (s->mask + 1);
+        uint64_t *table = calloc(size, sizeof(uint64_t));
+        uint64_t *keys = realloc(s->keys, size / 2 * sizeof(uint64_t));
+        if (!table || !keys) {
+            free(table);
+            if (keys) s->keys = keys;
+            return -1;
+        }
+        s->keys = keys;
+        s->cap = size / 2;
+        free(s->table);
+        s->table = table;
+        s->mask = size - 1;
+        for (size_t i = 0; i < s->n; i++) {
+            size_t h = cw_hash(s->keys[i]) & s->mask;
+            while (s->table[h]) h = (h + 1) & s->mask;
+            s->table[h] = s->keys[i] + 1;
+        }
+    }
+    size_t h = cw_hash(key) & s->mask;
+    while (s->table[h]) {
+        if (s->table[h] == key + 1) return 0;
+        h = (h + 1) & s->mask;
+    }
+    s->table[h] = key + 1;
+    s->keys[s->n++] = key;
+    return 1;
+}
+
+static int cw_set_open(CwSet *s) {
+    s->mask = 255;
+    s->cap = 128;
+    s->n = 0;
+    s->table = calloc(s->mask + 1, sizeof(uint64_t));
+    s->keys = malloc(s->cap * sizeof(uint64_t));
+    return s->table && s->keys ? 0 : -1;
+}
+
+/* A state: the dice taken from each run (4 bits each), the targets left (mixed radix, 16 bits from
+ * bit 32) and the pips wasted (8 bits from bit 48). 1: no sharing of the dice reaches the target
+ * (a proof); 0: one does, or past cap steps; -1: out of memory. */
+static int cw_search(const uint8_t *me, const uint8_t *opp, const uint8_t *target, const uint8_t *dv, Py_ssize_t nd,
+                     long long cap) {
+    int sum_me = 0, sum_t = 0, moved = 0, total = 0;
+    for (int i = 0; i < 26; i++) {
+        sum_me += me[i];
+        sum_t += target[i];
+    }
+    if (me[25] || target[25] || sum_me != sum_t) return 0;
+    CwWalk c;
+    memset(&c, 0, sizeof(c));
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        total += dv[i];
+        if (c.nruns && c.value[c.nruns - 1] == dv[i]) {
+            c.len[c.nruns - 1]++;
+        } else {
+            if (c.nruns == CW_RUNS) return 0;
+            c.value[c.nruns] = dv[i];
+            c.len[c.nruns++] = 1;
+        }
+    }
+    for (int r = 0; r < c.nruns; r++)
+        if (c.len[r] > 15) return 0;
+    for (int i = 1; i <= 24; i++) moved += i * (me[i] - target[i]);
+    int borne = target[0] - me[0];
+    c.most_waste = total - moved;
+    if (c.most_waste < 0 || borne < 0) return 1;
+    if (c.most_waste > CW_MOST_WASTE) return 0;
+    c.opp = opp;
+    /* the targets left: a digit per place the target holds (off first) */
+    int slot[25], radix[25], nslots = 0;
+    uint32_t mult[25], left0 = 0, m = 1;
+    for (int place = 0; place <= 24; place++) {
+        int n = place ? target[place] : borne;
+        slot[place] = -1;
+        if (place && !n) continue;
+        slot[place] = nslots;
+        c.wanted[place] = 1;
+        radix[nslots] = n + 1;
+        mult[nslots] = m;
+        left0 += (uint32_t)n * m;
+        m *= (uint32_t)(n + 1);
+        nslots++;
+    }
+    uint64_t full = 0;
+    for (int r = 0; r < c.nruns; r++) full |= (uint64_t)c.len[r] << (4 * r);
+    CwOptions opts[25];
+    memset(opts, 0, sizeof(opts));
+    CwSet a, b;
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    int result = 1;
+    long long work = 0;
+    if (cw_set_open(&a) < 0 || cw_set_open(&b) < 0) {
+        result = -1;
+        goto done;
+    }
+    for (int first_off = borne ? 0 : c.nruns; first_off <= c.nruns && result == 1; first_off++) {
+        if (borne && first_off == c.nruns) break;
+        c.first_off = first_off;
+        for (int p = 1; p <= 24; p++) {
+            opts[p].n = 0;
+            if (!me[p]) continue;
+            c.out = &opts[p];
+            cw_options(&c, 0, p, 0);
+            if (opts[p].nomem) {
+                result = -1;
+                goto done;
+            }
+        }
+        cw_clear(&a);
+        if (cw_insert(&a, (uint64_t)left0 << 32) < 0) {
+            result = -1;
+            goto done;
+        }
+        for (int p = 24; p >= 1 && a.n; p--) {
+            for (int k = 0; k < me[p] && a.n; k++) {
+                cw_clear(&b);
+                const CwOptions *o = &opts[p];
+                for (size_t i = 0; i < a.n; i++) {
+                    uint64_t key = a.keys[i];
+                    uint32_t used = (uint32_t)key, left = (uint32_t)(key >> 32) & 0xffff;
+                    int waste = (int)(key >> 48);
+                    int have[CW_RUNS];
+                    for (int r = 0; r < c.nruns; r++) have[r] = (used >> (4 * r)) & 15;
+                    for (Py_ssize_t j = 0; j < o->n; j++) {
+                        const CwOption *e = &o->o[j];
+                        int s = slot[e->place];
+                        if (s < 0 || (left / mult[s]) % (uint32_t)radix[s] == 0 || waste + e->waste > c.most_waste)
+                            continue;
+                        int fits = 1;
+                        for (int r = 0; r < c.nruns; r++)
+                            if (have[r] + e->taken[r] > c.len[r]) {
+                                fits = 0;
+                                break;
+                            }
+                        if (!fits) continue;
+                        uint64_t add = 0;
+                        for (int r = 0; r < c.nruns; r++) add |= (uint64_t)e->taken[r] << (4 * r);
+                        uint64_t next = ((uint64_t)(waste + e->waste) << 48) | ((uint64_t)(left - mult[s]) << 32) |
+                                        (uint64_t)(used + (uint32_t)add);
+                        if (++work > cap) {
+                            result = 0;
+                            goto done;
+                        }
+                        if (cw_insert(&b, next) < 0) {
+                            result = -1;
+                            goto done;
+                        }
+                    }
+                }
+                CwSet t = a;
+                a = b;
+                b = t;
+            }
+        }
+        for (size_t i = 0; i < a.n; i++)
+            if ((a.keys[i] & 0xffffffffULL) == full) {
+                result = 0;
+                break;
+            }
+    }
+done:
+    for (int p = 0; p < 25; p++) free(opts[p].o);
+    free(a.keys);
+    free(a.table);
+    free(b.keys);
+    free(b.table);
+    return result;
+}
+
+PyDoc_STRVAR(checkerwise_doc,
+             "checkerwise(board, target, dice, cap) -> bool\n\n"
+             "checkerwise.unreachable_python: board is the mover's and the opponent's 52 counts, target the\n"
+             "mover's 26, dice at most 64 of 1 to 6; True where no sharing of the dice among the mover's checkers\n"
+             "takes them to the target, False where one does or past cap steps (a checker's way added to a sharing).");
+
+static PyObject *checkerwise(PyObject *self, PyObject *args) {
+    Py_buffer board, target, dice;
+    long long cap;
+    if (!PyArg_ParseTuple(args, "y*y*y*L:checkerwise", &board, &target, &dice, &cap)) return NULL;
+    PyObject *out = NULL;
+    const uint8_t *dv = dice.buf, *t = target.buf;
+    if (check_board(board.buf, board.len, "board") < 0) goto done;
+    if (target.len != 26) {
+        PyErr_Format(PyExc_ValueError, "target: expected 26 counts, got %zd", target.len);
+        goto done;
+    }
+    for (int i = 0; i < 26; i++)
+        if (t[i] > ALL_OFF) {
+            PyErr_Format(PyExc_ValueError, "target: count %d at index %d is over %d", t[i], i, ALL_OFF);
+            goto done;
+        }
+    if (dice.len > MAX_WALK) {
+        PyErr_Format(PyExc_ValueError, "dice: %zd of them, more than %d", dice.len, MAX_WALK);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < dice.len; i++)
+        if (dv[i] < 1 || dv[i] > 6) {
+            PyErr_Format(PyExc_ValueError, "dice: %d is not 1 to 6", dv[i]);
+            goto done;
+        }
+    const uint8_t *b = board.buf;
+    int got = cw_search(b, b + OPP, t, dv, dice.len, cap);
+    if (got < 0)
+        PyErr_NoMemory();
+    else
+        out = PyBool_FromLong(got);
+done:
+    PyBuffer_Release(&board);
+    PyBuffer_Release(&target);
+    PyBuffer_Release(&dice);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"results", results, METH_VARARGS, results_doc},
@@ -1608,6 +1917,7 @@ static PyMethodDef methods[] = {
     {"forward_paths", forward_paths, METH_VARARGS, forward_paths_doc},
     {"backward_path", backward_path, METH_VARARGS, backward_path_doc},
     {"search_blocking", search_blocking, METH_VARARGS, search_blocking_doc},
+    {"checkerwise", checkerwise, METH_VARARGS, checkerwise_doc},
     {NULL, NULL, 0, NULL},
 };
 

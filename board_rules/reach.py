@@ -10,14 +10,15 @@ leg by leg. In the blocking games walks back from the target and forwards take t
 within growing budgets of boards (``docs/rules-notes.md``). Where ``board_rules._fastgen`` is
 built, the walks of the blocking games are its compiled twins (:mod:`board_rules.fastgen`), held
 to these by ``tests/test_fastgen.py``. Imports :mod:`board_rules.moves`, :mod:`board_rules.backward`,
-:mod:`board_rules.fastgen` and :mod:`board_rules.movegen`'s budget and compiled rules.
+:mod:`board_rules.fastgen`, :mod:`board_rules.checkerwise` and :mod:`board_rules.movegen`'s budget
+and compiled rules.
 """
 
 from __future__ import annotations
 
 import threading
 
-from board_rules import fastgen
+from board_rules import checkerwise, fastgen
 from board_rules.backward import backward_path, highest_point, most_waste
 from board_rules.movegen import COMPILED_DICE, Budget, SearchBudgetExceeded, compiled_rules
 from board_rules.moves import Board, CheckerMoves
@@ -186,6 +187,8 @@ class Walker:
         every rule), the forward walk finished (its answer is exact), or each backward walk
         finished without a path (it relaxes the rules: none exists). A play that bears off
         the last checker ends with the die that does, so each such prefix of the dice is tried.
+        Where two rounds settle nothing, a prefix that no sharing of its dice among the checkers
+        reaches is settled at once (:func:`~board_rules.checkerwise.unreachable`).
         ``budget`` bounds the boards of every walk together.
         """
 
@@ -203,6 +206,9 @@ class Walker:
         key = target.key()
         boards = FIRST_BUDGET
         while True:
+            if boards == 16 * FIRST_BUDGET:  # two rounds settled nothing: try each checker on its own
+                me, opp = self.b.me, self.b.opp
+                open_ = [k for k in open_ if not checkerwise.unreachable(me, target.me, opp, dice[:k])]
             for k in list(open_):
                 try:
                     moves = walk(self._backward, target, dice[:k], False)
