@@ -141,6 +141,29 @@ def _field_crop(frame) -> tuple[np.ndarray, int, int]:
     return frame.image[y0:y1, x0:x1], x0, y0
 
 
+def test_each_quarter_turn_of_a_photo_is_turned_back_onto_it_and_votes_on_each_face():
+    frame = _frame(316, size=(800, 600))
+    image, _, _ = _field_crop(frame)
+    h, w = image.shape[:2]
+    image = np.ascontiguousarray(image[: h - h % 32, : w - w % 32])  # sides multiples of 32, not square
+    net = learned_dice.shared_net()
+    plain, plain_sides = net.outputs(image)
+    dice = learned_dice.decode(plain, plain_sides)
+    assert len(dice) >= 3
+    looks, _ = learned_dice._looks(net, image, 4)
+    assert looks.shape == (4, *plain.shape)
+    assert np.array_equal(looks[0], plain)
+    pooled, _ = learned_dice._turned_outputs(net, image)
+    # a die the photo as it is shows is found as strongly as it was
+    assert (pooled.max(axis=0) >= plain.max(axis=0) - 1e-6).all()
+    for x, y, _, value, _ in dice:
+        cell = (slice(None), int(y // learned_dice.STRIDE), int(x // learned_dice.STRIDE))
+        # every turn, turned back, sees the die where the photo has it, and the same face
+        assert (looks[(slice(None), *cell)].max(axis=1) > learned_dice.MIN_SCORE).all()
+        assert (looks[(slice(None), *cell)].argmax(axis=1) + 1 == value).all()
+        assert int(pooled[cell].argmax()) + 1 == value
+
+
 @pytest.mark.parametrize("seed,size", [(311, (1280, 960)), (312, (1280, 720)), (313, (1920, 1440))])
 def test_rendered_dice_are_read_at_any_frame_size(seed, size):
     frame = _frame(seed, size=size)

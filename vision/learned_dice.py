@@ -28,7 +28,8 @@ FINDER_STRIDE = 8  # the finder's input px per output cell
 STRIDE = 4  # input px per output cell
 MULTIPLE = 32  # the network's input sides are multiples of this (five halvings)
 PHOTO_SIDE = 1280  # a photo of unknown scale is read with its longer side at most this long...
-PHOTO_LEVELS = 3  # ...and at half and a quarter of that, for dice of any size
+PHOTO_LEVELS = 3  # ...and at half and a quarter of that, for dice of any size...
+PHOTO_TURNS = 4  # ...each level at this many quarter turns, pooled (:func:`_turned_outputs`)
 MIN_LEVEL_SIDE = 96  # no level shorter than this on its longer side
 DIE_RANGE = (12.0, 72.0)  # px: the dice a level reports (it was trained on 16-56)
 SIZE_SPREAD = 2.5  # a photo's dice are at most this many times larger or smaller than its sure dice's median...
@@ -158,6 +159,31 @@ def _padded(image: np.ndarray, scale: float, area: bool = True) -> np.ndarray:
     return image
 
 
+def _looks(net: DiceNet, image: np.ndarray, turns: int) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`DiceNet.outputs` of ``image`` read at ``turns`` quarter turns, each turned back onto
+    ``image``: face scores (turns x 6 x H/4 x W/4) and log die sides (turns x H/4 x W/4)."""
+    scores, sides = [], []
+    for k in range(turns):
+        s, log_side = net.outputs(np.ascontiguousarray(np.rot90(image, k)))
+        scores.append(np.rot90(s, -k, axes=(1, 2)))
+        sides.append(np.rot90(log_side, -k))
+    return np.stack(scores), np.stack(sides)
+
+
+def _turned_outputs(net: DiceNet, image: np.ndarray, turns: int = PHOTO_TURNS) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`DiceNet.outputs` of ``image`` pooled over its :func:`_looks` at ``turns`` quarter turns.
+
+    A die's face does not change when the photo turns, but what the network makes of it does: each
+    turn is another look. Per cell the faces' scores are the turns' mean (the turns vote on the face),
+    scaled so that the best face scores as the photo as it is, or the mean, scores it, whichever is more:
+    a die the plain reading finds stays found, and no turn alone adds one (that doubled false dice)."""
+    scores, sides = _looks(net, image, turns)
+    mean = scores.mean(axis=0)
+    strongest = np.maximum(scores[0].max(axis=0), mean.max(axis=0))
+    mean *= (strongest / np.maximum(mean.max(axis=0), 1e-6))[None]
+    return mean, sides.mean(axis=0)
+
+
 def decode(
     scores: np.ndarray, log_sides: np.ndarray, *, min_score: float = MIN_SCORE
 ) -> list[tuple[float, float, float, int, float]]:
@@ -216,7 +242,7 @@ def find_dice(
     ``net``), ``near`` (image px) are places read closely whatever the finder saw there, and a die
     measured outside :data:`KNOWN_SIDE` of that size is dropped. Without it the image is read at
     :data:`PHOTO_LEVELS` scales, the first with its longer side at most :data:`PHOTO_SIDE` px, each
-    half the last, and a die is taken from the scale that sees it :data:`DIE_RANGE` px across and
+    half the last, each at :data:`PHOTO_TURNS` quarter turns, and a die is taken from the scale that sees it :data:`DIE_RANGE` px across and
     within :data:`SIZE_SPREAD` of the sure dice's size. With ``mask`` (0/1, the image's size) only
     its box is read and only dice centred on it are kept. The caller checks the image, the mask and ``die_px``.
     """
@@ -239,7 +265,7 @@ def find_dice(
         ]
         found = []
         for scale in scales:
-            scores, sides = (net or shared_net()).outputs(_padded(image, scale))
+            scores, sides = _turned_outputs(net or shared_net(), _padded(image, scale))
             for x, y, side, value, score in decode(scores, sides, min_score=min_score):
                 if len(scales) > 1 and not DIE_RANGE[0] <= side <= DIE_RANGE[1]:
                     continue
