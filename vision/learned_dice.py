@@ -176,7 +176,7 @@ def _turned_outputs(net: DiceNet, image: np.ndarray, turns: int = PHOTO_TURNS) -
     A die's face does not change when the photo turns, but what the network makes of it does: each
     turn is another look. Per cell the faces' scores are the turns' mean (the turns vote on the face),
     scaled so that the best face scores as the photo as it is, or the mean, scores it, whichever is more:
-    a die the plain reading finds stays found, and no turn alone adds one (that doubled false dice)."""
+    a die the plain reading finds stays found, and no turn alone adds one."""
     scores, sides = _looks(net, image, turns)
     mean = scores.mean(axis=0)
     strongest = np.maximum(scores[0].max(axis=0), mean.max(axis=0))
@@ -242,8 +242,8 @@ def find_dice(
     ``net``), ``near`` (image px) are places read closely whatever the finder saw there, and a die
     measured outside :data:`KNOWN_SIDE` of that size is dropped. Without it the image is read at
     :data:`PHOTO_LEVELS` scales, the first with its longer side at most :data:`PHOTO_SIDE` px, each
-    half the last, each at :data:`PHOTO_TURNS` quarter turns, and a die is taken from the scale that sees it :data:`DIE_RANGE` px across and
-    within :data:`SIZE_SPREAD` of the sure dice's size. With ``mask`` (0/1, the image's size) only
+    half the last, each at :data:`PHOTO_TURNS` quarter turns, and a die is taken from the scale that
+    sees it :data:`DIE_RANGE` px across and within :data:`SIZE_SPREAD` of the sure dice's size. With ``mask`` (0/1, the image's size) only
     its box is read and only dice centred on it are kept. The caller checks the image, the mask and ``die_px``.
     """
     h, w = image.shape[:2]
