@@ -8,11 +8,19 @@ one of their inputs. Imports ``board_rules`` only.
 
 from __future__ import annotations
 
+import os
 from itertools import accumulate
 from operator import mul
 
 from board_rules import Position, Side
 from board_rules.moves import Board
+
+try:
+    if os.environ.get("TAVLI_PURE_PYTHON"):
+        raise ImportError("TAVLI_PURE_PYTHON is set")
+    from engine import _heuristic as _compiled
+except ImportError:
+    _compiled = None
 
 
 def _closed(view: Board, variant) -> list[bool]:
@@ -201,7 +209,18 @@ def value(mine: Board, theirs: Board, variant) -> float:
 def value_parts(mine: Board, theirs: Board, variant, parts: bool = False) -> tuple[float, list[float]]:
     """:func:`value`, and with ``parts`` the terms it is made of (the learned nets read them):
     the race, the bar, the shots against ``mine``, then :data:`SIDE_PARTS` for ``mine`` and for
-    ``theirs`` (all 0 once every checker of ``mine`` is off)."""
+    ``theirs`` (all 0 once every checker of ``mine`` is off). Compiled (``engine/_heuristic.c``,
+    the same doubles) where it was built."""
+    if _compiled is not None:
+        s, terms = _compiled.value_parts(
+            mine.key(), theirs.key(), variant.hits, variant.pins, variant.blocks, variant.geometry == "same"
+        )
+        return s, list(terms) if parts else []
+    return value_parts_python(mine, theirs, variant, parts)
+
+
+def value_parts_python(mine: Board, theirs: Board, variant, parts: bool = False) -> tuple[float, list[float]]:
+    """:func:`value_parts` in Python: the reference the compiled terms are held to."""
     if mine.me[0] == 15:
         return 1000.0, [0.0] * (3 + 2 * len(SIDE_PARTS))
     race = float(_pips(theirs) - _pips(mine))

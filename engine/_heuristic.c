@@ -1,0 +1,313 @@
+/* The compiled twin of engine/heuristic.py's value_parts: the same terms, in the same order of
+ * floating-point operations, so the same doubles (tests/test_heuristic_compiled.py holds it to the
+ * Python). The learned nets read these terms as inputs, and the teacher's beam search and the nets'
+ * training spend most of their time on them. Optional: where it does not build, heuristic.py runs
+ * in Python.
+ *
+ * A board is its key (engine's Board.key(): the owner's `me` then `opp`, 26 counts each, then its
+ * 26 pins where the game pins), seen by its owner; `mine` and `theirs` are the two sides' views of
+ * one board.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define PARTS 5 /* heuristic.SIDE_PARTS */
+#define TERMS (3 + 2 * PARTS)
+#define NROLLS 21
+
+typedef struct {
+    const uint8_t *me, *opp, *pins; /* pins NULL where the game does not pin */
+} View;
+
+typedef struct {
+    int hits, pins, blocks, same;
+} Rules;
+
+static double MADE[25];
+static int ROLL_D1[NROLLS], ROLL_D2[NROLLS];
+
+/* heuristic._hitting_rolls, per distance 0..24 */
+typedef struct {
+    int ndirect, direct[NROLLS];
+    int nboth, both[NROLLS][3]; /* roll, d1, d2 */
+    int nsteps, steps[NROLLS][5]; /* roll, stop count, stops */
+} Hitting;
+static Hitting BY_DISTANCE[25];
+
+static void tables(void) {
+    for (int x = 1; x <= 24; x++) MADE[x] = 2.0 + (x <= 6 ? 1.5 : 0.0) + (x == 7 ? 1.0 : 0.0);
+    int i = 0;
+    for (int d1 = 1; d1 <= 6; d1++)
+        for (int d2 = d1; d2 <= 6; d2++) {
+            ROLL_D1[i] = d1;
+            ROLL_D2[i] = d2;
+            i++;
+        }
+    for (int dist = 0; dist <= 24; dist++) {
+        Hitting *h = &BY_DISTANCE[dist];
+        memset(h, 0, sizeof(*h));
+        for (int r = 0; r < NROLLS; r++) {
+            int d1 = ROLL_D1[r], d2 = ROLL_D2[r];
+            if (d1 == dist || d2 == dist) {
+                h->direct[h->ndirect++] = r;
+            } else if (d1 != d2) {
+                if (d1 + d2 == dist) {
+                    h->both[h->nboth][0] = r;
+                    h->both[h->nboth][1] = d1;
+                    h->both[h->nboth][2] = d2;
+                    h->nboth++;
+                }
+            } else if (dist % d1 == 0 && dist / d1 <= 4) {
+                int *s = h->steps[h->nsteps++];
+                s[0] = r;
+                s[1] = 0;
+                for (int k = d1; k < dist; k += d1) s[2 + s[1]++] = k;
+            }
+        }
+    }
+}
+
+/* heuristic._closed: per point 1..24 (0 unused, false), whether it is closed to the owner's checkers */
+static void closed_to(const View *v, const Rules *r, int *closed) {
+    closed[0] = 0;
+    int least = r->blocks ? 1 : 2;
+    for (int x = 1; x <= 24; x++) closed[x] = v->pins ? (v->opp[x] >= 2 || v->pins[x] == 1) : v->opp[x] >= least;
+}
+
+static long pips(const View *v) {
+    long total = 25L * v->me[25];
+    for (int i = 1; i <= 24; i++) total += (long)i * v->me[i];
+    if (v->pins)
+        for (int i = 1; i <= 24; i++)
+            if (v->pins[i] == 1) total += i;
+    return total;
+}
+
+static int prime(const View *v, const Rules *r) {
+    int least = r->blocks ? 1 : 2, best = 0, run = 0;
+    for (int x = 1; x <= 24; x++) {
+        if (v->me[x] >= least) {
+            if (++run > best) best = run;
+        } else {
+            run = 0;
+        }
+    }
+    return best;
+}
+
+/* heuristic._side_terms; parts gets SIDE_PARTS's five terms */
+static double side_terms(const View *view, const View *other, const int *closed_other, const Rules *r,
+                         double *parts) {
+    const uint8_t *me = view->me;
+    double s = 0.0;
+    s += 3.0 * me[0];
+    double made, pr, shape;
+    if (r->hits || r->pins) {
+        made = 0.0;
+        for (int x = 1; x <= 24; x++)
+            if (me[x] >= 2) made += MADE[x];
+        pr = 1.5 * pow((double)prime(view, r), 1.5);
+        int anchors = 0;
+        for (int x = 19; x <= 24; x++)
+            if (me[x] >= 2) anchors++;
+        shape = 2.0 * anchors; /* sum(2.0 for ...): exact in doubles */
+    } else {
+        int held = 0;
+        for (int x = 1; x <= 24; x++)
+            if (me[x] >= 1) held++;
+        made = 1.2 * held;
+        pr = 1.0 * pow((double)prime(view, r), 1.5);
+        shape = 0.0;
+        for (int x = 1; x <= 23; x++)
+            if (me[x] > 3) shape -= 0.6 * (me[x] - 3);
+    }
+    s += made;
+    s += pr;
+    s += shape;
+    double pinned = 0.0;
+    if (view->pins) {
+        for (int x = 1; x <= 24; x++) {
+            if (view->pins[x] == 2) pinned += 10.0 + (x == 1 ? 40.0 : 0.0) + (x <= 6 ? 4.0 : 0.0);
+            if (view->pins[x] == 1) pinned -= 10.0;
+        }
+        s += pinned;
+    }
+    int before[26];
+    before[0] = 0;
+    for (int q = 1; q <= 25; q++) before[q] = before[q - 1] + closed_other[q - 1];
+    long block = 0;
+    for (int q = 1; q <= 25; q++) {
+        int n = other->me[q];
+        if (n) block += (long)n * (before[q] - before[q > 7 ? q - 6 : 1]);
+    }
+    s += 0.35 * block;
+    parts[0] = made;
+    parts[1] = pr;
+    parts[2] = shape;
+    parts[3] = pinned;
+    parts[4] = 0.35 * block;
+    return s;
+}
+
+static int back(const View *v) {
+    if (v->me[25]) return 25;
+    for (int x = 24; x >= 1; x--)
+        if (v->me[x] || (v->pins && v->pins[x] == 1)) return x;
+    return 0;
+}
+
+static int contact(const View *mine, const View *theirs, const Rules *r) {
+    if (r->same) {
+        for (int x = 7; x <= 24; x++)
+            if (mine->me[x] || theirs->me[x]) return 1;
+        return 0;
+    }
+    int tb = back(theirs);
+    return back(mine) > (tb == 0 ? 25 : tb == 25 ? 0 : 25 - tb);
+}
+
+/* heuristic._shots */
+static double shots(const View *mine, const View *theirs, const int *closed_theirs, const Rules *r) {
+    int blots[24], nblots = 0;
+    for (int p = 1; p <= 24; p++)
+        if (mine->me[p] == 1 && !(mine->pins && mine->pins[p] == 2)) blots[nblots++] = p;
+    if (!nblots) return 0.0;
+    int open_[25];
+    for (int x = 0; x <= 24; x++) open_[x] = !closed_theirs[x];
+    int sources[25], nsources = 0;
+    for (int q = 1; q <= 25; q++)
+        if (theirs->me[q] > 0 && (q < 25 || r->hits)) sources[nsources++] = q;
+    double worst[NROLLS];
+    for (int i = 0; i < NROLLS; i++) worst[i] = 0.0;
+    for (int b = 0; b < nblots; b++) {
+        int p = blots[b];
+        int t = r->same ? ((p + 11) % 24) + 1 : 25 - p;
+        double loss = r->hits ? (double)(25 - p) : 10.0 + (25 - p) / 2.0;
+        if (mine->pins && p == 24) loss += 60.0;
+        for (int j = 0; j < nsources; j++) {
+            int q = sources[j], dist = q - t;
+            if (!(0 < dist && dist <= 24)) continue;
+            const Hitting *h = &BY_DISTANCE[dist];
+            for (int k = 0; k < h->ndirect; k++) {
+                int i = h->direct[k];
+                if (worst[i] < loss) worst[i] = loss;
+            }
+            for (int k = 0; k < h->nboth; k++) {
+                int i = h->both[k][0];
+                if (worst[i] < loss && (open_[q - h->both[k][1]] || open_[q - h->both[k][2]])) worst[i] = loss;
+            }
+            for (int k = 0; k < h->nsteps; k++) {
+                const int *s = h->steps[k];
+                int i = s[0];
+                if (worst[i] < loss) {
+                    int clear = 1;
+                    for (int m = 0; m < s[1]; m++)
+                        if (!open_[q - s[2 + m]]) {
+                            clear = 0;
+                            break;
+                        }
+                    if (clear) worst[i] = loss;
+                }
+            }
+        }
+    }
+    double total = 0.0;
+    for (int i = 0; i < NROLLS; i++) total += worst[i] * (ROLL_D1[i] == ROLL_D2[i] ? 1 : 2);
+    return total / 36.0;
+}
+
+static int view_of(const Py_buffer *key, const char *name, View *v) {
+    if (key->len != 52 && key->len != 78) {
+        PyErr_Format(PyExc_ValueError, "%s: expected a board key of 52 or 78 bytes, got %zd", name, key->len);
+        return -1;
+    }
+    const uint8_t *b = key->buf;
+    for (Py_ssize_t i = 0; i < 52; i++)
+        if (b[i] > 15) {
+            PyErr_Format(PyExc_ValueError, "%s: count %d at index %zd is over 15", name, b[i], i);
+            return -1;
+        }
+    v->me = b;
+    v->opp = b + 26;
+    v->pins = key->len == 78 ? b + 52 : NULL;
+    return 0;
+}
+
+PyDoc_STRVAR(value_parts_doc,
+             "value_parts(mine, theirs, hits, pins, blocks, same) -> (value, (13 terms))\n\n"
+             "engine.heuristic.value_parts(..., parts=True) for two views' board keys (78 bytes with pins, else\n"
+             "52) and the variant's hits, pins, blocks and same-direction geometry.");
+
+static PyObject *value_parts(PyObject *self, PyObject *args) {
+    Py_buffer a, b;
+    Rules r;
+    if (!PyArg_ParseTuple(args, "y*y*pppp:value_parts", &a, &b, &r.hits, &r.pins, &r.blocks, &r.same)) return NULL;
+    PyObject *out = NULL;
+    View mine, theirs;
+    if (view_of(&a, "mine", &mine) < 0 || view_of(&b, "theirs", &theirs) < 0) goto done;
+    double terms[TERMS];
+    for (int i = 0; i < TERMS; i++) terms[i] = 0.0;
+    double s;
+    if (mine.me[0] == 15) {
+        s = 1000.0;
+    } else {
+        double race = (double)(pips(&theirs) - pips(&mine));
+        int closed_mine[25], closed_theirs[25];
+        closed_to(&mine, &r, closed_mine);
+        closed_to(&theirs, &r, closed_theirs);
+        s = race + side_terms(&mine, &theirs, closed_theirs, &r, terms + 3) -
+            side_terms(&theirs, &mine, closed_mine, &r, terms + 3 + PARTS);
+        double bar = 0.0, shot = 0.0;
+        if (r.hits) {
+            bar = 8.0 * theirs.me[25] - 8.0 * mine.me[25];
+            s += bar;
+        }
+        int touching = contact(&mine, &theirs, &r);
+        if (touching && (r.hits || r.pins)) {
+            shot = shots(&mine, &theirs, closed_theirs, &r);
+            s -= 1.5 * shot;
+        }
+        terms[0] = race;
+        terms[1] = bar;
+        terms[2] = shot;
+        if (!touching) {
+            s = 2.0 * race + 4.0 * (mine.me[0] - theirs.me[0]);
+            int outside = 0;
+            for (int x = 7; x <= 24; x++) outside += mine.me[x];
+            s -= 0.5 * outside;
+        }
+    }
+    PyObject *t = PyTuple_New(TERMS);
+    if (!t) goto done;
+    for (int i = 0; i < TERMS; i++) {
+        PyObject *f = PyFloat_FromDouble(terms[i]);
+        if (!f) {
+            Py_DECREF(t);
+            goto done;
+        }
+        PyTuple_SET_ITEM(t, i, f);
+    }
+    out = Py_BuildValue("(dN)", s, t);
+done:
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&b);
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"value_parts", value_parts, METH_VARARGS, value_parts_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "engine._heuristic", "Compiled terms of the teacher's heuristic (see heuristic.py).", -1,
+    methods,
+};
+
+PyMODINIT_FUNC PyInit__heuristic(void) {
+    tables();
+    return PyModule_Create(&module);
+}
