@@ -1,13 +1,26 @@
-"""Small helpers for tests: positions drawn by hand, and waiting on a queue."""
+"""Small helpers for tests: positions drawn by hand, waiting on a queue, and the compiled modules."""
 
 from __future__ import annotations
 
+import os
 import queue
 import time
 from collections.abc import Callable
 from typing import Any
 
 from board_rules import Position, Roll, Side, find_variant
+
+
+def compiled(module, name: str):
+    """``module`` (a compiled twin, or None where it is not in use); skips without it, and fails when
+    TAVLI_REQUIRE_COMPILED=1 (CI builds it). ``name``: the module's import name, for the message."""
+    if module is None:
+        import pytest
+
+        if os.environ.get("TAVLI_REQUIRE_COMPILED") == "1":
+            pytest.fail(f"{name} was not built, and TAVLI_REQUIRE_COMPILED=1 requires it")
+        pytest.skip(f"{name} is not in use (not built, or TAVLI_PURE_PYTHON set)")
+    return module
 
 
 def first_from(q: queue.Queue, wanted: Callable[[Any], bool], timeout: float) -> Any | None:

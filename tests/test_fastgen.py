@@ -9,7 +9,6 @@ resulting boards, the same number of dice played, the same play text per board. 
 
 from __future__ import annotations
 
-import os
 import random
 
 import pytest
@@ -18,7 +17,7 @@ from board_rules import Play, Position, Roll, Side, fastgen, find_variant, moveg
 from board_rules.fastgen import handles
 from board_rules.movegen import generic_search_side, legal_results, search_side
 from board_rules.moves import Board, checker_moves
-from tests.helpers import make, plays
+from tests.helpers import compiled, make, plays
 from tests.positions import random_backgammon, random_same_direction
 
 HITTING = ("backgammon", "portes", "short-nardy")
@@ -104,12 +103,8 @@ def test_fast_path_enters_both_checkers_before_playing_the_rest_of_a_double():
 
 
 def _compiled():
-    """The compiled module; skips without it, fails when TAVLI_REQUIRE_COMPILED=1 (CI builds it)."""
-    if fastgen._compiled is None:
-        if os.environ.get("TAVLI_REQUIRE_COMPILED") == "1":
-            pytest.fail("board_rules._fastgen was not built, and TAVLI_REQUIRE_COMPILED=1 requires it")
-        pytest.skip("board_rules._fastgen is not in use (not built, or TAVLI_PURE_PYTHON set)")
-    return fastgen._compiled
+    """The compiled module (:func:`tests.helpers.compiled`)."""
+    return compiled(fastgen._compiled, "board_rules._fastgen")
 
 
 def _endgame(rng: random.Random, variant: str) -> Position:

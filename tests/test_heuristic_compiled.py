@@ -3,7 +3,6 @@ on random boards of every game, both sides' views, races, bear-offs and pins."""
 
 from __future__ import annotations
 
-import os
 import random
 
 import pytest
@@ -11,16 +10,13 @@ import pytest
 from board_rules import Position, Side
 from board_rules.moves import Board
 from engine import heuristic
+from tests.helpers import compiled
 from tests.positions import random_backgammon, random_plakoto, random_same_direction
 
 
 def _compiled():
-    """The compiled module; skips without it, fails when TAVLI_REQUIRE_COMPILED=1 (CI builds it)."""
-    if heuristic._compiled is None:
-        if os.environ.get("TAVLI_REQUIRE_COMPILED") == "1":
-            pytest.fail("engine._heuristic was not built, and TAVLI_REQUIRE_COMPILED=1 requires it")
-        pytest.skip("engine._heuristic is not in use (not built, or TAVLI_PURE_PYTHON set)")
-    return heuristic._compiled
+    """The compiled module (:func:`tests.helpers.compiled`)."""
+    return compiled(heuristic._compiled, "engine._heuristic")
 
 
 def _positions(variant: str, count: int, rng: random.Random) -> list[Position]:
