@@ -143,16 +143,20 @@ def test_package_data_is_installed(installed):
         assert installed_model.stat().st_size == (ROOT / "vision" / "models" / name).stat().st_size
 
 
-def test_the_install_builds_the_compiled_search_where_the_checkout_has_it(installed, tmp_path):
-    from board_rules import fastgen
+@pytest.mark.parametrize(
+    "module,name", [("board_rules.fastgen", "board_rules._fastgen"), ("engine.heuristic", "engine._heuristic")]
+)
+def test_the_install_builds_the_compiled_parts_where_the_checkout_has_them(installed, tmp_path, module, name):
+    import importlib
 
-    code = "from board_rules import fastgen\nprint(fastgen._compiled.__file__ if fastgen.COMPILED else '')"
+    here = importlib.import_module(module)._compiled
+    code = f"import {module} as m\nprint(m._compiled.__file__ if m._compiled is not None else '')"
     done = _run(installed, "python", "-c", code, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     built = done.stdout.strip()
-    if not fastgen.COMPILED and os.environ.get("TAVLI_REQUIRE_COMPILED") != "1":
-        pytest.skip("no compiled search here either (no C compiler, or TAVLI_PURE_PYTHON set)")
-    assert built and _inside(Path(built), installed), f"pip install . built no board_rules._fastgen: {built!r}"
+    if here is None and os.environ.get("TAVLI_REQUIRE_COMPILED") != "1":
+        pytest.skip(f"no {name} here either (no C compiler, or TAVLI_PURE_PYTHON set)")
+    assert built and _inside(Path(built), installed), f"pip install . built no {name}: {built!r}"
 
 
 def test_tavli_help_runs_from_outside_the_checkout(installed, tmp_path):
