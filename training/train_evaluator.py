@@ -34,7 +34,7 @@ from engine.learned import Net, after, flip, outcome_target, score_plays  # noqa
 
 SHIPPED_GAMES = {
     "portes": 12000,
-    "gul-bara": 12000,
+    "gul-bara": 80000,
     "plakoto": 40000,
     "fevga": 12000,
     "long-nardy": 12000,
@@ -170,7 +170,7 @@ def train(args) -> Net:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--variant", required=True, help="the game: portes, plakoto, fevga, gul-bara, long-nardy, ...")
-    p.add_argument("--games", type=int, help="self-play games (default: as many as the shipped net's, 3000 to 12000)")
+    p.add_argument("--games", type=int, help="self-play games (default: as many as the shipped net's, 3000 to 80000)")
     p.add_argument("--hidden", type=int, default=64, help="hidden units (default 64)")
     p.add_argument(
         "--inputs",
