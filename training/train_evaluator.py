@@ -35,7 +35,7 @@ from engine.learned import Net, after, flip, outcome_target, score_plays  # noqa
 SHIPPED_GAMES = {
     "portes": 12000,
     "gul-bara": 80000,
-    "plakoto": 40000,
+    "plakoto": 80000,
     "fevga": 12000,
     "long-nardy": 12000,
     "short-nardy": 30000,
