@@ -1611,6 +1611,7 @@ typedef struct {
     uint8_t place;
     uint8_t waste;
     uint8_t taken[CW_RUNS];
+    uint32_t packed; /* taken, 4 bits a run, as a state holds it */
 } CwOption;
 
 typedef struct {
@@ -1620,8 +1621,8 @@ typedef struct {
 } CwOptions;
 
 typedef struct {
-    uint64_t *keys; /* the states in the order they were first met */
-    size_t n, cap;
+    uint64_t *keys; /* the states in the order they were first met, room for half the table */
+    size_t n;
     uint64_t *table; /* open addressing over keys: key + 1, 0 empty */
     size_t mask;
 } CwSet;
@@ -1630,7 +1631,7 @@ typedef struct {
     int nruns, value[CW_RUNS], len[CW_RUNS];
     int first_off, most_waste;
     const uint8_t *opp;
-    uint8_t wanted[25]; /* the places the target holds (off: some borne off) */
+    const int *slot; /* per place, its digit among the targets left; -1 where the target holds none */
     CwOptions *out;
     uint8_t taken[CW_RUNS];
 } CwWalk;
@@ -1652,12 +1653,13 @@ static void cw_add(CwWalk *c, int place, int waste) {
     e->place = (uint8_t)place;
     e->waste = (uint8_t)waste;
     memcpy(e->taken, c->taken, (size_t)c->nruns);
+    for (int r = 0; r < c->nruns; r++) e->packed |= (uint32_t)c->taken[r] << (4 * r);
 }
 
 /* checkerwise._options: where one checker at x may stop, from run r on */
 static void cw_options(CwWalk *c, int r, int x, int waste) {
     if (r == c->nruns) {
-        if (c->wanted[x]) cw_add(c, x, waste);
+        if (c->slot[x] >= 0) cw_add(c, x, waste);
         return;
     }
     int v = c->value[r], n = c->len[r];
@@ -1703,7 +1705,6 @@ static int cw_insert(CwSet *s, uint64_t key) {
             return -1;
         }
         s->keys = keys;
-        s->cap = size / 2;
         free(s->table);
         s->table = table;
         s->mask = size - 1;
@@ -1725,10 +1726,9 @@ static int cw_insert(CwSet *s, uint64_t key) {
 
 static int cw_set_open(CwSet *s) {
     s->mask = 255;
-    s->cap = 128;
     s->n = 0;
     s->table = calloc(s->mask + 1, sizeof(uint64_t));
-    s->keys = malloc(s->cap * sizeof(uint64_t));
+    s->keys = malloc((s->mask + 1) / 2 * sizeof(uint64_t));
     return s->table && s->keys ? 0 : -1;
 }
 
@@ -1771,13 +1771,13 @@ static int cw_search(const uint8_t *me, const uint8_t *opp, const uint8_t *targe
         slot[place] = -1;
         if (place && !n) continue;
         slot[place] = nslots;
-        c.wanted[place] = 1;
         radix[nslots] = n + 1;
         mult[nslots] = m;
         left0 += (uint32_t)n * m;
         m *= (uint32_t)(n + 1);
         nslots++;
     }
+    c.slot = slot;
     uint64_t full = 0;
     for (int r = 0; r < c.nruns; r++) full |= (uint64_t)c.len[r] << (4 * r);
     CwOptions opts[25];
@@ -1821,9 +1821,8 @@ static int cw_search(const uint8_t *me, const uint8_t *opp, const uint8_t *targe
                     for (int r = 0; r < c.nruns; r++) have[r] = (used >> (4 * r)) & 15;
                     for (Py_ssize_t j = 0; j < o->n; j++) {
                         const CwOption *e = &o->o[j];
-                        int s = slot[e->place];
-                        if (s < 0 || (left / mult[s]) % (uint32_t)radix[s] == 0 || waste + e->waste > c.most_waste)
-                            continue;
+                        int s = slot[e->place]; /* a place the target holds: the options are only those */
+                        if ((left / mult[s]) % (uint32_t)radix[s] == 0 || waste + e->waste > c.most_waste) continue;
                         int fits = 1;
                         for (int r = 0; r < c.nruns; r++)
                             if (have[r] + e->taken[r] > c.len[r]) {
@@ -1831,10 +1830,8 @@ static int cw_search(const uint8_t *me, const uint8_t *opp, const uint8_t *targe
                                 break;
                             }
                         if (!fits) continue;
-                        uint64_t add = 0;
-                        for (int r = 0; r < c.nruns; r++) add |= (uint64_t)e->taken[r] << (4 * r);
                         uint64_t next = ((uint64_t)(waste + e->waste) << 48) | ((uint64_t)(left - mult[s]) << 32) |
-                                        (uint64_t)(used + (uint32_t)add);
+                                        (uint64_t)(used + e->packed);
                         if (++work > cap) {
                             result = 0;
                             goto done;

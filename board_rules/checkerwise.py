@@ -122,8 +122,8 @@ def unreachable_python(me, target, opp, dice: tuple[int, ...], cap: int = WORK_C
             nxt = set()
             for taken, left, waste in layer:
                 for place, dice_taken, w in options[p]:
-                    k = slot.get(place)
-                    if k is None or not left[k] or waste + w > most_waste:
+                    k = slot[place]  # the options stop only where the target holds checkers
+                    if not left[k] or waste + w > most_waste:
                         continue
                     used = tuple(a + b for a, b in zip(taken, dice_taken))
                     if any(u > n for u, n in zip(used, full)):

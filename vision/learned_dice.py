@@ -243,8 +243,9 @@ def find_dice(
     measured outside :data:`KNOWN_SIDE` of that size is dropped. Without it the image is read at
     :data:`PHOTO_LEVELS` scales, the first with its longer side at most :data:`PHOTO_SIDE` px, each
     half the last, each at :data:`PHOTO_TURNS` quarter turns, and a die is taken from the scale that
-    sees it :data:`DIE_RANGE` px across and within :data:`SIZE_SPREAD` of the sure dice's size. With ``mask`` (0/1, the image's size) only
-    its box is read and only dice centred on it are kept. The caller checks the image, the mask and ``die_px``.
+    sees it :data:`DIE_RANGE` px across and within :data:`SIZE_SPREAD` of the sure dice's size. With
+    ``mask`` (0/1, the image's size) only its box is read and only dice centred on it are kept. The
+    caller checks the image, the mask and ``die_px``.
     """
     h, w = image.shape[:2]
     whole, x0, y0 = image, 0, 0
