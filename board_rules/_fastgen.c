@@ -1906,6 +1906,317 @@ done:
     return out;
 }
 
+/* ============================================================================ the pinning game
+ * movegen._Search.run for one dice sequence of plakoto (at most four dice): a lone opposing checker
+ * is pinned under the mover's, not hit; a point with the mover's checker pinned, or two opposing
+ * checkers, is closed; a pinned checker stops its side bearing off (from outside home always; from
+ * home unless bear_off_while_pinned). Boards are 78 bytes: me[0..25], opp[0..25], pins[0..25]
+ * (1: the mover's checker pinned there, 2: the opponent's pinned under the mover's). */
+#define PB 78
+#define PINS 52
+#define P_DICE 4
+
+typedef struct {
+    uint8_t key[PB];
+    uint8_t n, first, marks;
+    uint8_t mv[P_DICE][3];
+} PResult;
+
+typedef struct {
+    uint8_t k[PB + 2]; /* depth, then the board, then a pad byte */
+} PSeen;
+
+typedef struct {
+    uint8_t b[PB];
+    uint8_t dice[P_DICE];
+    int n;
+    int outside_fixed; /* the mover's pinned checkers that stop bearing off */
+    int mother_rule, mother_exception;
+    long long calls, budget;
+    int stopped, nomem, best;
+    uint8_t path[P_DICE][3];
+    PResult *res;
+    Py_ssize_t n_res, cap_res;
+    PSeen *seen;
+    size_t seen_mask, seen_used;
+} Pins;
+
+static uint64_t p_hash(const uint8_t *k, size_t len) {
+    uint64_t h = 0x243F6A8885A308D3ULL, w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w, k + i, 8);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+        h ^= h >> 31;
+    }
+    for (; i < len; i++) h = (h ^ k[i]) * 0x100000001B3ULL;
+    return h ^ (h >> 29);
+}
+
+/* Add (depth, board) to the seen set: 1 when new, 0 when there already, -1 out of memory. */
+static int p_seen_add(Pins *p, int depth) {
+    if ((p->seen_used + 1) * 2 > p->seen_mask + 1) {
+        size_t mask = p->seen_mask * 2 + 1;
+        PSeen *t = calloc(mask + 1, sizeof(PSeen));
+        if (!t) return -1;
+        for (size_t i = 0; i <= p->seen_mask; i++) {
+            if (!p->seen[i].k[PB + 1]) continue;
+            size_t j = p_hash(p->seen[i].k, PB + 1) & mask;
+            while (t[j].k[PB + 1]) j = (j + 1) & mask;
+            t[j] = p->seen[i];
+        }
+        free(p->seen);
+        p->seen = t;
+        p->seen_mask = mask;
+    }
+    PSeen e;
+    e.k[0] = (uint8_t)depth;
+    memcpy(e.k + 1, p->b, PB);
+    e.k[PB + 1] = 1; /* the slot is taken */
+    size_t j = p_hash(e.k, PB + 1) & p->seen_mask;
+    while (p->seen[j].k[PB + 1]) {
+        if (memcmp(p->seen[j].k, e.k, PB + 1) == 0) return 0;
+        j = (j + 1) & p->seen_mask;
+    }
+    p->seen[j] = e;
+    p->seen_used++;
+    return 1;
+}
+
+/* _Search._record: the board as it is now, reached by the `len` moves of the path. */
+static void p_record(Pins *p, int len, int depth) {
+    if (depth > p->best) {
+        p->best = depth;
+        p->n_res = 0;
+    }
+    if (depth != p->best) return;
+    int marks = 0;
+    for (int i = 0; i < len; i++) marks += p->path[i][2];
+    for (Py_ssize_t i = 0; i < p->n_res; i++) { /* a roll has a few dozen plays: a scan is enough */
+        PResult *r = &p->res[i];
+        if (memcmp(r->key, p->b, PB) != 0) continue;
+        if (marks < r->marks) { /* a pin made and released on the way reads worse than the plain route */
+            r->n = (uint8_t)len;
+            r->marks = (uint8_t)marks;
+            memcpy(r->mv, p->path, (size_t)len * 3);
+        }
+        return;
+    }
+    if (p->n_res == p->cap_res) {
+        Py_ssize_t cap = p->cap_res ? p->cap_res * 2 : 64;
+        PResult *res = realloc(p->res, (size_t)cap * sizeof(PResult));
+        if (!res) {
+            p->nomem = 1;
+            return;
+        }
+        p->res = res;
+        p->cap_res = cap;
+    }
+    PResult *r = &p->res[p->n_res++];
+    memcpy(r->key, p->b, PB);
+    r->n = (uint8_t)len;
+    r->first = depth ? p->dice[0] : 0;
+    r->marks = (uint8_t)marks;
+    memcpy(r->mv, p->path, (size_t)len * 3);
+}
+
+/* The mover's checkers that stop bearing off now (CheckerMoves.outside). */
+static int p_outside(const Pins *p) {
+    const uint8_t *me = p->b;
+    int n = me[BAR] + p->outside_fixed;
+    for (int i = 7; i <= 24; i++) n += me[i];
+    return n;
+}
+
+/* CheckerMoves.try_move for plakoto: the destination (0: borne off), or -1; *pinned, *released set.
+ * Made in place. */
+static int p_try(Pins *p, int src, int d, int *pinned, int *released) {
+    uint8_t *me = p->b, *opp = p->b + OPP, *pins = p->b + PINS;
+    int dst = src - d;
+    *pinned = *released = 0;
+    if (dst <= 0) {
+        if (p_outside(p)) return -1;
+        if (dst < 0)
+            for (int i = src + 1; i <= 6; i++)
+                if (me[i] || pins[i] == 1) return -1;
+        dst = 0;
+    }
+    if (dst) {
+        if (pins[dst] == 1) return -1;
+        if (pins[dst] == 0) {
+            if (opp[dst] >= 2) return -1;
+            if (opp[dst] == 1) *pinned = 1;
+        }
+    }
+    me[src]--;
+    if (src <= 24 && me[src] == 0 && pins[src] == 2) {
+        pins[src] = 0;
+        opp[src] = 1;
+        *released = 1;
+    }
+    if (dst) {
+        me[dst]++;
+        if (*pinned) {
+            opp[dst] = 0;
+            pins[dst] = 2;
+        }
+    } else {
+        me[0]++;
+    }
+    return dst;
+}
+
+static void p_undo(Pins *p, int src, int dst, int pinned, int released) {
+    uint8_t *me = p->b, *opp = p->b + OPP, *pins = p->b + PINS;
+    if (dst) {
+        me[dst]--;
+        if (pinned) {
+            opp[dst] = 1;
+            pins[dst] = 0;
+        }
+    } else {
+        me[0]--;
+    }
+    if (released) {
+        pins[src] = 2;
+        opp[src] = 0;
+    }
+    me[src]++;
+}
+
+static void p_rec(Pins *p, int depth) {
+    if (depth == p->n) {
+        p_record(p, depth, depth);
+        return;
+    }
+    if (p->budget >= 0 && ++p->calls > p->budget) {
+        p->stopped = 1;
+        return;
+    }
+    if (p->budget < 0) p->calls++;
+    uint8_t *me = p->b;
+    int d = p->dice[depth], moved = 0;
+    int hi = me[BAR] ? BAR : 24, lo = me[BAR] ? BAR : 1;
+    for (int src = hi; src >= lo && !p->stopped && !p->nomem; src--) {
+        if (!me[src]) continue;
+        int pinned, released;
+        int dst = p_try(p, src, d, &pinned, &released);
+        if (dst < 0) continue;
+        moved = 1;
+        p->path[depth][0] = (uint8_t)src;
+        p->path[depth][1] = (uint8_t)dst;
+        p->path[depth][2] = (uint8_t)pinned;
+        int ends = 0;
+        if (dst == 0)
+            ends = me[0] == ALL_OFF;
+        else if (pinned && dst == 1) /* Plakoto.mother_pin_ends_game, with the checkers left on the start */
+            ends = p->mother_rule && !(p->mother_exception && me[24] > 0);
+        if (ends) {
+            p_record(p, depth + 1, p->n); /* the game ends at once: the play is complete */
+        } else {
+            int added = p_seen_add(p, depth);
+            if (added < 0)
+                p->nomem = 1;
+            else if (added)
+                p_rec(p, depth + 1);
+        }
+        p_undo(p, src, dst, pinned, released);
+    }
+    if (!moved && !p->stopped && !p->nomem) p_record(p, depth, depth);
+}
+
+PyDoc_STRVAR(search_pins_doc,
+             "search_pins(board, dice, mother_rule, mother_exception, bear_off_while_pinned, budget)\n"
+             "    -> (results or None, most dice played, boards visited)\n\n"
+             "movegen._Search.run for one dice sequence (at most 4) of plakoto: board is the 78 bytes of\n"
+             "Board.key() (me, opp, pins); results are [(final board key, (checker moves, first die))] in\n"
+             "the order found. budget: boards the search may visit (-1: no limit); past it the count is\n"
+             "budget + 1 and no results are given.");
+
+static PyObject *search_pins(PyObject *self, PyObject *args) {
+    Py_buffer board, dice;
+    int mother_rule, mother_exception, off_while_pinned;
+    long long budget;
+    if (!PyArg_ParseTuple(args, "y*y*pppL:search_pins", &board, &dice, &mother_rule, &mother_exception,
+                          &off_while_pinned, &budget))
+        return NULL;
+    PyObject *out = NULL;
+    Pins *p = NULL;
+    if (board.len != PB) {
+        PyErr_Format(PyExc_ValueError, "board: %zd bytes, expected %d", board.len, PB);
+        goto done;
+    }
+    if (dice.len < 1 || dice.len > P_DICE) {
+        PyErr_Format(PyExc_ValueError, "dice: %zd dice, expected 1 to %d", dice.len, P_DICE);
+        goto done;
+    }
+    const uint8_t *b = board.buf, *dv = dice.buf;
+    for (int i = 0; i < PB; i++)
+        if (b[i] > ALL_OFF || (i >= PINS && b[i] > 2)) {
+            PyErr_Format(PyExc_ValueError, "board: byte %d is %d, out of range", i, b[i]);
+            goto done;
+        }
+    for (Py_ssize_t i = 0; i < dice.len; i++)
+        if (dv[i] < 1 || dv[i] > 6) {
+            PyErr_Format(PyExc_ValueError, "dice: %d is not a die", dv[i]);
+            goto done;
+        }
+    if (!(p = calloc(1, sizeof(Pins))) || !(p->seen = calloc(256, sizeof(PSeen)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    p->seen_mask = 255;
+    memcpy(p->b, b, PB);
+    memcpy(p->dice, dv, (size_t)dice.len);
+    p->n = (int)dice.len;
+    p->mother_rule = mother_rule;
+    p->mother_exception = mother_exception;
+    p->budget = budget;
+    p->best = -1;
+    for (int i = 1; i <= 24; i++)
+        if (b[PINS + i] == 1 && (i > 6 || !off_while_pinned)) p->outside_fixed++;
+    p_rec(p, 0);
+    if (p->nomem) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (p->stopped) {
+        out = Py_BuildValue("(OiL)", Py_None, p->best, p->calls);
+        goto done;
+    }
+    PyObject *found = PyList_New(p->n_res);
+    if (!found) goto done;
+    for (Py_ssize_t i = 0; i < p->n_res; i++) {
+        const PResult *r = &p->res[i];
+        PyObject *mv = PyTuple_New(r->n);
+        if (!mv) {
+            Py_DECREF(found);
+            goto done;
+        }
+        for (int k = 0; k < r->n; k++) {
+            PyObject *m = MOVES[r->mv[k][0]][r->mv[k][1]][r->mv[k][2]];
+            Py_INCREF(m);
+            PyTuple_SET_ITEM(mv, k, m);
+        }
+        PyObject *item = Py_BuildValue("(y#(Ni))", (const char *)r->key, (Py_ssize_t)PB, mv, (int)r->first);
+        if (!item) {
+            Py_DECREF(found);
+            goto done;
+        }
+        PyList_SET_ITEM(found, i, item);
+    }
+    out = Py_BuildValue("(NiL)", found, p->best, p->calls);
+done:
+    if (p) {
+        free(p->res);
+        free(p->seen);
+        free(p);
+    }
+    PyBuffer_Release(&board);
+    PyBuffer_Release(&dice);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"results", results, METH_VARARGS, results_doc},
@@ -1915,6 +2226,7 @@ static PyMethodDef methods[] = {
     {"backward_path", backward_path, METH_VARARGS, backward_path_doc},
     {"search_blocking", search_blocking, METH_VARARGS, search_blocking_doc},
     {"checkerwise", checkerwise, METH_VARARGS, checkerwise_doc},
+    {"search_pins", search_pins, METH_VARARGS, search_pins_doc},
     {NULL, NULL, 0, NULL},
 };
 

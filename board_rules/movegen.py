@@ -136,6 +136,9 @@ def search_side(variant: Variant, board: Board, dice_seqs, head_limit: int, budg
     rules = compiled_rules(variant, board, head_limit, board.me[24])
     if rules is not None and all(len(seq) <= COMPILED_DICE for seq in dice_seqs):
         return _compiled_search_side(board, dice_seqs, rules, budget)
+    rules = compiled_pin_rules(variant, board)
+    if rules is not None and all(len(seq) <= 4 for seq in dice_seqs):
+        return _compiled_pins_side(board, dice_seqs, rules, budget)
     return generic_search_side(variant, board, dice_seqs, head_limit, budget)
 
 
@@ -163,6 +166,61 @@ def compiled_rules(variant: Variant, board: Board, head_limit: int, head_start: 
     )
 
 
+def compiled_pin_rules(variant: Variant, board: Board) -> tuple | None:
+    """Plakoto's options as ``board_rules._fastgen.search_pins`` takes them (mother rule, its
+    exception, bearing off while pinned), where it is built and the game pins and has none of
+    the other limits; None elsewhere."""
+    if (
+        fastgen._compiled is None
+        or not variant.pins
+        or board.pins is None
+        or variant.hits
+        or variant.blocks
+        or variant.head_rule
+        or variant.start_rule_limit
+        or variant.start_quarter_rule
+        or variant.trapping_prime_rule
+    ):
+        return None
+    o = variant.options
+    return (
+        bool(o.mother_rule),
+        bool(o.mother_exception),
+        bool(getattr(o, "bear_off_while_pinned", True)),
+    )
+
+
+def _compiled_pins_side(board: Board, dice_seqs, rules: tuple, budget: Budget | None):
+    """:func:`generic_search_side`'s answer for plakoto by ``board_rules._fastgen.search_pins``."""
+    key = board.key()
+    results: dict[bytes, tuple] = {}
+    best = -1
+    for seq in dice_seqs:
+        found, seq_best, boards = fastgen._compiled.search_pins(
+            key, bytes(seq), *rules, -1 if budget is None else max(0, budget.left)
+        )
+        if budget is not None:
+            budget.spend(boards)  # past the budget: SearchBudgetExceeded
+        if seq_best > best:
+            best = seq_best
+            results = dict(found)
+        elif seq_best == best:
+            for k, val in found:
+                old = results.get(k)
+                if old is None or _marks(val[0]) < _marks(old[0]):
+                    results[k] = val
+    return _larger_die(results, best, dice_seqs), best, None
+
+
+def _larger_die(results: dict, best: int, dice_seqs) -> dict:
+    """Dice that can be played only one at a time: the larger must be played if it can."""
+    if best == 1 and len(dice_seqs) == 2:
+        high = max(dice_seqs[0][0], dice_seqs[1][0])
+        if any(fd == high for _, fd in results.values()):
+            return {k: val for k, val in results.items() if val[1] == high}
+    return results
+
+
 def _compiled_search_side(board: Board, dice_seqs, rules: tuple, budget: Budget | None):
     """:func:`generic_search_side`'s answer by ``board_rules._fastgen.search_blocking``."""
     key = bytes(board.me + board.opp)
@@ -180,12 +238,7 @@ def _compiled_search_side(board: Board, dice_seqs, rules: tuple, budget: Budget 
         elif seq_best == best:
             for k, val in found:
                 results.setdefault(k, val)
-    # dice that can be played only one at a time: the larger must be played if it can
-    if best == 1 and len(dice_seqs) == 2:
-        high = max(dice_seqs[0][0], dice_seqs[1][0])
-        if any(fd == high for _, fd in results.values()):
-            results = {k: val for k, val in results.items() if val[1] == high}
-    return results, best, None
+    return _larger_die(results, best, dice_seqs), best, None
 
 
 def generic_search_side(variant: Variant, board: Board, dice_seqs, head_limit: int, budget: Budget | None = None):
@@ -208,12 +261,7 @@ def generic_search_side(variant: Variant, board: Board, dice_seqs, head_limit: i
                 old = results.get(k)
                 if old is None or (board.pins is not None and _marks(val[0]) < _marks(old[0])):
                     results[k] = val
-    # dice that can be played only one at a time: the larger must be played if it can
-    if best == 1 and len(dice_seqs) == 2:
-        high = max(dice_seqs[0][0], dice_seqs[1][0])
-        if any(fd == high for _, fd in results.values()):
-            results = {k: val for k, val in results.items() if val[1] == high}
-    return results, best, s
+    return _larger_die(results, best, dice_seqs), best, s
 
 
 def legal_results(position: Position, roll: Roll, budget: int | None = None):

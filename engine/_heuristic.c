@@ -241,6 +241,38 @@ PyDoc_STRVAR(value_parts_doc,
              "engine.heuristic.value_parts(..., parts=True) for two views' board keys (78 bytes with pins, else\n"
              "52) and the variant's hits, pins, blocks and same-direction geometry.");
 
+/* heuristic.value_parts for one board's two views: the value, and its TERMS terms into terms. */
+static double value_terms(const View *mine, const View *theirs, const Rules *r, double *terms) {
+    for (int i = 0; i < TERMS; i++) terms[i] = 0.0;
+    if (mine->me[0] == 15) return 1000.0;
+    double race = (double)(pips(theirs) - pips(mine));
+    int closed_mine[25], closed_theirs[25];
+    closed_to(mine, r, closed_mine);
+    closed_to(theirs, r, closed_theirs);
+    double s = race + side_terms(mine, theirs, closed_theirs, r, terms + 3) -
+               side_terms(theirs, mine, closed_mine, r, terms + 3 + PARTS);
+    double bar = 0.0, shot = 0.0;
+    if (r->hits) {
+        bar = 8.0 * theirs->me[25] - 8.0 * mine->me[25];
+        s += bar;
+    }
+    int touching = contact(mine, theirs, r);
+    if (touching && (r->hits || r->pins)) {
+        shot = shots(mine, theirs, closed_theirs, r);
+        s -= 1.5 * shot;
+    }
+    terms[0] = race;
+    terms[1] = bar;
+    terms[2] = shot;
+    if (!touching) {
+        s = 2.0 * race + 4.0 * (mine->me[0] - theirs->me[0]);
+        int outside = 0;
+        for (int x = 7; x <= 24; x++) outside += mine->me[x];
+        s -= 0.5 * outside;
+    }
+    return s;
+}
+
 static PyObject *value_parts(PyObject *self, PyObject *args) {
     Py_buffer a, b;
     Rules r;
@@ -249,37 +281,7 @@ static PyObject *value_parts(PyObject *self, PyObject *args) {
     View mine, theirs;
     if (view_of(&a, "mine", &mine) < 0 || view_of(&b, "theirs", &theirs) < 0) goto done;
     double terms[TERMS];
-    for (int i = 0; i < TERMS; i++) terms[i] = 0.0;
-    double s;
-    if (mine.me[0] == 15) {
-        s = 1000.0;
-    } else {
-        double race = (double)(pips(&theirs) - pips(&mine));
-        int closed_mine[25], closed_theirs[25];
-        closed_to(&mine, &r, closed_mine);
-        closed_to(&theirs, &r, closed_theirs);
-        s = race + side_terms(&mine, &theirs, closed_theirs, &r, terms + 3) -
-            side_terms(&theirs, &mine, closed_mine, &r, terms + 3 + PARTS);
-        double bar = 0.0, shot = 0.0;
-        if (r.hits) {
-            bar = 8.0 * theirs.me[25] - 8.0 * mine.me[25];
-            s += bar;
-        }
-        int touching = contact(&mine, &theirs, &r);
-        if (touching && (r.hits || r.pins)) {
-            shot = shots(&mine, &theirs, closed_theirs, &r);
-            s -= 1.5 * shot;
-        }
-        terms[0] = race;
-        terms[1] = bar;
-        terms[2] = shot;
-        if (!touching) {
-            s = 2.0 * race + 4.0 * (mine.me[0] - theirs.me[0]);
-            int outside = 0;
-            for (int x = 7; x <= 24; x++) outside += mine.me[x];
-            s -= 0.5 * outside;
-        }
-    }
+    double s = value_terms(&mine, &theirs, &r, terms);
     PyObject *t = PyTuple_New(TERMS);
     if (!t) goto done;
     for (int i = 0; i < TERMS; i++) {
@@ -297,8 +299,77 @@ done:
     return out;
 }
 
+/* Board.flipped: the same board seen by its other side (key: 52 bytes, or 78 with pins). */
+static void flip_key(const uint8_t *k, int opp_off, int with_pins, int same, uint8_t *out) {
+    memset(out, 0, with_pins ? 78 : 52);
+    for (int i = 1; i <= 24; i++) {
+        int f = same ? ((i + 11) % 24) + 1 : 25 - i;
+        out[f] = k[26 + i];
+        out[26 + f] = k[i];
+        if (with_pins && k[52 + i]) out[52 + f] = (uint8_t)(3 - k[52 + i]);
+    }
+    out[0] = (uint8_t)opp_off;
+    out[25] = k[26];
+    out[26] = k[25];
+}
+
+PyDoc_STRVAR(board_terms_doc,
+             "board_terms(keys, opp_offs, key_len, hits, pins, blocks, same) -> bytes\n\n"
+             "For each of n boards (keys: n board keys of key_len bytes, 52 or 78, one after another; opp_offs:\n"
+             "n bytes, the opponents' checkers off) seen by its owner: value_parts(board, board flipped) as\n"
+             "2 + 13 doubles: the value, learned's contact (1.0 or 0.0), then the 13 terms; n * 15 doubles.");
+
+#define BOARD_TERMS (2 + TERMS)
+
+static PyObject *board_terms(PyObject *self, PyObject *args) {
+    Py_buffer keys, offs;
+    int key_len;
+    Rules r;
+    if (!PyArg_ParseTuple(args, "y*y*ipppp:board_terms", &keys, &offs, &key_len, &r.hits, &r.pins, &r.blocks,
+                          &r.same))
+        return NULL;
+    PyObject *out = NULL;
+    if (key_len != 52 && key_len != 78) {
+        PyErr_Format(PyExc_ValueError, "key_len: %d is not 52 or 78", key_len);
+        goto done;
+    }
+    if (keys.len != offs.len * key_len) {
+        PyErr_Format(PyExc_ValueError, "keys: %zd bytes for %zd boards of %d", keys.len, offs.len, key_len);
+        goto done;
+    }
+    const uint8_t *kb = keys.buf, *ob = offs.buf;
+    for (Py_ssize_t i = 0; i < keys.len; i++)
+        if (kb[i] > 15 || (key_len == 78 && i % 78 >= 52 && kb[i] > 2)) {
+            PyErr_Format(PyExc_ValueError, "keys: byte %zd is %d, out of range", i, kb[i]);
+            goto done;
+        }
+    for (Py_ssize_t i = 0; i < offs.len; i++)
+        if (ob[i] > 15) {
+            PyErr_Format(PyExc_ValueError, "opp_offs: board %zd has %d off", i, ob[i]);
+            goto done;
+        }
+    out = PyBytes_FromStringAndSize(NULL, offs.len * BOARD_TERMS * (Py_ssize_t)sizeof(double));
+    if (!out) goto done;
+    double *row = (double *)PyBytes_AS_STRING(out);
+    int with_pins = key_len == 78;
+    uint8_t flipped[78];
+    for (Py_ssize_t n = 0; n < offs.len; n++, row += BOARD_TERMS) {
+        const uint8_t *k = kb + n * key_len;
+        flip_key(k, ob[n], with_pins, r.same, flipped);
+        View mine = {k, k + 26, with_pins ? k + 52 : NULL};
+        View theirs = {flipped, flipped + 26, with_pins ? flipped + 52 : NULL};
+        row[0] = value_terms(&mine, &theirs, &r, row + 2);
+        row[1] = contact(&mine, &theirs, &r) ? 1.0 : 0.0;
+    }
+done:
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&offs);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"value_parts", value_parts, METH_VARARGS, value_parts_doc},
+    {"board_terms", board_terms, METH_VARARGS, board_terms_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -25,6 +25,7 @@ from board_rules import Position, Roll, Side, Variant
 from board_rules.movegen import SearchBudgetExceeded, legal_results
 from board_rules.moves import Board
 from board_rules.reach import sample_results
+from engine import heuristic
 from engine.heuristic import contact, value_parts
 
 OUTPUTS = 7
@@ -83,10 +84,13 @@ def feature_count(variant: Variant, inputs: int = 1) -> int:
 
 
 def features(boards: list[Board], variant: Variant, inputs: int = 1) -> np.ndarray:
-    """The net's inputs for each board, seen by its owner, who has just played: ``(n, feature_count)``."""
-    me = np.array([b.me for b in boards], dtype=np.float32)
-    opp = np.array([b.opp for b in boards], dtype=np.float32)
-    opp_off = np.array([b.opp_off for b in boards], dtype=np.float32)
+    """The net's inputs for each board, seen by its owner, who has just played: ``(n, feature_count)``.
+
+    The boards' counts, the heuristic's terms and contact come from ``engine/_heuristic.c`` in one
+    call where it was built (:func:`_board_arrays`), else from Python per board; the inputs are the
+    same float32 values either way (``tests/test_learned.py``)."""
+    me, opp, pins, opp_off, touching, heuristic, parts = _board_arrays(boards, variant, inputs)
+    n = len(boards)
     cols = []
     for side in (me[:, 1:25], opp[:, 1:25]):
         cols += [side >= 1, side >= 2, side >= 3, np.maximum(side - 3.0, 0.0) / 2.0]
@@ -95,15 +99,11 @@ def features(boards: list[Board], variant: Variant, inputs: int = 1) -> np.ndarr
     mine_pips = (me[:, 1:25] * np.arange(1, 25, dtype=np.float32)).sum(axis=1) + 25.0 * me[:, 25]
     their_pips = (opp[:, 1:25] * _their_numbers(same)[1:]).sum(axis=1) + 25.0 * opp[:, 0]
     if variant.pins:
-        pins = np.array([b.pins for b in boards], dtype=np.float32)[:, 1:25]
+        pins = pins[:, 1:25]
         cols += [pins == 1, pins == 2]
         # a pinned checker of ours still has its pips to go; so has one of theirs under ours
         mine_pips += (np.arange(1, 25, dtype=np.float32) * (pins == 1)).sum(axis=1)
         their_pips += (_their_numbers(same)[1:] * (pins == 2)).sum(axis=1)
-    theirs = [b.flipped(variant) for b in boards]
-    touching = np.array([contact(b, t, variant) for b, t in zip(boards, theirs)], dtype=np.float32)
-    scored = [value_parts(b, t, variant, inputs == 2) for b, t in zip(boards, theirs)]
-    heuristic = np.array([v for v, _ in scored], dtype=np.float32)
     cols.append(
         np.stack(
             [
@@ -117,8 +117,45 @@ def features(boards: list[Board], variant: Variant, inputs: int = 1) -> np.ndarr
         )
     )
     if inputs == 2:
-        cols.append(np.tanh(np.array([p for _, p in scored], dtype=np.float32).reshape(len(boards), -1) / _PART_SCALES))
-    return np.concatenate([c.reshape(len(boards), -1).astype(np.float32) for c in cols], axis=1)
+        cols.append(np.tanh(parts.reshape(n, -1) / _PART_SCALES))
+    return np.concatenate([c.reshape(n, -1).astype(np.float32) for c in cols], axis=1)
+
+
+def _board_arrays(boards: list[Board], variant: Variant, inputs: int):
+    """float32 arrays of the boards: ``me``, ``opp``, ``pins`` (None where the game does not pin),
+    the opponents' checkers off, contact, the heuristic's value and (input set 2) its terms."""
+    n = len(boards)
+    compiled = heuristic._compiled
+    if compiled is not None and n:
+        keys = b"".join([b.key() for b in boards])
+        offs = bytes([b.opp_off for b in boards])
+        key_len = len(keys) // n
+        raw = np.frombuffer(keys, dtype=np.uint8).reshape(n, key_len).astype(np.float32)
+        terms = np.frombuffer(
+            compiled.board_terms(
+                keys, offs, key_len, variant.hits, variant.pins, variant.blocks, variant.geometry == "same"
+            ),
+            dtype=np.float64,
+        ).reshape(n, -1)
+        return (
+            raw[:, :26],
+            raw[:, 26:52],
+            raw[:, 52:78] if key_len == 78 else None,
+            np.frombuffer(offs, dtype=np.uint8).astype(np.float32),
+            terms[:, 1].astype(np.float32),
+            terms[:, 0].astype(np.float32),
+            terms[:, 2:].astype(np.float32) if inputs == 2 else None,
+        )
+    me = np.array([b.me for b in boards], dtype=np.float32).reshape(n, 26)
+    opp = np.array([b.opp for b in boards], dtype=np.float32).reshape(n, 26)
+    pins = np.array([b.pins for b in boards], dtype=np.float32).reshape(n, 26) if variant.pins else None
+    opp_off = np.array([b.opp_off for b in boards], dtype=np.float32)
+    theirs = [b.flipped(variant) for b in boards]
+    touching = np.array([contact(b, t, variant) for b, t in zip(boards, theirs)], dtype=np.float32)
+    scored = [value_parts(b, t, variant, inputs == 2) for b, t in zip(boards, theirs)]
+    value = np.array([v for v, _ in scored], dtype=np.float32)
+    parts = np.array([p for _, p in scored], dtype=np.float32).reshape(n, -1) if inputs == 2 else None
+    return me, opp, pins, opp_off, touching, value, parts
 
 
 # =============================================================================== the net

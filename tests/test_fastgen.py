@@ -572,3 +572,53 @@ def _escalations(rng, variant: str, count: int):
             continue
         out.append((replace(position, rolls=(5, 5)), rng.randint(1, 6)))
     return out
+
+
+@pytest.mark.parametrize("options", ({}, {"mother_exception": False}, {"mother_rule": False}, {"bear_off_while_pinned": True}))
+def test_compiled_and_python_searches_list_the_same_plakoto_plays(options, monkeypatch):
+    from board_rules.movegen import Budget, SearchBudgetExceeded
+    from tests.positions import random_plakoto
+
+    _compiled()
+    rng = random.Random(f"pins-{sorted(options.items())}")
+    cases = []
+    while len(cases) < 400:
+        position = random_plakoto(rng, **options)
+        v = position.variant
+        d1, d2 = rng.randint(1, 6), rng.randint(1, 6)
+        budget = rng.choice((0, 3, 20, 2000, None))
+        cases.append((v, Board.of(position), v.dice_sequences(d1, d2, 0), budget))
+
+    def listed(search):
+        out = []
+        for v, board, seqs, size in cases:
+            budget = None if size is None else Budget(size)
+            try:
+                results, best, _ = search(v, board.copy(), seqs, 15, budget)
+                out.append((list(results.items()), best, None if budget is None else budget.left))
+            except SearchBudgetExceeded:
+                out.append(("over", None, None))
+        return out
+
+    got = listed(search_side)
+    assert got == listed(generic_search_side)  # the same plays in the same order, the same boards spent
+    assert sum(g[0] == "over" for g in got) >= 20
+    assert sum(any(m[2] for _, (moves, _) in g[0] for m in moves) for g in got if g[0] != "over") >= 50  # pins made
+    monkeypatch.setattr(fastgen, "_compiled", None)  # search_side now runs the Python: it must not be the same object
+    assert movegen.compiled_pin_rules(cases[0][0], cases[0][1]) is None
+
+
+def test_the_compiled_plakoto_search_refuses_what_is_not_a_board():
+    compiled = _compiled()
+    board = Board.of(Position.start("plakoto")).key()
+    assert compiled.search_pins(board, bytes((6, 5)), True, True, False, -1)[1] == 2
+    with pytest.raises(ValueError, match="board"):
+        compiled.search_pins(board[:52], bytes((6, 5)), True, True, False, -1)
+    with pytest.raises(ValueError, match="board"):
+        compiled.search_pins(board[:60] + bytes([3]) + board[61:], bytes((6, 5)), True, True, False, -1)
+    with pytest.raises(ValueError, match="dice"):
+        compiled.search_pins(board, bytes((6, 7)), True, True, False, -1)
+    with pytest.raises(ValueError, match="dice"):
+        compiled.search_pins(board, bytes(5 * [2]), True, True, False, -1)
+    with pytest.raises(TypeError):
+        compiled.search_pins("not bytes", bytes((6, 5)), True, True, False, -1)

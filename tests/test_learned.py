@@ -80,6 +80,47 @@ def test_every_game_has_inputs_of_the_declared_width(variant, inputs):
     assert np.allclose(x[0], x[1])  # the start is the same from either side
 
 
+@pytest.mark.parametrize("variant", [v.name for v in VARIANTS])
+def test_the_compiled_inputs_are_the_python_ones_bit_for_bit(variant, monkeypatch):
+    from tests.helpers import compiled
+    from tests.positions import random_plakoto
+
+    compiled(heuristic._compiled, "engine._heuristic")
+    rng = random.Random(f"inputs-{variant}")
+    boards = []
+    for k in range(300):
+        if variant == "plakoto":
+            position = random_plakoto(rng, variant)
+        elif variant in ("backgammon", "portes", "short-nardy"):
+            position = random_backgammon(rng, variant)
+        else:
+            position = random_same_direction(rng, variant)
+        boards.append(Board.of(position, Side.WHITE if k % 2 else Side.BLACK))
+    v = Position.start(variant).variant
+    wanted = {}
+    for inputs in learned.INPUT_SETS:
+        wanted[inputs] = features(boards, v, inputs)
+    monkeypatch.setattr(heuristic, "_compiled", None)
+    for inputs in learned.INPUT_SETS:
+        assert np.array_equal(features(boards, v, inputs), wanted[inputs])
+
+
+def test_the_compiled_board_terms_refuse_what_is_not_a_board():
+    from tests.helpers import compiled
+
+    c = compiled(heuristic._compiled, "engine._heuristic")
+    key = Board.of(Position.start("portes")).key()
+    assert len(c.board_terms(key * 2, bytes(2), 52, True, False, False, False)) == 2 * 15 * 8
+    with pytest.raises(ValueError, match="keys"):
+        c.board_terms(key, bytes(2), 52, True, False, False, False)
+    with pytest.raises(ValueError, match="key_len"):
+        c.board_terms(key, bytes(1), 50, True, False, False, False)
+    with pytest.raises(ValueError, match="keys"):
+        c.board_terms(bytes([16]) + key[1:], bytes(1), 52, True, False, False, False)
+    with pytest.raises(ValueError, match="opp_offs"):
+        c.board_terms(key, bytes([16]), 52, True, False, False, False)
+
+
 @pytest.mark.parametrize("variant", ["backgammon", "plakoto", "fevga", "long-nardy"])
 def test_the_heuristic_terms_the_second_input_set_reads_add_up_to_its_value(variant):
     rng = random.Random(variant)
