@@ -53,9 +53,10 @@ def run(args, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
         except TavliError as exc:
             raise IllegalPlayError(f"--played: {args.played!r}: {exc}") from None
     by = evaluator(position.variant.name, args.by)
-    ranked = rank_plays(position, roll, args.top, by=by)
+    ranked = rank_plays(position, roll, args.top, by=by, include=played_after)
     verdict = judge(position, roll, played_after, by=by)
     rows = [(str(r.play) or "(no legal play)", r.score, idea(position, r.position) if r.play else None) for r in ranked]
+    deeper = sum(1 for r in ranked if r.ply)
     if args.json:
         out = {
             "variant": position.variant.name,
@@ -63,7 +64,7 @@ def run(args, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
             "dice": [roll.d1, roll.d2],
             "source": ranked[0].source,
             "unit": verdict.unit,
-            "plays": [{"play": p, "score": round(s, 4), "idea": i} for p, s, i in rows],
+            "plays": [{"play": p, "score": round(s, 4), "idea": i, "ply": r.ply} for (p, s, i), r in zip(rows, ranked)],
             "compared": verdict.plays,
         }
         if played_after is not None:
@@ -78,7 +79,7 @@ def run(args, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     unit = "cubeless equity, points a game" if verdict.unit == "equity" else "the heuristic's points"
     print(
         f"{position.variant.name}: {position.turn.value} to play {roll}; ranked by {ranked[0].source} ({unit}), "
-        f"{len(rows)} of {verdict.plays} plays",
+        f"{len(rows)} of {verdict.plays} plays" + (f", the first {deeper} one ply deeper" if deeper else ""),
         file=stdout,
     )
     width = max(len(p) for p, _, _ in rows)

@@ -42,6 +42,8 @@ class RankedPlay:
     position: Position
     score: float
     source: str
+    ply: int = 0
+    """1 where the score looks one ply deeper (:data:`LOOKAHEAD_GAMES`); such plays are ranked first."""
 
 
 # =============================================================================== the legal plays
@@ -204,6 +206,28 @@ LEARNED_BEATS_HEURISTIC = ("portes", "plakoto", "fevga", "gul-bara", "long-nardy
 the net ranks their plays by default (every taught game now; ``by="heuristic"`` still asks it)."""
 
 
+LOOKAHEAD_GAMES = ("plakoto",)
+"""Games whose net's best plays are compared one ply deeper (:func:`engine.learned.reply_values`):
+where that won more games against the heuristic than the net alone (``make bench-evaluator``)."""
+
+LOOKAHEAD_PLAYS = 4
+"""At most this many plays, the net's best, are looked at one ply deeper."""
+
+LOOKAHEAD_WINDOW = 0.16
+"""... and only those within this much equity of the net's best (gnubg's 0-ply move filter)."""
+
+
+def _deeper(equities, include: int | None = None) -> list[int]:
+    """Which plays (indices into ``equities``, the net's) to look at one ply deeper: the
+    :data:`LOOKAHEAD_PLAYS` best within :data:`LOOKAHEAD_WINDOW` of the best, and ``include``."""
+    order = sorted(range(len(equities)), key=lambda i: -equities[i])
+    top = equities[order[0]]
+    chosen = [i for i in order[:LOOKAHEAD_PLAYS] if equities[i] >= top - LOOKAHEAD_WINDOW]
+    if include is not None and include not in chosen:
+        chosen.append(include)
+    return chosen
+
+
 def evaluator(variant_name: str, by: str | None = None) -> str:
     """Which evaluator ranks ``variant_name``'s plays: ``by`` when given (one of :data:`SOURCES`),
     else gnubg where it plays the game, the game's net where it beat the heuristic
@@ -219,20 +243,29 @@ def evaluator(variant_name: str, by: str | None = None) -> str:
     return "heuristic"
 
 
-def rank_plays(position: Position, roll: Roll, n: int | None = None, *, by: str | None = None) -> list[RankedPlay]:
+def rank_plays(
+    position: Position, roll: Roll, n: int | None = None, *, by: str | None = None, include: Position | None = None
+) -> list[RankedPlay]:
     """The legal plays of ``roll`` from ``position``, best first (at most ``n`` of them).
 
     Ranked by :func:`evaluator`'s choice, or by ``by`` (one of :data:`SOURCES`) when
-    given. A roll with no legal play gives one entry, the empty play. Over-budget rolls
-    compare a sample (see :func:`candidate_plays`). Raises
-    :class:`board_rules.errors.InvalidRollError` for bad dice.
+    given. In :data:`LOOKAHEAD_GAMES` the net's best plays are scored one ply deeper and
+    ranked first (``ply`` 1), then the rest by the net; ``include``, a position a play
+    leaves (the play a player made), is scored as deep as the best. A roll with no legal
+    play gives one entry, the empty play. Over-budget rolls compare a sample (see
+    :func:`candidate_plays`). Raises :class:`board_rules.errors.InvalidRollError` for bad dice.
     """
     options, _ = candidate_plays(position, roll)
-    return _rank(position, roll, options, n, by)
+    return _rank(position, roll, options, n, by, include)
 
 
 def _rank(
-    position: Position, roll: Roll, options: list[tuple[Play, Position]], n: int | None, by: str | None = None
+    position: Position,
+    roll: Roll,
+    options: list[tuple[Play, Position]],
+    n: int | None,
+    by: str | None = None,
+    include: Position | None = None,
 ) -> list[RankedPlay]:
     me = position.turn
     v = position.variant.name
@@ -246,14 +279,20 @@ def _rank(
         else:
             by = "learned"
     net = learned.shipped(v) if by == "learned" else None
+    plies = [0] * len(options)
     if scores is None and net is not None:
         scores = [float(e) for e in learned.equity(learned.score_positions(net, [a for _, a in options], me))]
         source = "learned"
+        if v in LOOKAHEAD_GAMES and len(options) > 1:
+            keep = next((i for i, (_, a) in enumerate(options) if a == include), None)
+            chosen = _deeper(scores, keep)
+            for i, value in zip(chosen, learned.reply_values(net, [options[i][1] for i in chosen])):
+                scores[i], plies[i] = float(value), 1
     if scores is None:
         scores = [score_position(after, me) for _, after in options]
     ranked = sorted(
-        (RankedPlay(p, after, sc, source) for (p, after), sc in zip(options, scores)),
-        key=lambda r: (-r.score, str(r.play)),
+        (RankedPlay(p, after, sc, source, ply) for (p, after), sc, ply in zip(options, scores, plies)),
+        key=lambda r: (-r.ply, -r.score, str(r.play)),
     )
     return ranked if n is None else ranked[:n]
 
@@ -303,6 +342,15 @@ def _best_by_net(position: Position, roll: Roll, net: learned.Net) -> list[tuple
     except SearchBudgetExceeded:
         return None
     eq = [float(e) for e in scored.equity]
+    if position.variant.name in LOOKAHEAD_GAMES and len(eq) > 1:
+        chosen = _deeper(eq)
+        if len(chosen) > 1:  # one play alone within the window needs no deeper look
+            afters = [learned.after(position, scored, i) for i in chosen]
+            values = [float(x) for x in learned.reply_values(net, afters)]
+            best = max(values)
+            out = [(play_of(scored.results[i][0]), a) for i, a, x in zip(chosen, afters, values) if x == best]
+            out.sort(key=lambda pa: str(pa[0]))
+            return out
     best = max(eq)
     out = [(play_of(scored.results[i][0]), learned.after(position, scored, i)) for i, e in enumerate(eq) if e == best]
     out.sort(key=lambda pa: str(pa[0]))
@@ -321,7 +369,7 @@ def _top(position: Position, roll: Roll, by: str | None = None) -> list[tuple[Pl
         if fast is not None:
             return fast
         ranked = _rank(position, roll, _bounded(position, roll), None, by)
-    return [(r.play, r.position) for r in ranked if r.score == ranked[0].score]
+    return [(r.play, r.position) for r in ranked if (r.ply, r.score) == (ranked[0].ply, ranked[0].score)]
 
 
 def best_play(position: Position, roll: Roll, *, by: str | None = None) -> Play | None:

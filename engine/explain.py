@@ -256,7 +256,7 @@ def judge(position: Position, roll: Roll, played_after: Position | None = None, 
     ``by`` picks the evaluator (:data:`engine.evaluate.SOURCES`). Raises what ``rank_plays``
     raises (:class:`board_rules.InvalidRollError` for bad dice, ValueError for a bad ``by``).
     """
-    ranked = rank_plays(position, roll, by=by)
+    ranked = rank_plays(position, roll, by=by, include=played_after)
     top = ranked[0]
     fields: dict = {}
     if played_after is not None:
@@ -267,7 +267,7 @@ def judge(position: Position, roll: Roll, played_after: Position | None = None, 
                 played=mine.play,
                 played_score=mine.score,
                 loss=max(0.0, top.score - mine.score),
-                rank=1 + sum(1 for r in ranked if r.score > mine.score),
+                rank=1 + sum(1 for r in ranked if (r.ply, r.score) > (mine.ply, mine.score)),
             )
     return Verdict(
         best=top.play,

@@ -22,8 +22,9 @@ from importlib import resources
 import numpy as np
 
 from board_rules import Position, Roll, Side, Variant
-from board_rules.movegen import SearchBudgetExceeded, legal_results
+from board_rules.movegen import Budget, SearchBudgetExceeded, compiled_pin_rules, legal_results, search_side
 from board_rules.moves import Board
+from board_rules.position import CHECKERS
 from board_rules.reach import sample_results
 from engine import heuristic
 from engine.heuristic import contact, value_parts
@@ -89,8 +90,12 @@ def features(boards: list[Board], variant: Variant, inputs: int = 1) -> np.ndarr
     The boards' counts, the heuristic's terms and contact come from ``engine/_heuristic.c`` in one
     call where it was built (:func:`_board_arrays`), else from Python per board; the inputs are the
     same float32 values either way (``tests/test_learned.py``)."""
-    me, opp, pins, opp_off, touching, heuristic, parts = _board_arrays(boards, variant, inputs)
-    n = len(boards)
+    return _inputs(_board_arrays(boards, variant, inputs), len(boards), variant, inputs)
+
+
+def _inputs(arrays, n: int, variant: Variant, inputs: int) -> np.ndarray:
+    """:func:`features` from :func:`_board_arrays`'s arrays of ``n`` boards."""
+    me, opp, pins, opp_off, touching, value, parts = arrays
     cols = []
     for side in (me[:, 1:25], opp[:, 1:25]):
         cols += [side >= 1, side >= 2, side >= 3, np.maximum(side - 3.0, 0.0) / 2.0]
@@ -111,7 +116,7 @@ def features(boards: list[Board], variant: Variant, inputs: int = 1) -> np.ndarr
                 their_pips / 150.0,
                 (their_pips - mine_pips) / 50.0,
                 touching,
-                np.tanh(heuristic / 50.0),
+                np.tanh(value / 50.0),
             ],
             axis=1,
         )
@@ -125,27 +130,8 @@ def _board_arrays(boards: list[Board], variant: Variant, inputs: int):
     """float32 arrays of the boards: ``me``, ``opp``, ``pins`` (None where the game does not pin),
     the opponents' checkers off, contact, the heuristic's value and (input set 2) its terms."""
     n = len(boards)
-    compiled = heuristic._compiled
-    if compiled is not None and n:
-        keys = b"".join([b.key() for b in boards])
-        offs = bytes([b.opp_off for b in boards])
-        key_len = len(keys) // n
-        raw = np.frombuffer(keys, dtype=np.uint8).reshape(n, key_len).astype(np.float32)
-        terms = np.frombuffer(
-            compiled.board_terms(
-                keys, offs, key_len, variant.hits, variant.pins, variant.blocks, variant.geometry == "same"
-            ),
-            dtype=np.float64,
-        ).reshape(n, -1)
-        return (
-            raw[:, :26],
-            raw[:, 26:52],
-            raw[:, 52:78] if key_len == 78 else None,
-            np.frombuffer(offs, dtype=np.uint8).astype(np.float32),
-            terms[:, 1].astype(np.float32),
-            terms[:, 0].astype(np.float32),
-            terms[:, 2:].astype(np.float32) if inputs == 2 else None,
-        )
+    if heuristic._compiled is not None and n:
+        return _key_arrays(b"".join([b.key() for b in boards]), bytes([b.opp_off for b in boards]), variant, inputs)
     me = np.array([b.me for b in boards], dtype=np.float32).reshape(n, 26)
     opp = np.array([b.opp for b in boards], dtype=np.float32).reshape(n, 26)
     pins = np.array([b.pins for b in boards], dtype=np.float32).reshape(n, 26) if variant.pins else None
@@ -156,6 +142,29 @@ def _board_arrays(boards: list[Board], variant: Variant, inputs: int):
     value = np.array([v for v, _ in scored], dtype=np.float32)
     parts = np.array([p for _, p in scored], dtype=np.float32).reshape(n, -1) if inputs == 2 else None
     return me, opp, pins, opp_off, touching, value, parts
+
+
+def _key_arrays(keys: bytes, opp_offs: bytes, variant: Variant, inputs: int):
+    """:func:`_board_arrays` of boards given as their keys, one after another, and their opponents'
+    checkers off (one byte each), by ``engine/_heuristic.c``."""
+    n = len(opp_offs)
+    key_len = len(keys) // n
+    raw = np.frombuffer(keys, dtype=np.uint8).reshape(n, key_len).astype(np.float32)
+    terms = np.frombuffer(
+        heuristic._compiled.board_terms(
+            keys, opp_offs, key_len, variant.hits, variant.pins, variant.blocks, variant.geometry == "same"
+        ),
+        dtype=np.float64,
+    ).reshape(n, -1)
+    return (
+        raw[:, :26],
+        raw[:, 26:52],
+        raw[:, 52:78] if key_len == 78 else None,
+        np.frombuffer(opp_offs, dtype=np.uint8).astype(np.float32),
+        terms[:, 1].astype(np.float32),
+        terms[:, 0].astype(np.float32),
+        terms[:, 2:].astype(np.float32) if inputs == 2 else None,
+    )
 
 
 # =============================================================================== the net
@@ -315,3 +324,85 @@ def score_positions(net: Net, positions: list[Position], me: Side) -> np.ndarray
         if ended is not None:
             out[i] = outcome_target(ended.base, None if ended.winner is None else ended.winner is me)
     return out
+
+
+# =============================================================================== one ply deeper
+
+ROLLS = tuple((a, b) for a in range(1, 7) for b in range(a, 7))
+"""The 21 distinct rolls; a non-double comes 2 times in 36, a double once."""
+
+
+def reply_values(net: Net, positions: list[Position], budget: int = PLAY_BUDGET) -> np.ndarray:
+    """The equity of the side that has just played in each position, one ply deeper than
+    :func:`score_positions`: the mean over the opponent's 21 rolls of the opponent's best reply
+    by the net, seen from the side that played (gnubg's 1-ply).
+
+    A finished game is worth its outcome. A roll whose replies are too many to list within
+    ``budget`` boards (an escalated gul-bara double) counts at the position's own 0-ply value.
+    Every reply of every position is scored by one pass of the net. Plakoto's replies are
+    read as board keys from the compiled search (no board objects), with the same values.
+    """
+    if not positions:
+        return np.zeros(0, dtype=np.float32)
+    v = positions[0].variant
+    me = positions[0].turn.other
+    flat = equity(score_positions(net, positions, me)).astype(np.float64)  # also every finished game's value
+    keyed = heuristic._compiled is not None and compiled_pin_rules(v, Board.of(positions[0])) is not None
+    boards: list = []  # the replies' boards (their keys where keyed), each seen by the opponent
+    offs = bytearray()
+    ends: list[tuple[int, np.ndarray]] = []  # (reply, the outputs of its finished game)
+    segments: list[tuple[int, int, int, int]] = []  # (position, weight, first reply or -1, replies)
+    for i, p in enumerate(positions):
+        if p.outcome() is not None:
+            continue
+        them = p.turn
+        rolls = rolls_after(p)
+        start = Board.of(p) if keyed else None
+        played = p.rolls[0 if them is Side.WHITE else 1]
+        for a, b in ROLLS:
+            weight = 1 if a == b else 2
+            first = len(boards)
+            try:
+                if keyed:
+                    seqs = v.dice_sequences(a, b, played)
+                    found, _, _ = search_side(v, start.copy(), seqs, v.head_limit(a, b, played), Budget(budget))
+                    for key in found:
+                        if key[0] == CHECKERS or key[53] == 2:  # all off, or the mother pinned: it may be over
+                            final = Board.from_key(key, True, start.opp_off)
+                            _end(ends, len(boards), final.to_position(p, them, me, rolls), them)
+                        boards.append(key)
+                    offs.extend(bytes([start.opp_off]) * len(found))
+                else:
+                    for _, final, final_side in legal_results(p, Roll(a, b), budget=budget):
+                        board = final if final_side is them else final.flipped(v)
+                        if may_have_ended(board):
+                            _end(ends, len(boards), final.to_position(p, final_side, me, rolls), them)
+                        boards.append(board)
+            except SearchBudgetExceeded:
+                del boards[first:]
+                del offs[first:]
+                ends = [e for e in ends if e[0] < first]
+                segments.append((i, weight, -1, 0))
+                continue
+            segments.append((i, weight, first, len(boards) - first))
+    if not boards:
+        out = np.zeros((0, OUTPUTS), dtype=np.float32)
+    elif keyed:
+        out = net(_inputs(_key_arrays(b"".join(boards), bytes(offs), v, net.inputs), len(boards), v, net.inputs))
+    else:
+        out = net(net.features(boards, v))
+    for at, target in ends:
+        out[at] = target
+    theirs = equity(out).astype(np.float64)
+    total = np.zeros(len(positions))
+    for i, weight, first, n in segments:
+        total[i] += weight * (flat[i] if first < 0 else -theirs[first : first + n].max())
+    finished = np.array([p.outcome() is not None for p in positions])
+    return np.where(finished, flat, total / 36.0).astype(np.float32)
+
+
+def _end(ends: list, at: int, position: Position, them: Side) -> None:
+    """Note the reply ``at`` as a finished game, if ``position`` (after it) is one."""
+    ended = position.outcome()
+    if ended is not None:
+        ends.append((at, outcome_target(ended.base, None if ended.winner is None else ended.winner is them)))

@@ -10,7 +10,7 @@ import pytest
 from board_rules import Play, Position, Roll, Side
 from board_rules.legality import is_legal_result
 from board_rules.movegen import SearchBudgetExceeded, legal_plays
-from engine import evaluate
+from engine import evaluate, explain
 from engine.evaluate import (
     best_play,
     candidate_plays,
@@ -220,3 +220,39 @@ def test_best_play_is_the_first_ranked_play(variant, no_gnubg):
         _, pos = random_play(pos, roll, rng)
         if pos.outcome() is not None:
             break
+
+
+def test_plakotos_best_plays_are_compared_one_ply_deeper():
+    from engine import learned
+    from tests.positions import random_plakoto
+
+    assert "plakoto" in evaluate.LOOKAHEAD_GAMES
+    net = learned.shipped("plakoto")
+    rng = random.Random("deeper")
+    deeper_seen = 0
+    for _ in range(40):
+        pos = random_plakoto(rng)
+        roll = Roll(rng.randint(1, 6), rng.randint(1, 6))
+        ranked = rank_plays(pos, roll, by="learned")
+        scored = learned.score_positions(net, [r.position for r in ranked], pos.turn)
+        flat = {r.position: float(e) for r, e in zip(ranked, learned.equity(scored))}
+        deep = [r for r in ranked if r.ply == 1]
+        assert ranked[: len(deep)] == deep  # the plays looked at deeper come first
+        if len(ranked) > 1:
+            best_flat = max(flat.values())
+            assert {r.position for r in deep} == {
+                p for p in sorted(flat, key=lambda p: -flat[p])[: evaluate.LOOKAHEAD_PLAYS]
+                if flat[p] >= best_flat - evaluate.LOOKAHEAD_WINDOW
+            }
+            values = learned.reply_values(net, [r.position for r in deep])
+            assert [r.score for r in deep] == pytest.approx([float(x) for x in values])
+            deeper_seen += len(deep) > 1
+        assert evaluate.choose(pos, roll) == (ranked[0].play, ranked[0].position)
+        # a play the player made, outside the best, is judged as deep as the best
+        if len(ranked) > len(deep):
+            played = ranked[-1]
+            verdict = explain.judge(pos, roll, played.position, by="learned")
+            assert verdict.loss == pytest.approx(
+                verdict.score - float(learned.reply_values(net, [played.position])[0]), abs=1e-6
+            )
+    assert deeper_seen >= 10

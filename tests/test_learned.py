@@ -224,3 +224,51 @@ def test_the_plakoto_net_pins_a_lone_checker_it_can_reach():
 def test_the_long_nardy_net_bears_off_in_a_race():
     pos = make("long-nardy", {1: 3, 2: 3, 3: 3, 4: 3, 5: 2, 6: 1, 14: -5, 15: -5, 16: -5}, turn="white")
     assert str(evaluate.best_play(pos, Roll(6, 5), by="learned")).count("off") == 2
+
+
+def _reference_reply_values(net, positions):
+    """reply_values the long way: each roll's plays scored by :func:`score_plays`, one call a roll."""
+    out = []
+    for p in positions:
+        if p.outcome() is not None:
+            out.append(float(equity(learned.score_positions(net, [p], p.turn.other))[0]))
+            continue
+        total = 0.0
+        for a, b in learned.ROLLS:
+            total += (1 if a == b else 2) * -float(score_plays(net, p, Roll(a, b), sample=False).equity.max())
+        out.append(total / 36.0)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("variant", ["plakoto", "portes", "long-nardy"])
+def test_one_ply_deeper_is_the_mean_of_the_opponents_best_replies(variant, monkeypatch):
+    from tests.positions import random_plakoto
+
+    rng = random.Random(f"reply-{variant}")
+    positions = []
+    while len(positions) < 12:
+        if variant == "plakoto":
+            p = random_plakoto(rng)
+        elif variant == "portes":
+            p = random_backgammon(rng, variant)
+        else:
+            p = random_same_direction(rng, variant)
+        positions.append(p)
+    positions = [p for p in positions if p.turn is positions[0].turn]  # one side has just played in all
+    net = learned.shipped(variant)
+    got = learned.reply_values(net, positions)
+    assert got.shape == (len(positions),)
+    assert np.allclose(got, _reference_reply_values(net, positions), atol=1e-6)
+    monkeypatch.setattr(heuristic, "_compiled", None)  # the Python inputs, and no keyed replies
+    assert np.allclose(learned.reply_values(net, positions), got, atol=1e-6)
+
+
+def test_one_ply_deeper_knows_a_finished_game_and_falls_back_on_rolls_too_many_to_list():
+    net = learned.shipped("plakoto")
+    won = make("plakoto", {1: -15}, off=(15, 0), turn="black")  # white has borne off every checker
+    played = make("plakoto", {24: 14, 13: 1, 1: -15}, turn="black")
+    values = learned.reply_values(net, [won, played])
+    assert values[0] == pytest.approx(won.outcome().base) == 2.0  # a gammon won, whatever the replies
+    flat = equity(learned.score_positions(net, [won, played], Side.WHITE))
+    assert learned.reply_values(net, [won, played], budget=0) == pytest.approx(flat)  # every roll over budget
+    assert learned.reply_values(net, []).shape == (0,)

@@ -45,6 +45,9 @@ SHIPPED_GAMES = {
 SHIPPED_INPUTS = {"portes": 2, "plakoto": 2, "fevga": 2, "short-nardy": 2, "gul-bara": 2}
 """The shipped nets' input sets (``engine.learned.INPUT_SETS``; 1 for the games not named)."""
 
+SHIPPED_DECAY: dict[str, float] = {}
+"""The shipped nets' learning-rate decay (``--decay``; 2000 games for the games not named)."""
+
 MAX_PLIES = 2_000
 """A game longer than this is stopped and not learned from (none has come near it)."""
 
@@ -146,7 +149,7 @@ def train(args) -> Net:
             x, g = x[:-1], g[:-1]
             order = init.permutation(len(x))
             # decays with the games played only, so the checkpoint after N games is the run of --games N
-            lr = args.lr / (1.0 + game / 2000.0)
+            lr = args.lr / (1.0 + game / args.decay)
             for s in range(0, len(order), args.batch):
                 idx = order[s : s + args.batch]
                 grads, loss = gradients(net, x[idx], g[idx])
@@ -183,7 +186,12 @@ def main(argv: list[str] | None = None) -> int:
         "--lr",
         type=float,
         default=1e-3,
-        help="Adam's learning rate at the start, decaying as 1/(1 + games/2000) (default 1e-3)",
+        help="Adam's learning rate at the start, decaying as 1/(1 + games/DECAY) (default 1e-3)",
+    )
+    p.add_argument(
+        "--decay",
+        type=float,
+        help="games after which the learning rate is halved (default: the shipped net's, 2000 unless named)",
     )
     p.add_argument("--batch", type=int, default=32, help="positions per step (default 32)")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
@@ -199,8 +207,10 @@ def main(argv: list[str] | None = None) -> int:
         args.games = SHIPPED_GAMES.get(v.name, 3000)
     if args.inputs is None:
         args.inputs = SHIPPED_INPUTS.get(v.name, 1)
-    if args.games < 1 or args.hidden < 1 or args.batch < 1:
-        p.error("--games, --hidden and --batch must be at least 1")
+    if args.decay is None:
+        args.decay = SHIPPED_DECAY.get(v.name, 2000.0)
+    if args.games < 1 or args.hidden < 1 or args.batch < 1 or not args.decay > 0:
+        p.error("--games, --hidden and --batch must be at least 1, --decay above 0")
     args.out = args.out or ROOT / "engine" / "models" / f"{v.name}.npz"
     args.out.parent.mkdir(parents=True, exist_ok=True)
     train(args)
