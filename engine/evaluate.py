@@ -63,7 +63,9 @@ def _sampled(position: Position, roll: Roll, limit: int) -> list[tuple[Play, Pos
     return out
 
 
-def candidate_plays(position: Position, roll: Roll) -> tuple[list[tuple[Play, Position]], bool]:
+def candidate_plays(
+    position: Position, roll: Roll, net: learned.Net | None = None
+) -> tuple[list[tuple[Play, Position]], bool]:
     """The legal plays to compare, and whether they are all of them.
 
     Lists every legal play when that takes at most :data:`PLAY_BUDGET` boards of search.
@@ -71,24 +73,37 @@ def candidate_plays(position: Position, roll: Roll) -> tuple[list[tuple[Play, Po
     plays) it returns ``False`` with a bounded set instead: about :data:`SAMPLE_LIMIT`
     legal plays found depth-first by :func:`board_rules.reach.sample_results`, plus the
     plays a beam search finds (:data:`BEAM_WIDTH` boards kept after each die, ranked by
-    the heuristic), each confirmed legal by :func:`board_rules.legality.check`. Every play
-    offered is legal; a better one may exist among those not searched.
+    the heuristic) and, given the game's ``net``, the plays of a second beam ranked by the
+    net. Every play offered is legal; a better one may exist among those not searched.
     """
     try:
         return legal_plays(position, roll, budget=PLAY_BUDGET), True
     except SearchBudgetExceeded:
-        return _bounded(position, roll), False
+        return _bounded(position, roll, net), False
 
 
-def _bounded(position: Position, roll: Roll) -> list[tuple[Play, Position]]:
+def _bounded(position: Position, roll: Roll, net: learned.Net | None = None) -> list[tuple[Play, Position]]:
     """The bounded set :func:`candidate_plays` compares when a full listing is over budget."""
     out = _sampled(position, roll, SAMPLE_LIMIT)
     seen = {after for _, after in out}
-    for play, after in _beam(position, roll):
+    beams = _beam(position, roll)
+    if net is not None:
+        beams += _beam(position, roll, functools.partial(_net_scores, net))
+    for play, after in beams:
         if after not in seen:
             seen.add(after)
             out.append((play, after))
     return out
+
+
+def _heuristic_scores(boards: list[Board], v) -> list[float]:
+    """The heuristic's value of each board for its owner (the beam's default ranking)."""
+    return [value(b, b.flipped(v), v) for b in boards]
+
+
+def _net_scores(net: learned.Net, boards: list[Board], v) -> list[float]:
+    """The net's equity of each board for its owner, all in one pass (a beam ranked by the net)."""
+    return [float(e) for e in learned.equity(net(net.features(boards, v)))]
 
 
 def random_play(position: Position, roll: Roll, rng: random.Random) -> tuple[Play, Position]:
@@ -100,8 +115,9 @@ def random_play(position: Position, roll: Roll, rng: random.Random) -> tuple[Pla
     return options[rng.randrange(len(options))]
 
 
-def _beam(position: Position, roll: Roll) -> list[tuple[Play, Position]]:
-    """Plays built one checker move at a time, keeping the :data:`BEAM_WIDTH` best boards after each die.
+def _beam(position: Position, roll: Roll, scores=_heuristic_scores) -> list[tuple[Play, Position]]:
+    """Plays built one checker move at a time, keeping the :data:`BEAM_WIDTH` best boards after each die
+    (ranked by ``scores(boards, variant)``, the heuristic's unless given).
 
     Each checker move is made by the rules' own single-move generator
     (:class:`board_rules.moves.CheckerMoves`: where a checker may land, the start and
@@ -139,7 +155,10 @@ def _beam(position: Position, roll: Roll) -> list[tuple[Play, Position]]:
             if not nxt:
                 beam = []
                 break
-            beam = sorted(nxt.values(), key=lambda bm: -value(bm[0], bm[0].flipped(v), v))[:BEAM_WIDTH]
+            found_now = list(nxt.values())
+            score = scores([b for b, _ in found_now], v)
+            order = sorted(range(len(found_now)), key=lambda i: -score[i])  # stable: ties keep the search's order
+            beam = [found_now[i] for i in order[:BEAM_WIDTH]]
         for b, moves in beam:
             after = b.to_position(position, side, side.other, rolls)
             if after not in found:
@@ -255,8 +274,14 @@ def rank_plays(
     play gives one entry, the empty play. Over-budget rolls compare a sample (see
     :func:`candidate_plays`). Raises :class:`board_rules.errors.InvalidRollError` for bad dice.
     """
-    options, _ = candidate_plays(position, roll)
+    options, _ = candidate_plays(position, roll, _net_of(position, by))
     return _rank(position, roll, options, n, by, include)
+
+
+def _net_of(position: Position, by: str | None) -> learned.Net | None:
+    """The net that ranks ``position``'s plays by :func:`evaluator`'s choice, or None."""
+    v = position.variant.name
+    return learned.shipped(v) if evaluator(v, by) == "learned" else None
 
 
 def _rank(
@@ -368,7 +393,7 @@ def _top(position: Position, roll: Roll, by: str | None = None) -> list[tuple[Pl
         fast = _best_by_net(position, roll, net) if net is not None else _best_by_heuristic(position, roll)
         if fast is not None:
             return fast
-        ranked = _rank(position, roll, _bounded(position, roll), None, by)
+        ranked = _rank(position, roll, _bounded(position, roll, net), None, by)
     return [(r.play, r.position) for r in ranked if (r.ply, r.score) == (ranked[0].ply, ranked[0].score)]
 
 

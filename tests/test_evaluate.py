@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 
@@ -10,7 +11,7 @@ import pytest
 from board_rules import Play, Position, Roll, Side
 from board_rules.legality import is_legal_result
 from board_rules.movegen import SearchBudgetExceeded, legal_plays
-from engine import evaluate, explain
+from engine import evaluate, explain, learned
 from engine.evaluate import (
     best_play,
     candidate_plays,
@@ -138,19 +139,23 @@ def test_an_escalated_gul_bara_double_is_ranked_within_a_budget():
         pos, roll = _escalated_gul_bara(seed)
         with pytest.raises(SearchBudgetExceeded):
             legal_plays(pos, roll, budget=evaluate.PLAY_BUDGET)
+        net = learned.shipped("gul-bara")
         t = time.perf_counter()
-        options, complete = candidate_plays(pos, roll)
-        ranked = rank_plays(pos, roll)
+        options, complete = candidate_plays(pos, roll, net)
+        ranked = rank_plays(pos, roll)  # by the net, which also guides a beam of its own
         elapsed = time.perf_counter() - t
-        assert not complete and len(options) == len(ranked) > evaluate.BEAM_WIDTH
+        assert not complete and len(options) == len(ranked) > 2 * evaluate.BEAM_WIDTH
+        assert len(candidate_plays(pos, roll)[0]) < len(options)  # without the net, its beam is not searched
         assert elapsed < 5.0
         assert isinstance(best_play(pos, roll), Play)
-        # every play the beam search builds is a legal play of the roll, the best one among them
+        # every play either beam search builds is a legal play of the roll, the best one among them
         beam = evaluate._beam(pos, roll)
-        assert len(beam) == evaluate.BEAM_WIDTH
-        for _, after in beam:
+        by_net = evaluate._beam(pos, roll, functools.partial(evaluate._net_scores, net))
+        assert len(beam) == len(by_net) == evaluate.BEAM_WIDTH
+        assert {a for _, a in beam} != {a for _, a in by_net}
+        for _, after in beam + by_net:
             assert is_legal_result(pos, roll, after)
-        assert ranked[0].position in {after for _, after in beam}
+        assert ranked[0].position in {after for _, after in beam + by_net}
 
 
 def test_random_play_is_legal_and_seeded():
