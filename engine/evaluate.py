@@ -17,17 +17,15 @@ from types import ModuleType
 
 from board_rules import Play, Position, Roll, Side
 from board_rules.movegen import SearchBudgetExceeded, legal_plays, legal_results
-from board_rules.moves import Board, CheckerMoves, play_of
+from board_rules.moves import Board, play_of
 from board_rules.reach import sample_results
 from engine import learned
+from engine.beam import beam_plays
 from engine.heuristic import score_position, value
 from engine.learned import PLAY_BUDGET, SAMPLE_LIMIT, may_have_ended, rolls_after
 
 GNUBG_VARIANTS = ("backgammon", "portes")
 """Variants ranked by gnubg's evaluation when gnubg-nn is installed."""
-
-BEAM_WIDTH = 10
-"""Boards the beam search keeps after each die of an over-budget roll."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +70,7 @@ def candidate_plays(
     Past it (an escalated gul-bara double: up to 24 checker moves and over a million
     plays) it returns ``False`` with a bounded set instead: about :data:`SAMPLE_LIMIT`
     legal plays found depth-first by :func:`board_rules.reach.sample_results`, plus the
-    plays a beam search finds (:data:`BEAM_WIDTH` boards kept after each die, ranked by
+    plays a beam search finds (:data:`engine.beam.BEAM_WIDTH` boards kept after each die, ranked by
     the heuristic) and, given the game's ``net``, the plays of a second beam ranked by the
     net. Every play offered is legal; a better one may exist among those not searched.
     """
@@ -103,7 +101,7 @@ def _heuristic_scores(boards: list[Board], v) -> list[float]:
 
 def _net_scores(net: learned.Net, boards: list[Board], v) -> list[float]:
     """The net's equity of each board for its owner, all in one pass (a beam ranked by the net)."""
-    return [float(e) for e in learned.equity(net(net.features(boards, v)))]
+    return learned.board_scores(net, boards, v)
 
 
 def random_play(position: Position, roll: Roll, rng: random.Random) -> tuple[Play, Position]:
@@ -116,53 +114,15 @@ def random_play(position: Position, roll: Roll, rng: random.Random) -> tuple[Pla
 
 
 def _beam(position: Position, roll: Roll, scores=_heuristic_scores) -> list[tuple[Play, Position]]:
-    """Plays built one checker move at a time, keeping the :data:`BEAM_WIDTH` best boards after each die
-    (ranked by ``scores(boards, variant)``, the heuristic's unless given).
-
-    Each checker move is made by the rules' own single-move generator
-    (:class:`board_rules.moves.CheckerMoves`: where a checker may land, the start and
-    head rules, forbidden primes), and only paths that play every die are kept, so every
-    result is a legal play (playing all the dice is always the most that can be played).
-    A beam that runs out of moves early is dropped: whether numbers then pass to the
-    opponent is the rules' business. Not used for plakoto, where a pinned mother can end
-    a play early.
-    """
-    v = position.variant
-    if v.pins:
-        return []
+    """The plays :func:`engine.beam.beam_plays` builds, ranked after each die by ``scores(boards,
+    variant)`` (the heuristic's unless given), one per resulting position: each a legal play."""
     side = position.turn
-    played = position.rolls[0 if side is Side.WHITE else 1]
-    head = v.head_limit(roll.d1, roll.d2, played)
-    start = Board.of(position)
     rolls = rolls_after(position)
     found: dict[Position, Play] = {}
-    for seq in v.dice_sequences(roll.d1, roll.d2, played):
-        beam: list[tuple[Board, tuple]] = [(start, ())]
-        for d in seq:
-            nxt: dict[bytes, tuple[Board, tuple]] = {}
-            for b, moves in beam:
-                work = b.copy()
-                search = CheckerMoves(v, work, head)
-                search.head_start = start.me[24]
-                for src in search.sources():
-                    u = search.try_move(src, d)
-                    if u is None:
-                        continue
-                    key = work.key()
-                    if key not in nxt:
-                        nxt[key] = (work.copy(), moves + ((src, u[1], u[2] or u[3]),))
-                    search.undo(u)
-            if not nxt:
-                beam = []
-                break
-            found_now = list(nxt.values())
-            score = scores([b for b, _ in found_now], v)
-            order = sorted(range(len(found_now)), key=lambda i: -score[i])  # stable: ties keep the search's order
-            beam = [found_now[i] for i in order[:BEAM_WIDTH]]
-        for b, moves in beam:
-            after = b.to_position(position, side, side.other, rolls)
-            if after not in found:
-                found[after] = play_of([moves])
+    for moves, b in beam_plays(position, roll, scores):
+        after = b.to_position(position, side, side.other, rolls)
+        if after not in found:
+            found[after] = play_of([moves])
     return [(play, after) for after, play in found.items()]
 
 

@@ -27,6 +27,7 @@ from board_rules.moves import Board
 from board_rules.position import CHECKERS
 from board_rules.reach import sample_results
 from engine import heuristic
+from engine.beam import beam_plays
 from engine.heuristic import contact, value_parts
 
 OUTPUTS = 7
@@ -277,15 +278,25 @@ def rolls_after(position: Position) -> tuple[int, int]:
     return rolls[0], rolls[1]
 
 
-def score_plays(net: Net, position: Position, roll: Roll, budget: int = PLAY_BUDGET, *, sample: bool = True) -> Scored:
+def score_plays(
+    net: Net, position: Position, roll: Roll, budget: int = PLAY_BUDGET, *, sample: bool = True, beam: bool = False
+) -> Scored:
     """Every legal play of ``roll`` scored by ``net``; when they are too many to list, a
-    depth-first sample of them (``sample``) or :class:`SearchBudgetExceeded`."""
+    depth-first sample of them (``sample``), and with ``beam`` also the plays of a beam search
+    ranked by the net (:func:`engine.beam.beam_plays`), or :class:`SearchBudgetExceeded`."""
     try:
         results, complete = legal_results(position, roll, budget=budget), True
     except SearchBudgetExceeded:
         if not sample:
             raise
         results, complete = sample_results(position, roll, limit=SAMPLE_LIMIT), False
+        if beam:
+            side = position.turn
+            seen = {(fs, f.key()) for _, f, fs in results}
+            for moves, board in beam_plays(position, roll, functools.partial(board_scores, net)):
+                if (side, board.key()) not in seen:
+                    seen.add((side, board.key()))
+                    results.append(((moves,), board, side))
     v = position.variant
     me = position.turn
     boards = [final if final_side is me else final.flipped(v) for _, final, final_side in results]
@@ -299,6 +310,11 @@ def score_plays(net: Net, position: Position, roll: Roll, budget: int = PLAY_BUD
                 won = None if ended.winner is None else ended.winner is me
                 out[i] = outcome_target(ended.base, won)
     return Scored(results, x, out, complete)
+
+
+def board_scores(net: Net, boards: list[Board], variant: Variant) -> list[float]:
+    """The net's equity of each board for its owner, who has just played, all in one pass."""
+    return [float(e) for e in equity(net(net.features(boards, variant)))]
 
 
 def may_have_ended(board: Board) -> bool:

@@ -12,6 +12,7 @@ from board_rules import Play, Position, Roll, Side
 from board_rules.legality import is_legal_result
 from board_rules.movegen import SearchBudgetExceeded, legal_plays
 from engine import evaluate, explain, learned
+from engine.beam import BEAM_WIDTH
 from engine.evaluate import (
     best_play,
     candidate_plays,
@@ -144,14 +145,14 @@ def test_an_escalated_gul_bara_double_is_ranked_within_a_budget():
         options, complete = candidate_plays(pos, roll, net)
         ranked = rank_plays(pos, roll)  # by the net, which also guides a beam of its own
         elapsed = time.perf_counter() - t
-        assert not complete and len(options) == len(ranked) > 2 * evaluate.BEAM_WIDTH
+        assert not complete and len(options) == len(ranked) > 2 * BEAM_WIDTH
         assert len(candidate_plays(pos, roll)[0]) < len(options)  # without the net, its beam is not searched
         assert elapsed < 5.0
         assert isinstance(best_play(pos, roll), Play)
         # every play either beam search builds is a legal play of the roll, the best one among them
         beam = evaluate._beam(pos, roll)
         by_net = evaluate._beam(pos, roll, functools.partial(evaluate._net_scores, net))
-        assert len(beam) == len(by_net) == evaluate.BEAM_WIDTH
+        assert len(beam) == len(by_net) == BEAM_WIDTH
         assert {a for _, a in beam} != {a for _, a in by_net}
         for _, after in beam + by_net:
             assert is_legal_result(pos, roll, after)
@@ -246,7 +247,8 @@ def test_plakotos_best_plays_are_compared_one_ply_deeper():
         if len(ranked) > 1:
             best_flat = max(flat.values())
             assert {r.position for r in deep} == {
-                p for p in sorted(flat, key=lambda p: -flat[p])[: evaluate.LOOKAHEAD_PLAYS]
+                p
+                for p in sorted(flat, key=lambda p: -flat[p])[: evaluate.LOOKAHEAD_PLAYS]
                 if flat[p] >= best_flat - evaluate.LOOKAHEAD_WINDOW
             }
             values = learned.reply_values(net, [r.position for r in deep])

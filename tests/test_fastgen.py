@@ -574,7 +574,9 @@ def _escalations(rng, variant: str, count: int):
     return out
 
 
-@pytest.mark.parametrize("options", ({}, {"mother_exception": False}, {"mother_rule": False}, {"bear_off_while_pinned": True}))
+@pytest.mark.parametrize(
+    "options", ({}, {"mother_exception": False}, {"mother_rule": False}, {"bear_off_while_pinned": True})
+)
 def test_compiled_and_python_searches_list_the_same_plakoto_plays(options, monkeypatch):
     from board_rules.movegen import Budget, SearchBudgetExceeded
     from tests.positions import random_plakoto

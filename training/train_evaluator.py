@@ -45,8 +45,13 @@ SHIPPED_GAMES = {
 SHIPPED_INPUTS = {"portes": 2, "plakoto": 2, "fevga": 2, "short-nardy": 2, "gul-bara": 2}
 """The shipped nets' input sets (``engine.learned.INPUT_SETS``; 1 for the games not named)."""
 
-SHIPPED_DECAY: dict[str, float] = {}
-"""The shipped nets' learning-rate decay (``--decay``; 2000 games for the games not named)."""
+SHIPPED_DECAY = {"gul-bara": 20000.0}
+"""The shipped nets' learning-rate decay (``--decay``: the games after which the rate is halved; 2000
+for the games not named)."""
+
+SHIPPED_BEAM = ("gul-bara",)
+"""Games whose shipped net was trained choosing a roll too big to list among a depth-first sample
+and the plays of a beam ranked by the net (``--beam``), not the sample alone."""
 
 MAX_PLIES = 2_000
 """A game longer than this is stopped and not learned from (none has come near it)."""
@@ -60,7 +65,7 @@ def opening(position_variant, rng: random.Random) -> tuple[Side, Roll | None]:
             return starter, (Roll(*roll) if roll else None)
 
 
-def play_game(net: Net, variant_name: str, rng: random.Random):
+def play_game(net: Net, variant_name: str, rng: random.Random, beam: bool = False):
     """One self-play game: the chosen plays' inputs and outputs (each for its mover) and the final target.
 
     Returns ``(x, out, final)``: ``x`` ``(T, n)`` and ``out`` ``(T, 7)`` for the positions
@@ -74,7 +79,7 @@ def play_game(net: Net, variant_name: str, rng: random.Random):
     for _ in range(MAX_PLIES):
         if roll is None:
             roll = Roll(rng.randint(1, 6), rng.randint(1, 6))
-        scored = score_plays(net, position, roll)
+        scored = score_plays(net, position, roll, beam=beam)
         eq = scored.equity
         best = np.flatnonzero(eq >= eq.max() - 1e-9)
         i = int(best[rng.randrange(len(best))])
@@ -142,7 +147,7 @@ def train(args) -> Net:
     started = time.monotonic()
     plies = losses = 0.0
     for game in range(1, args.games + 1):
-        x, out, final = play_game(net, v.name, rng)
+        x, out, final = play_game(net, v.name, rng, args.beam)
         if final is not None and len(x) > 1:
             g = lambda_returns(out, final, args.lam)
             # the last position's result is exact: learn the ones before it
@@ -193,6 +198,12 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         help="games after which the learning rate is halved (default: the shipped net's, 2000 unless named)",
     )
+    p.add_argument(
+        "--beam",
+        action=argparse.BooleanOptionalAction,
+        help="choose a roll too big to list among a sample and a beam ranked by the net, not the sample "
+        "alone (default: as the shipped net was trained)",
+    )
     p.add_argument("--batch", type=int, default=32, help="positions per step (default 32)")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     p.add_argument("--report", type=int, default=100, help="print progress every N games")
@@ -209,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         args.inputs = SHIPPED_INPUTS.get(v.name, 1)
     if args.decay is None:
         args.decay = SHIPPED_DECAY.get(v.name, 2000.0)
+    if args.beam is None:
+        args.beam = v.name in SHIPPED_BEAM
     if args.games < 1 or args.hidden < 1 or args.batch < 1 or not args.decay > 0:
         p.error("--games, --hidden and --batch must be at least 1, --decay above 0")
     args.out = args.out or ROOT / "engine" / "models" / f"{v.name}.npz"
