@@ -192,24 +192,7 @@ def compiled_pin_rules(variant: Variant, board: Board) -> tuple | None:
 
 def _compiled_pins_side(board: Board, dice_seqs, rules: tuple, budget: Budget | None):
     """:func:`generic_search_side`'s answer for plakoto by ``board_rules._fastgen.search_pins``."""
-    key = board.key()
-    results: dict[bytes, tuple] = {}
-    best = -1
-    for seq in dice_seqs:
-        found, seq_best, boards = fastgen._compiled.search_pins(
-            key, bytes(seq), *rules, -1 if budget is None else max(0, budget.left)
-        )
-        if budget is not None:
-            budget.spend(boards)  # past the budget: SearchBudgetExceeded
-        if seq_best > best:
-            best = seq_best
-            results = dict(found)
-        elif seq_best == best:
-            for k, val in found:
-                old = results.get(k)
-                if old is None or _marks(val[0]) < _marks(old[0]):
-                    results[k] = val
-    return _larger_die(results, best, dice_seqs), best, None
+    return _compiled_side(fastgen._compiled.search_pins, board.key(), dice_seqs, rules, budget, pins=True)
 
 
 def _larger_die(results: dict, best: int, dice_seqs) -> dict:
@@ -223,13 +206,16 @@ def _larger_die(results: dict, best: int, dice_seqs) -> dict:
 
 def _compiled_search_side(board: Board, dice_seqs, rules: tuple, budget: Budget | None):
     """:func:`generic_search_side`'s answer by ``board_rules._fastgen.search_blocking``."""
-    key = bytes(board.me + board.opp)
+    return _compiled_side(fastgen._compiled.search_blocking, bytes(board.me + board.opp), dice_seqs, rules, budget)
+
+
+def _compiled_side(search, key: bytes, dice_seqs, rules: tuple, budget: Budget | None, pins: bool = False):
+    """Each dice order searched by the compiled ``search(key, dice, *rules, budget)``, merged as
+    :func:`generic_search_side` merges them (with ``pins``, the plainer route to a board kept)."""
     results: dict[bytes, tuple] = {}
     best = -1
     for seq in dice_seqs:
-        found, seq_best, boards = fastgen._compiled.search_blocking(
-            key, bytes(seq), *rules, -1 if budget is None else max(0, budget.left)
-        )
+        found, seq_best, boards = search(key, bytes(seq), *rules, -1 if budget is None else max(0, budget.left))
         if budget is not None:
             budget.spend(boards)  # past the budget: SearchBudgetExceeded
         if seq_best > best:
@@ -237,7 +223,9 @@ def _compiled_search_side(board: Board, dice_seqs, rules: tuple, budget: Budget 
             results = dict(found)
         elif seq_best == best:
             for k, val in found:
-                results.setdefault(k, val)
+                old = results.get(k)
+                if old is None or (pins and _marks(val[0]) < _marks(old[0])):
+                    results[k] = val
     return _larger_die(results, best, dice_seqs), best, None
 
 
