@@ -34,7 +34,7 @@ from engine.learned import Net, after, flip, outcome_target, score_plays  # noqa
 
 SHIPPED_GAMES = {
     "portes": 12000,
-    "gul-bara": 80000,
+    "gul-bara": 40000,
     "plakoto": 80000,
     "fevga": 12000,
     "long-nardy": 12000,
