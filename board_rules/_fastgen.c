@@ -78,6 +78,16 @@ static uint64_t hash_key(const uint8_t *k) {
     return h ^ (h >> 29);
 }
 
+/* A growable array with room for one more item past its `n` of `size` bytes: `items` as it is, or
+ * moved to twice its *cap (`first` items at first), *cap updated. NULL out of memory, `items` kept. */
+static void *room(void *items, Py_ssize_t n, Py_ssize_t *cap, size_t size, Py_ssize_t first) {
+    if (n < *cap) return items;
+    Py_ssize_t more = *cap ? 2 * *cap : first;
+    void *grown = realloc(items, (size_t)more * size);
+    if (grown) *cap = more;
+    return grown;
+}
+
 static void clear(Gen *g) {
     g->n = 0;
     memset(g->slots, 0, (g->mask + 1) * sizeof(int32_t));
@@ -1093,13 +1103,9 @@ static int end_add(Path *p, int len, int kind) {
     int made = seen_entry(w->me, kind, &w->used, &e);
     if (made < 0) return -1;
     if (made) {
-        if (p->n_ends == p->cap_ends) {
-            Py_ssize_t cap = p->cap_ends ? 2 * p->cap_ends : 16;
-            End *ends = realloc(p->ends, (size_t)cap * sizeof(End));
-            if (!ends) return -1;
-            p->ends = ends;
-            p->cap_ends = cap;
-        }
+        End *ends = room(p->ends, p->n_ends, &p->cap_ends, sizeof(End), 16);
+        if (!ends) return -1;
+        p->ends = ends;
         End *r = &p->ends[p->n_ends++];
         memcpy(r->me, w->me, 26);
         r->len = (uint8_t)len;
@@ -1638,16 +1644,12 @@ typedef struct {
 
 static void cw_add(CwWalk *c, int place, int waste) {
     CwOptions *o = c->out;
-    if (o->n == o->cap) {
-        Py_ssize_t cap = o->cap ? 2 * o->cap : 64;
-        CwOption *grown = realloc(o->o, (size_t)cap * sizeof(CwOption));
-        if (!grown) {
-            o->nomem = 1;
-            return;
-        }
-        o->o = grown;
-        o->cap = cap;
+    CwOption *grown = room(o->o, o->n, &o->cap, sizeof(CwOption), 64);
+    if (!grown) {
+        o->nomem = 1;
+        return;
     }
+    o->o = grown;
     CwOption *e = &o->o[o->n++];
     memset(e, 0, sizeof(*e));
     e->place = (uint8_t)place;
@@ -2002,16 +2004,12 @@ static void p_record(Pins *p, int len, int depth) {
         }
         return;
     }
-    if (p->n_res == p->cap_res) {
-        Py_ssize_t cap = p->cap_res ? p->cap_res * 2 : 64;
-        PResult *res = realloc(p->res, (size_t)cap * sizeof(PResult));
-        if (!res) {
-            p->nomem = 1;
-            return;
-        }
-        p->res = res;
-        p->cap_res = cap;
+    PResult *res = room(p->res, p->n_res, &p->cap_res, sizeof(PResult), 64);
+    if (!res) {
+        p->nomem = 1;
+        return;
     }
+    p->res = res;
     PResult *r = &p->res[p->n_res++];
     memcpy(r->key, p->b, PB);
     r->n = (uint8_t)len;

@@ -368,8 +368,9 @@ def reply_values(net: Net, positions: list[Position], budget: int = PLAY_BUDGET)
     offs = bytearray()
     ends: list[tuple[int, np.ndarray]] = []  # (reply, the outputs of its finished game)
     segments: list[tuple[int, int, int, int]] = []  # (position, weight, first reply or -1, replies)
+    finished = np.array([p.outcome() is not None for p in positions])
     for i, p in enumerate(positions):
-        if p.outcome() is not None:
+        if finished[i]:
             continue
         them = p.turn
         rolls = rolls_after(p)
@@ -413,7 +414,6 @@ def reply_values(net: Net, positions: list[Position], budget: int = PLAY_BUDGET)
     total = np.zeros(len(positions))
     for i, weight, first, n in segments:
         total[i] += weight * (flat[i] if first < 0 else -theirs[first : first + n].max())
-    finished = np.array([p.outcome() is not None for p in positions])
     return np.where(finished, flat, total / 36.0).astype(np.float32)
 
 
