@@ -53,8 +53,9 @@ def run(args, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
         except TavliError as exc:
             raise IllegalPlayError(f"--played: {args.played!r}: {exc}") from None
     by = evaluator(position.variant.name, args.by)
-    ranked = rank_plays(position, roll, args.top, by=by, include=played_after)
-    verdict = judge(position, roll, played_after, by=by)
+    every = rank_plays(position, roll, by=by, include=played_after)
+    verdict = judge(position, roll, played_after, by=by, ranked=every)
+    ranked = every[: args.top]
     rows = [(str(r.play) or "(no legal play)", r.score, idea(position, r.position) if r.play else None) for r in ranked]
     deeper = sum(1 for r in ranked if r.ply)
     if args.json:

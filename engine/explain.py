@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from board_rules import Place, Play, Position, Roll, Side, Variant
-from engine.evaluate import rank_plays
+from engine.evaluate import RankedPlay, rank_plays
 
 EQUITY_SOURCES = ("gnubg", "learned")
 """Sources whose scores are cubeless equity for the mover (points per game)."""
@@ -248,15 +248,25 @@ class Verdict:
         return "\n".join(self.lines())
 
 
-def judge(position: Position, roll: Roll, played_after: Position | None = None, *, by: str | None = None) -> Verdict:
+def judge(
+    position: Position,
+    roll: Roll,
+    played_after: Position | None = None,
+    *,
+    by: str | None = None,
+    ranked: list[RankedPlay] | None = None,
+) -> Verdict:
     """The teacher's verdict on ``roll`` from ``position``: the best play, its idea and, when
     ``played_after`` (the position the mover's play left) is given, what that play gave up.
 
     Plays are matched by resulting position among :func:`engine.evaluate.rank_plays`'s.
-    ``by`` picks the evaluator (:data:`engine.evaluate.SOURCES`). Raises what ``rank_plays``
-    raises (:class:`board_rules.InvalidRollError` for bad dice, ValueError for a bad ``by``).
+    ``by`` picks the evaluator (:data:`engine.evaluate.SOURCES`). ``ranked``: where the caller
+    already holds ``rank_plays(position, roll, by=by, include=played_after)`` in full, that list
+    (not ranked again). Raises what ``rank_plays`` raises (:class:`board_rules.InvalidRollError`
+    for bad dice, ValueError for a bad ``by``).
     """
-    ranked = rank_plays(position, roll, by=by, include=played_after)
+    if ranked is None:
+        ranked = rank_plays(position, roll, by=by, include=played_after)
     top = ranked[0]
     fields: dict = {}
     if played_after is not None:

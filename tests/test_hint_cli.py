@@ -79,3 +79,21 @@ def test_a_position_that_is_not_json_or_is_over_exits_2(tmp_path, capsys):
 
 def test_the_command_offers_every_evaluator():
     assert engine_cli.SOURCES == evaluate.SOURCES
+
+
+def test_a_hint_ranks_the_plays_once_and_judges_on_that_ranking(start, capsys, monkeypatch):
+    calls = []
+    real = evaluate.rank_plays
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(evaluate, "rank_plays", counted)  # the command imports it from here when it runs
+    monkeypatch.setattr("engine.explain.rank_plays", counted)
+    argv = ["hint", start("backgammon"), "--dice", "3", "1", "--by", "heuristic", "--top", "2", "--played", "24/21 6/5"]
+    assert main([*argv, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(calls) == 1
+    assert [p["play"] for p in out["plays"]] == ["8/5 6/5", out["plays"][1]["play"]] and len(out["plays"]) == 2
+    assert out["compared"] == 16 and out["played"]["rank"] > 1 and out["played"]["loss"] > 0
