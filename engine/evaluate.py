@@ -230,8 +230,10 @@ def rank_plays(
     Ranked by :func:`evaluator`'s choice, or by ``by`` (one of :data:`SOURCES`) when
     given. In :data:`LOOKAHEAD_GAMES` the net's best plays are scored one ply deeper and
     ranked first (``ply`` 1), then the rest by the net; ``include``, a position a play
-    leaves (the play a player made), is scored as deep as the best. A roll with no legal
-    play gives one entry, the empty play. Over-budget rolls compare a sample (see
+    leaves (the play a player made), is scored as deep as the best. In gul-bara, numbers
+    passed on are played by the side they pass to: one play per first leg, worth what that
+    side's choices leave (:func:`_by_first_leg`), and ``include``'s with its first leg's
+    worth. A roll with no legal play gives one entry, the empty play. Over-budget rolls compare a sample (see
     :func:`candidate_plays`). Raises :class:`board_rules.errors.InvalidRollError` for bad dice.
     """
     options, _ = candidate_plays(position, roll, _net_of(position, by))
@@ -275,11 +277,49 @@ def _rank(
                 scores[i], plies[i] = float(value), 1
     if scores is None:
         scores = [score_position(after, me) for _, after in options]
+    if any(play.then for play, _ in options):
+        keep = [i for i, (_, a) in enumerate(options) if a == include]
+        picked, scores = _by_first_leg([play for play, _ in options], scores, keep)
+        options, plies = [options[i] for i in picked], [plies[i] for i in picked]
     ranked = sorted(
         (RankedPlay(p, after, sc, source, ply) for (p, after), sc, ply in zip(options, scores, plies)),
         key=lambda r: (-r.ply, -r.score, str(r.play)),
     )
     return ranked if n is None else ranked[:n]
+
+
+def _by_first_leg(plays: list[Play], scores: list[float], keep: list[int] = ()) -> tuple[list[int], list[float]]:
+    """Gul-bara's numbers passed on are played by the side they pass to, so a play is worth what
+    its first leg (the mover's own moves) is worth when each later leg is chosen by its side: the
+    opponent's (``then[0]``, ``then[2]``, ...) the worst for the mover among the plays that share
+    the legs before it, the mover's the best. ``scores`` are the mover's, one per play. Returns one
+    play per first leg (the one those choices lead to) and ``keep``'s, with each its first leg's worth."""
+    values = list(scores)
+
+    def worth(members: list[int], depth: int) -> tuple[float, int]:
+        ends = [i for i in members if len(plays[i].legs) == depth]
+        nexts: dict[tuple, list[int]] = {}
+        for i in members:
+            if len(plays[i].legs) > depth:
+                nexts.setdefault(plays[i].legs[depth], []).append(i)
+        options = [(values[i], i) for i in ends] + [worth(m, depth + 1) for m in nexts.values()]
+        # the opponent plays the odd legs (then[0] is leg 1): the mover's worst; the mover the even ones
+        if depth % 2 == 1:
+            return min(options, key=lambda o: (o[0], o[1]))
+        return max(options, key=lambda o: (o[0], -o[1]))
+
+    firsts: dict[tuple, list[int]] = {}
+    for i, play in enumerate(plays):
+        firsts.setdefault(play.moves, []).append(i)
+    chosen: dict[int, float] = {}
+    for members in firsts.values():
+        v, i = worth(members, 1)
+        chosen[i] = v
+        for k in keep:
+            if k in members:
+                chosen[k] = v
+    picked = sorted(chosen)
+    return picked, [chosen[i] for i in picked]
 
 
 def _best_by_heuristic(position: Position, roll: Roll) -> list[tuple[Play, Position]] | None:
@@ -296,27 +336,35 @@ def _best_by_heuristic(position: Position, roll: Roll) -> list[tuple[Play, Posit
     v = position.variant
     me = position.turn
     rolls = rolls_after(position)
-    best: float | None = None
-    top: list[tuple] = []
-    for legs, final, final_side in results:
+    scores: list[float] = []
+    afters: list[Position | None] = []
+    for _, final, final_side in results:
         mine = final if final_side is me else final.flipped(v)
         after = None
         if may_have_ended(mine):  # score it as a Position, whose outcome says
             after = final.to_position(position, final_side, me.other, rolls)
-            score = score_position(after, me)
+            scores.append(score_position(after, me))
         else:
-            score = value(mine, mine.flipped(v), v)
-        if best is None or score > best:
-            best, top = score, [(legs, final, final_side, after)]
-        elif score == best:
-            top.append((legs, final, final_side, after))
+            scores.append(value(mine, mine.flipped(v), v))
+        afters.append(after)
     out = []
-    for legs, final, final_side, after in top:
-        if after is None:
-            after = final.to_position(position, final_side, me.other, rolls)
+    for i in _winners(results, scores):
+        legs, final, final_side = results[i]
+        after = afters[i] or final.to_position(position, final_side, me.other, rolls)
         out.append((play_of(legs), after))
     out.sort(key=lambda pa: str(pa[0]))
     return out
+
+
+def _winners(results: list, scores: list[float]) -> list[int]:
+    """Which of the move generator's ``results`` score best by ``scores`` (the mover's), each play
+    worth its first leg's worth where numbers pass on (:func:`_by_first_leg`)."""
+    if any(len(legs) > 1 for legs, _, _ in results):
+        picked, worth = _by_first_leg([play_of(legs) for legs, _, _ in results], scores)
+    else:
+        picked, worth = list(range(len(scores))), scores
+    best = max(worth)
+    return [i for i, x in zip(picked, worth) if x == best]
 
 
 def _best_by_net(position: Position, roll: Roll, net: learned.Net) -> list[tuple[Play, Position]] | None:
@@ -336,8 +384,7 @@ def _best_by_net(position: Position, roll: Roll, net: learned.Net) -> list[tuple
             out = [(play_of(scored.results[i][0]), a) for i, a, x in zip(chosen, afters, values) if x == best]
             out.sort(key=lambda pa: str(pa[0]))
             return out
-    best = max(eq)
-    out = [(play_of(scored.results[i][0]), learned.after(position, scored, i)) for i, e in enumerate(eq) if e == best]
+    out = [(play_of(scored.results[i][0]), learned.after(position, scored, i)) for i in _winners(scored.results, eq)]
     out.sort(key=lambda pa: str(pa[0]))
     return out
 

@@ -228,6 +228,60 @@ def test_best_play_is_the_first_ranked_play(variant, no_gnubg):
             break
 
 
+# white is blocked after its 3-3's first moves: black plays the rest of the escalation (to 6-6)
+_PASSING = {
+    "variant": "gul-bara",
+    "turn": "white",
+    "points": [0, 1, 1, 1, 2, 1, 1, 0, 0, 1, 0, 0, -4, -3, -1, -2, -1, -1, -1, -1, -1, 0, 0, 7],
+    "bar": {"white": 0, "black": 0},
+    "off": {"white": 0, "black": 0},
+    "rolls": {"white": 20, "black": 20},
+}
+
+
+@pytest.mark.parametrize("by", ["heuristic", "learned"])
+def test_gul_bara_numbers_passed_on_are_played_as_their_side_likes(by):
+    pos, roll = Position.from_dict(_PASSING), Roll(3, 3)
+    options, complete = candidate_plays(pos, roll)
+    assert complete and all(p.then for p, _ in options)
+    # the mover's own score of every play, to compare each first leg's worst continuation with
+    if by == "learned":
+        net = learned.shipped("gul-bara")
+        own = [float(e) for e in learned.equity(learned.score_positions(net, [a for _, a in options], pos.turn))]
+    else:
+        own = [score_position(a, pos.turn) for _, a in options]
+    firsts = {p.moves for p, _ in options}
+    ranked = rank_plays(pos, roll, by=by)
+    assert len(ranked) == len(firsts) == 2  # one play per first leg
+    for r in ranked:
+        group = [x for (p, _), x in zip(options, own) if p.moves == r.play.moves]
+        assert len(group) == 2 and r.score == pytest.approx(min(group)) and min(group) < max(group)
+        assert str(r.play).endswith("6/off 5/off 4/off(2)")  # black bears off rather than leave white a gift
+    assert evaluate.choose(pos, roll, by=by) == (ranked[0].play, ranked[0].position)
+    # a player who played the first leg best is not charged for what the opponent then chose
+    gift = next(a for p, a in options if p.moves == ranked[0].play.moves and a != ranked[0].position)
+    verdict = explain.judge(pos, roll, gift, by=by)
+    assert verdict.loss == 0 and verdict.rank == 1
+
+
+def test_each_side_chooses_its_own_leg_three_legs_deep():
+    def play(*legs):
+        return Play.parse(" | ".join(legs))
+
+    plays = [
+        play("8/5", "20/17", "5/2"),
+        play("8/5", "20/17", "5/4"),  # the mover's best third leg after 20/17: 5
+        play("8/5", "21/18", "5/2"),  # the opponent's choice: 21/18 leaves the mover 3 at best
+        play("6/3"),
+        play("13/10", "20/17"),
+    ]
+    scores = [1.0, 5.0, 3.0, 2.0, 4.0]
+    picked, values = evaluate._by_first_leg(plays, scores)
+    assert picked == [2, 3, 4] and values == [3.0, 2.0, 4.0]
+    picked, values = evaluate._by_first_leg(plays, scores, keep=[0])
+    assert picked == [0, 2, 3, 4] and values == [3.0, 3.0, 2.0, 4.0]
+
+
 def test_plakotos_best_plays_are_compared_one_ply_deeper():
     from engine import learned
     from tests.positions import random_plakoto
