@@ -233,8 +233,9 @@ def rank_plays(
     leaves (the play a player made), is scored as deep as the best. In gul-bara, numbers
     passed on are played by the side they pass to: one play per first leg, worth what that
     side's choices leave (:func:`_by_first_leg`), and ``include``'s with its first leg's
-    worth. A roll with no legal play gives one entry, the empty play. Over-budget rolls compare a sample (see
-    :func:`candidate_plays`). Raises :class:`board_rules.errors.InvalidRollError` for bad dice.
+    worth. A roll with no legal play gives one entry, the empty play. Over-budget rolls
+    compare a sample (see :func:`candidate_plays`). Raises
+    :class:`board_rules.errors.InvalidRollError` for bad dice.
     """
     options, _ = candidate_plays(position, roll, _net_of(position, by))
     return _rank(position, roll, options, n, by, include)
