@@ -16,9 +16,11 @@ Run ``.venv/bin/python benchmarks/bench_rules.py`` (or ``make bench``) from the 
    least 3 rolls, so 1-1 is four ones, four twos, ... four sixes, numbers the mover
    cannot play passing to the opponent), issue 22's fuzz case (a legal 1-1 that took
    4 s) and the slowest two of 2,000 sampled ones (``--gul-bara 2000 --seed 7``: a 1-1
-   walked in Python, a 4-4 once the walk was compiled) among them, and among the illegal ones
+   walked in Python, a 4-4 once the walk was compiled) and a 1-1 whose mover is blocked half-way
+   (found by a hint) among them, and among the illegal ones
    the slowest of the 2,000 once every walk was compiled (a 2-2), (iv) long nardy doubles: off a full head on the first roll (6-6, 4-4 and 3-3
-   let two checkers leave it) and later, crowded heads behind the opponent's blocks.
+   let two checkers leave it) and later, crowded heads behind the opponent's blocks, (v) the
+   escalated doubles of gul-bara games the heuristic plays against itself (``--games``).
    Each group again with one checker a point off (illegal: ``check`` finds the nearest
    legal play). The worst call of each is printed with its position.
 3. Mid-turn queries: a :class:`board_rules.legality.TurnTracker` built per roll, then
@@ -96,6 +98,14 @@ SAMPLED_2_2_ILLEGAL_AFTER = (
     '"rolls": {"white": 7, "black": 20}}'
 )
 
+# found by a hint in benchmarks/bench_evaluator.py: a legal 1-1 whose mover is blocked after 13 of its
+# 24 dice; proving that no more can be played walks every board the first 14 dice reach (180 ms)
+BLOCKED_1_1_BEFORE = (
+    '{"variant": "gul-bara", "turn": "black", "points": [1, 6, 2, 2, 1, 1, 1, 1, 0, 0, 0, -5, 0, 0, -2, 0, 0, '
+    '-1, -1, -1, -1, -3, -1, 0], "bar": {"white": 0, "black": 0}, "off": {"white": 0, "black": 0}, '
+    '"rolls": {"white": 11, "black": 10}}'
+)
+
 
 class Stopped(Exception):
     """A timed call ran past the limit."""
@@ -154,6 +164,28 @@ def crowded(rng: random.Random) -> Position:
         pts = [-pts[24 - i] for i in range(1, 25)]
         bar, off, turn = bar[::-1], off[::-1], Side.BLACK
     return Position(Position.start("backgammon").variant, turn, tuple(pts), (0,) * 24, bar, off)
+
+
+def gul_bara_games(games: int, seed: int) -> list[tuple[Position, Roll, Position, tuple]]:
+    """The escalated doubles of ``games`` gul-bara games the heuristic plays against itself:
+    ``(position, roll, the position its play leaves, the play's legs)``. Real games reach what
+    random positions seldom do: a mover shut in behind the opponent's points half-way through."""
+    from engine import evaluate
+    from training.train_evaluator import opening
+
+    rng = random.Random(seed)
+    v = Position.start("gul-bara").variant
+    out = []
+    for _ in range(games):
+        starter, roll = opening(v, rng)
+        position = Position.start(v, starter)
+        while position.outcome() is None:
+            roll = roll or Roll(rng.randint(1, 6), rng.randint(1, 6))
+            play, after = evaluate.choose(position, roll, rng, by="heuristic")
+            if roll.d1 == roll.d2 and len(play.moves) > 4:
+                out.append((position, roll, after, reach.find_play(position, roll, after)))
+            position, roll = after, None
+    return out
 
 
 def gul_bara_escalated(rng: random.Random) -> Position:
@@ -367,6 +399,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--crowded", type=int, default=300, help="crowded 1-1 positions (default 300)")
     parser.add_argument("--gul-bara", type=int, default=60, help="gul-bara escalated doubles (default 60)")
     parser.add_argument("--long-nardy", type=int, default=60, help="long nardy doubles (default 60)")
+    parser.add_argument(
+        "--games", type=int, default=100, help="gul-bara games whose escalated doubles are checked (default 100)"
+    )
     parser.add_argument("--limit", type=float, default=2.0, help="seconds before a call is stopped")
     parser.add_argument("--quick", action="store_true", help="leave out gnubg and the backgammon checks")
     parser.add_argument("--seed", type=int, default=20261122)
@@ -403,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
     gul_cases.append((sampled, one_one, *reversed(some_result(sampled, one_one))))
     sampled = Position.from_json(SAMPLED_4_4_BEFORE)
     gul_cases.append((sampled, Roll(4, 4), *reversed(some_result(sampled, Roll(4, 4)))))
+    blocked = Position.from_json(BLOCKED_1_1_BEFORE)
+    gul_cases.append((blocked, one_one, *reversed(some_result(blocked, one_one))))
 
     rng = random.Random(args.seed + 3)
     nardy_cases = [(p, r, *reversed(some_result(p, r))) for p, r in long_nardy_cases(rng, args.long_nardy)]
@@ -411,6 +448,7 @@ def main(argv: list[str] | None = None) -> int:
         (f"(ii) crowded 1-1 (up to {most:,} plays)", crowded_cases),
         ("(iii) gul-bara escalated doubles", gul_cases),
         ("(iv) long nardy doubles, head and blocks", nardy_cases),
+        (f"(v) gul-bara escalated doubles of {args.games} games", gul_bara_games(args.games, args.seed + 5)),
     )
     for label, group in groups:
         bench_check(f"{label}, a legal result", [c[:3] for c in group], args.limit)

@@ -27,6 +27,9 @@ from board_rules.position import CHECKERS, Position
 from board_rules.side import Side
 from board_rules.variants import Variant
 
+_HOME = 6
+"""The mover's home is its points 1 to 6."""
+
 Moves = tuple[tuple[int, int, bool], ...]
 
 _DEPTHS: dict[tuple, tuple[int, int]] = {}  # the compiled max_depth's answers (most dice, boards visited), oldest first
@@ -65,7 +68,7 @@ class Walker:
         Past ``budget`` boards, :class:`SearchBudgetExceeded` (the board is left as it was).
         """
         n = len(dice)
-        goal = n if at_least is None else min(n, at_least)
+        goal = min(n if at_least is None else min(n, at_least), self._pips_bound(dice))
         compiled = self._compiled_depth(dice, goal, budget)
         if compiled is not None:
             return compiled
@@ -112,6 +115,42 @@ class Walker:
                 b.pins[:] = saved[2]
             raise
         return best
+
+    def _pips_bound(self, dice: tuple[int, ...]) -> int:
+        """At most how many of ``dice`` (in order) a blocking game's mover can play, where a checker
+        shut in behind the opponent's points rules out bearing off: each die then moves a checker by
+        its number, and no checker gets further than the lowest point it reaches by those numbers
+        over open points (the rules' own limits only take moves away). ``len(dice)`` where every
+        checker may reach home. Saves :meth:`max_depth` the proof, walking every board the dice
+        reach, that an escalated gul-bara double's mover cannot play more."""
+        n = len(dice)
+        me, opp = self.b.me, self.b.opp
+        if n <= 4 or not self.v.blocks or self.b.pins is not None or me[25]:
+            return n
+        steps = set(dice)
+        room = 0
+        shut_in = False
+        for p in range(1, 25):
+            if not me[p]:
+                continue
+            low, todo, seen = p, [p], {p}
+            while todo:
+                x = todo.pop()
+                for d in steps:
+                    y = x - d
+                    if y >= 1 and not opp[y] and y not in seen:
+                        seen.add(y)
+                        todo.append(y)
+                        low = min(low, y)
+            shut_in = shut_in or low > _HOME
+            room += me[p] * (p - low)
+        if not shut_in:
+            return n
+        k, pips = 0, 0
+        while k < n and pips + dice[k] <= room:
+            pips += dice[k]
+            k += 1
+        return k
 
     def _compiled_rules(self) -> tuple | None:
         """:func:`~board_rules.movegen.compiled_rules` for this walker's variant, board and limits."""

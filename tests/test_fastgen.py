@@ -313,6 +313,7 @@ def test_compiled_and_python_walks_agree_where_the_walk_is_exhaustive(monkeypatc
     _compiled()
     position = Position.from_json(SAMPLED_BEFORE)
     v = position.variant
+    monkeypatch.setattr(Walker, "_pips_bound", lambda self, dice: len(dice))  # the whole walk, no shortcut
 
     def walks():
         out = []
@@ -624,3 +625,34 @@ def test_the_compiled_plakoto_search_refuses_what_is_not_a_board():
         compiled.search_pins(board, bytes(5 * [2]), True, True, False, -1)
     with pytest.raises(TypeError):
         compiled.search_pins("not bytes", bytes((6, 5)), True, True, False, -1)
+
+
+@pytest.mark.parametrize("variant", ("fevga", "gul-bara", "long-nardy"))
+def test_a_mover_shut_in_plays_no_more_dice_than_its_checkers_have_room_for(variant, monkeypatch):
+    # Walker._pips_bound only stops the walk sooner: the most dice are those of the whole walk
+    from benchmarks.bench_rules import BLOCKED_1_1_BEFORE
+    from board_rules.movegen import Budget
+    from board_rules.reach import Walker
+
+    rng = random.Random(f"room-{variant}")
+    walks = _walkers(rng, variant)
+    cases = [next(walks) for _ in range(1000)]
+    shortcut = Walker._pips_bound
+    bounds = [walker._pips_bound(seq) for walker, seq in cases]
+    got = [walker.max_depth(seq) for walker, seq in cases]
+    assert all(g <= b <= len(seq) for g, b, (_, seq) in zip(got, bounds, cases))
+    assert sum(b < len(seq) for b, (_, seq) in zip(bounds, cases)) >= 5  # some movers are shut in
+    whole = lambda self, dice: len(dice)  # noqa: E731 - the walk without the bound
+    monkeypatch.setattr(Walker, "_pips_bound", whole)
+    assert got == [walker.max_depth(seq) for walker, seq in cases]
+    if variant == "gul-bara":  # the blocked 1-1 of benchmarks/bench_rules.py plays 23 of its 24 numbers
+        position = Position.from_json(BLOCKED_1_1_BEFORE)
+        seq = tuple(d for d in range(1, 7) for _ in range(4))
+        spent = []
+        for bound in (whole, shortcut):
+            monkeypatch.setattr(Walker, "_pips_bound", bound)
+            budget = Budget(10**9)
+            walker = Walker(position.variant, Board.of(position), 15)
+            assert walker.max_depth(seq, None, budget) == 23
+            spent.append(10**9 - budget.left)
+        assert spent[1] * 10 < spent[0]
