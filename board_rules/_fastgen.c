@@ -633,6 +633,7 @@ typedef struct {
     size_t used; /* entries of the seen table this walk */
     int nomem;
     uint64_t open[7][2]; /* [d]: bit 4i of word i / 16 for a source i whose checker d may land (or bear off) */
+    const uint8_t (*lows)[25]; /* max_depth: per depth, reach.Walker._lows; NULL where it has none */
 } Depth;
 
 /* A state's key: two words, the mover's 26 counts (each 0 to 15) four bits apiece, then the depth
@@ -839,6 +840,43 @@ static inline int outside(uint64_t w0, uint64_t w1) {
     return (int)(((w0 >> 28) & 0xF) + (((x * 0x01010101ULL) >> 24) & 0xFF) + (((y * 0x0101010101ULL) >> 32) & 0xFF));
 }
 
+/* reach._most_in_room: how many dice from `depth` on the mover's checkers have room for (all of them
+ * unless one is shut in outside home, when none is borne off and each die moves a checker its number). */
+static int d_most_in_room(const Depth *w, int depth) {
+    const uint8_t *low = w->lows[depth];
+    int room = 0, shut_in = 0;
+    for (int p = 1; p <= 24; p++)
+        if (w->me[p]) {
+            if (low[p] > 6) shut_in = 1;
+            room += w->me[p] * (p - low[p]);
+        }
+    if (!shut_in) return w->n - depth;
+    int k = depth;
+    while (k < w->n && w->dice[k] <= room) room -= w->dice[k++];
+    return k - depth;
+}
+
+/* reach.Walker._lows into lows: per depth, the lowest point each point's checker reaches by the
+ * numbers left over points the opponent does not hold. */
+static void d_lows(const Depth *w, uint8_t (*lows)[25]) {
+    int steps[7] = {0};
+    for (int k = w->n - 1; k >= 0; k--) {
+        int d = w->dice[k];
+        if (k < w->n - 1 && steps[d]) {
+            memcpy(lows[k], lows[k + 1], 25);
+            continue;
+        }
+        steps[d] = 1;
+        lows[k][0] = 0;
+        for (int p = 1; p <= 24; p++) { /* a lower point's lowest is known first: moves only go down */
+            int low = p;
+            for (int e = 1; e <= 6; e++)
+                if (steps[e] && p - e >= 1 && !w->opp[p - e] && lows[k][p - e] < low) low = lows[k][p - e];
+            lows[k][p] = (uint8_t)low;
+        }
+    }
+}
+
 /* The walk from the board in w->me, whose packed counts are `here`, at `depth`. The checker moves
  * allowed are listed first and each one's entry in the seen table fetched ahead (the table is larger
  * than the caches: most of the walk's time is waiting for it), then walked in the same order. */
@@ -846,6 +884,7 @@ static int d_rec(Depth *w, uint64_t here0, uint64_t here1, int depth) {
     if (w->budget >= 0 && ++w->calls > w->budget) return 1;
     if (depth > w->best) w->best = depth;
     if (w->best >= w->goal) return 1;
+    if (w->lows && depth + d_most_in_room(w, depth) <= w->best) return 0; /* shut in: no deeper from here */
     int d = w->dice[depth], m = 0;
     uint8_t *me = w->me;
     uint8_t from[25], to[25];
@@ -977,6 +1016,11 @@ static PyObject *max_depth(PyObject *self, PyObject *args) {
                    opp_off, budget, 255) < 0)
         goto done;
     w.goal = goal < w.n ? goal : w.n;
+    uint8_t lows[255][25];
+    if (w.n > 4 && !w.me[BAR]) {
+        d_lows(&w, lows);
+        w.lows = (const uint8_t(*)[25])lows;
+    }
     if (seen_start() < 0) {
         PyErr_NoMemory();
         goto done;

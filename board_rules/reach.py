@@ -32,6 +32,43 @@ _HOME = 6
 
 Moves = tuple[tuple[int, int, bool], ...]
 
+
+def _lowest(p: int, steps: set[int], opp) -> int:
+    """The lowest point (1 or above) a checker on ``p`` reaches by moves of ``steps`` over points the
+    opponent does not hold (its own checkers never close a point in the blocking games)."""
+    low, todo, seen = p, [p], {p}
+    while todo:
+        x = todo.pop()
+        for d in steps:
+            y = x - d
+            if y >= 1 and not opp[y] and y not in seen:
+                seen.add(y)
+                todo.append(y)
+                low = min(low, y)
+    return low
+
+
+def _most_in_room(me, low: tuple[int, ...], dice: tuple[int, ...], depth: int) -> int:
+    """How many of ``dice`` from ``depth`` on can at most be played from ``me``, a checker on point p
+    reaching no lower than ``low[p]``: where one cannot reach home no checker is borne off, so each die
+    moves a checker by its number and together they move no more than the checkers' room (the rules'
+    own limits only take moves away). All of them where every checker may reach home."""
+    room = 0
+    shut_in = False
+    for p in range(1, 25):
+        if me[p]:
+            shut_in = shut_in or low[p] > _HOME
+            room += me[p] * (p - low[p])
+    n = len(dice)
+    if not shut_in:
+        return n - depth
+    k = depth
+    while k < n and dice[k] <= room:
+        room -= dice[k]
+        k += 1
+    return k - depth
+
+
 _DEPTHS: dict[tuple, tuple[int, int]] = {}  # the compiled max_depth's answers (most dice, boards visited), oldest first
 _DEPTHS_KEPT = 256
 _DEPTHS_LOCK = threading.Lock()
@@ -72,6 +109,7 @@ class Walker:
         compiled = self._compiled_depth(dice, goal, budget)
         if compiled is not None:
             return compiled
+        lows = self._lows(dice)
         seen: set = set()
         best = 0
         s = self.s
@@ -85,6 +123,8 @@ class Walker:
                 best = depth
             if best >= goal:
                 return True
+            if lows is not None and depth + _most_in_room(b.me, lows[depth], dice, depth) <= best:
+                return False  # shut in: the dice left cannot take this board past the deepest yet
             d = dice[depth]
             me = b.me
             srcs = (25,) if me[25] else [i for i in range(24, 0, -1) if me[i]]
@@ -116,41 +156,36 @@ class Walker:
             raise
         return best
 
+    def _lows(self, dice: tuple[int, ...]) -> list[tuple[int, ...]] | None:
+        """Per depth of a walk of ``dice``, the lowest point a checker on each point (index 1 to 24)
+        can reach by the numbers left, over points the opponent does not hold; None where the walk
+        needs none (four dice or fewer, not a blocking game, pins, a checker on the bar)."""
+        n = len(dice)
+        if n <= 4 or not self.v.blocks or self.b.pins is not None or self.b.me[25]:
+            return None
+        opp = self.b.opp
+        out: list[tuple[int, ...]] = [()] * n
+        steps: set[int] = set()
+        low: tuple[int, ...] = ()
+        for k in range(n - 1, -1, -1):
+            if dice[k] not in steps:
+                steps.add(dice[k])
+                low = tuple([0] + [_lowest(p, steps, opp) for p in range(1, 25)])
+            out[k] = low
+        return out
+
     def _pips_bound(self, dice: tuple[int, ...]) -> int:
         """At most how many of ``dice`` (in order) a blocking game's mover can play, where a checker
-        shut in behind the opponent's points rules out bearing off: each die then moves a checker by
-        its number, and no checker gets further than the lowest point it reaches by those numbers
-        over open points (the rules' own limits only take moves away). ``len(dice)`` where every
-        checker may reach home. Saves :meth:`max_depth` the proof, walking every board the dice
-        reach, that an escalated gul-bara double's mover cannot play more."""
+        shut in behind the opponent's points rules out bearing off (:func:`_most_in_room`);
+        ``len(dice)`` where every checker may reach home. Saves :meth:`max_depth` the proof, walking
+        every board the dice reach, that an escalated gul-bara double's mover cannot play more (the
+        walk itself asks the same of every board it reaches, by :meth:`_lows`)."""
         n = len(dice)
-        me, opp = self.b.me, self.b.opp
-        if n <= 4 or not self.v.blocks or self.b.pins is not None or me[25]:
+        if n <= 4 or not self.v.blocks or self.b.pins is not None or self.b.me[25]:
             return n
         steps = set(dice)
-        room = 0
-        shut_in = False
-        for p in range(1, 25):
-            if not me[p]:
-                continue
-            low, todo, seen = p, [p], {p}
-            while todo:
-                x = todo.pop()
-                for d in steps:
-                    y = x - d
-                    if y >= 1 and not opp[y] and y not in seen:
-                        seen.add(y)
-                        todo.append(y)
-                        low = min(low, y)
-            shut_in = shut_in or low > _HOME
-            room += me[p] * (p - low)
-        if not shut_in:
-            return n
-        k, pips = 0, 0
-        while k < n and pips + dice[k] <= room:
-            pips += dice[k]
-            k += 1
-        return k
+        low = tuple([0] + [_lowest(p, steps, self.b.opp) for p in range(1, 25)])
+        return _most_in_room(self.b.me, low, dice, 0)
 
     def _compiled_rules(self) -> tuple | None:
         """:func:`~board_rules.movegen.compiled_rules` for this walker's variant, board and limits."""
