@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -289,7 +290,7 @@ def _rank(
     return ranked if n is None else ranked[:n]
 
 
-def _by_first_leg(plays: list[Play], scores: list[float], keep: list[int] = ()) -> tuple[list[int], list[float]]:
+def _by_first_leg(plays: list[Play], scores: list[float], keep: Sequence[int] = ()) -> tuple[list[int], list[float]]:
     """Gul-bara's numbers passed on are played by the side they pass to, so a play is worth what
     its first leg (the mover's own moves) is worth when each later leg is chosen by its side: the
     opponent's (``then[0]``, ``then[2]``, ...) the worst for the mover among the plays that share
