@@ -16,8 +16,8 @@ Run ``.venv/bin/python benchmarks/bench_rules.py`` (or ``make bench``) from the 
    least 3 rolls, so 1-1 is four ones, four twos, ... four sixes, numbers the mover
    cannot play passing to the opponent), issue 22's fuzz case (a legal 1-1 that took
    4 s) and the slowest two of 2,000 sampled ones (``--gul-bara 2000 --seed 7``: a 1-1
-   walked in Python, a 4-4 once the walk was compiled) and a 1-1 whose mover is blocked half-way
-   (found by a hint) among them, and among the illegal ones
+   walked in Python, a 4-4 once the walk was compiled) and a 1-1 whose mover is shut in one
+   number short (found by a hint) among them, and among the illegal ones
    the slowest of the 2,000 once every walk was compiled (a 2-2), (iv) long nardy doubles: off a full head on the first roll (6-6, 4-4 and 3-3
    let two checkers leave it) and later, crowded heads behind the opponent's blocks, (v) the
    escalated doubles of gul-bara games the heuristic plays against itself (``--games``).
@@ -98,8 +98,9 @@ SAMPLED_2_2_ILLEGAL_AFTER = (
     '"rolls": {"white": 7, "black": 20}}'
 )
 
-# found by a hint in benchmarks/bench_evaluator.py: a legal 1-1 whose mover is blocked after 13 of its
-# 24 dice; proving that no more can be played walks every board the first 14 dice reach (180 ms)
+# found by a hint in benchmarks/bench_evaluator.py: a legal 1-1 whose mover, five checkers shut in, plays
+# 23 of its 24 numbers; proving that the 24th cannot be played walked every board the first 23 reach
+# (180-210 ms) until the checkers' room to move was counted
 BLOCKED_1_1_BEFORE = (
     '{"variant": "gul-bara", "turn": "black", "points": [1, 6, 2, 2, 1, 1, 1, 1, 0, 0, 0, -5, 0, 0, -2, 0, 0, '
     '-1, -1, -1, -1, -3, -1, 0], "bar": {"white": 0, "black": 0}, "off": {"white": 0, "black": 0}, '

@@ -33,19 +33,14 @@ _HOME = 6
 Moves = tuple[tuple[int, int, bool], ...]
 
 
-def _lowest(p: int, steps: set[int], opp) -> int:
-    """The lowest point (1 or above) a checker on ``p`` reaches by moves of ``steps`` over points the
-    opponent does not hold (its own checkers never close a point in the blocking games)."""
-    low, todo, seen = p, [p], {p}
-    while todo:
-        x = todo.pop()
-        for d in steps:
-            y = x - d
-            if y >= 1 and not opp[y] and y not in seen:
-                seen.add(y)
-                todo.append(y)
-                low = min(low, y)
-    return low
+def _low_table(steps: set[int], opp) -> tuple[int, ...]:
+    """For each point (index 1 to 24; 0 unused), the lowest point (1 or above) its checker reaches by
+    moves of ``steps`` over points the opponent does not hold (its own checkers never close a point
+    in the blocking games). Moves only go down, so each point's answer builds on the lower ones'."""
+    low = [0] * 25
+    for p in range(1, 25):
+        low[p] = min([p] + [low[p - d] for d in steps if p - d >= 1 and not opp[p - d]])
+    return tuple(low)
 
 
 def _most_in_room(me, low: tuple[int, ...], dice: tuple[int, ...], depth: int) -> int:
@@ -156,21 +151,23 @@ class Walker:
             raise
         return best
 
+    def _room_counts(self, dice: tuple[int, ...]) -> bool:
+        """Whether the checkers' room (:func:`_most_in_room`) can bound a walk of ``dice``: more than
+        four dice, in a blocking game, without pins or a checker on the bar."""
+        return len(dice) > 4 and self.v.blocks and self.b.pins is None and not self.b.me[25]
+
     def _lows(self, dice: tuple[int, ...]) -> list[tuple[int, ...]] | None:
-        """Per depth of a walk of ``dice``, the lowest point a checker on each point (index 1 to 24)
-        can reach by the numbers left, over points the opponent does not hold; None where the walk
-        needs none (four dice or fewer, not a blocking game, pins, a checker on the bar)."""
-        n = len(dice)
-        if n <= 4 or not self.v.blocks or self.b.pins is not None or self.b.me[25]:
+        """Per depth of a walk of ``dice``, :func:`_low_table` of the numbers left; None where the
+        room does not count (:meth:`_room_counts`)."""
+        if not self._room_counts(dice):
             return None
-        opp = self.b.opp
-        out: list[tuple[int, ...]] = [()] * n
+        out: list[tuple[int, ...]] = [()] * len(dice)
         steps: set[int] = set()
         low: tuple[int, ...] = ()
-        for k in range(n - 1, -1, -1):
+        for k in range(len(dice) - 1, -1, -1):
             if dice[k] not in steps:
                 steps.add(dice[k])
-                low = tuple([0] + [_lowest(p, steps, opp) for p in range(1, 25)])
+                low = _low_table(steps, self.b.opp)
             out[k] = low
         return out
 
@@ -180,12 +177,9 @@ class Walker:
         ``len(dice)`` where every checker may reach home. Saves :meth:`max_depth` the proof, walking
         every board the dice reach, that an escalated gul-bara double's mover cannot play more (the
         walk itself asks the same of every board it reaches, by :meth:`_lows`)."""
-        n = len(dice)
-        if n <= 4 or not self.v.blocks or self.b.pins is not None or self.b.me[25]:
-            return n
-        steps = set(dice)
-        low = tuple([0] + [_lowest(p, steps, self.b.opp) for p in range(1, 25)])
-        return _most_in_room(self.b.me, low, dice, 0)
+        if not self._room_counts(dice):
+            return len(dice)
+        return _most_in_room(self.b.me, _low_table(set(dice), self.b.opp), dice, 0)
 
     def _compiled_rules(self) -> tuple | None:
         """:func:`~board_rules.movegen.compiled_rules` for this walker's variant, board and limits."""
