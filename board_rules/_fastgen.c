@@ -1781,8 +1781,51 @@ static int cw_set_open(CwSet *s) {
 /* A state: the dice taken from each run (4 bits each), the targets left (mixed radix, 16 bits from
  * bit 32) and the pips wasted (8 bits from bit 48). 1: no sharing of the dice reaches the target
  * (a proof); 0: one does, or past cap steps; -1: out of memory. */
+/* Each layer's states (a checker's share added) with the first that led to each: where that state
+ * stands in the layer before, and which of the checker's ways it took. */
+typedef struct {
+    uint64_t *keys;
+    uint32_t *from, *way;
+    Py_ssize_t n, cap;
+} CwLayer;
+
+typedef struct {
+    CwLayer layer[16]; /* layer 0: the start; layer i: after the i-th checker */
+    int point[15];     /* the checkers, farthest first */
+    const CwOptions *ways[15];
+    int nruns, found, nlayers; /* found: a sharing, one share a layer */
+    uint8_t taken[15][CW_RUNS]; /* each checker's share, read back once found */
+} CwShares;
+
+static int cw_layer_add(CwLayer *l, uint64_t key, uint32_t from, uint32_t way) {
+    Py_ssize_t cap = l->cap;
+    uint64_t *keys = room(l->keys, l->n, &cap, sizeof(uint64_t), 256);
+    if (!keys) return -1;
+    l->keys = keys;
+    if (cap != l->cap) {
+        uint32_t *f = realloc(l->from, (size_t)cap * sizeof(uint32_t));
+        if (f) l->from = f;
+        uint32_t *w = realloc(l->way, (size_t)cap * sizeof(uint32_t));
+        if (w) l->way = w;
+        if (!f || !w) return -1;
+        l->cap = cap;
+    }
+    l->keys[l->n] = key;
+    l->from[l->n] = from;
+    l->way[l->n++] = way;
+    return 0;
+}
+
+static void cw_shares_free(CwShares *w) {
+    for (int i = 0; i < 16; i++) {
+        free(w->layer[i].keys);
+        free(w->layer[i].from);
+        free(w->layer[i].way);
+    }
+}
+
 static int cw_search(const uint8_t *me, const uint8_t *opp, const uint8_t *target, const uint8_t *dv, Py_ssize_t nd,
-                     long long cap) {
+                     long long cap, CwShares *want) {
     int sum_me = 0, sum_t = 0, moved = 0, total = 0;
     for (int i = 0; i < 26; i++) {
         sum_me += me[i];
@@ -1855,10 +1898,24 @@ static int cw_search(const uint8_t *me, const uint8_t *opp, const uint8_t *targe
             result = -1;
             goto done;
         }
+        int layer = 0;
+        if (want) {
+            want->layer[0].n = 0;
+            if (cw_layer_add(&want->layer[0], (uint64_t)left0 << 32, 0, 0) < 0) {
+                result = -1;
+                goto done;
+            }
+        }
         for (int p = 24; p >= 1 && a.n; p--) {
             for (int k = 0; k < me[p] && a.n; k++) {
                 cw_clear(&b);
                 const CwOptions *o = &opts[p];
+                layer++;
+                if (want) {
+                    want->point[layer - 1] = p;
+                    want->ways[layer - 1] = o;
+                    want->layer[layer].n = 0;
+                }
                 for (size_t i = 0; i < a.n; i++) {
                     uint64_t key = a.keys[i];
                     uint32_t used = (uint32_t)key, left = (uint32_t)(key >> 32) & 0xffff;
@@ -1882,7 +1939,8 @@ static int cw_search(const uint8_t *me, const uint8_t *opp, const uint8_t *targe
                             result = 0;
                             goto done;
                         }
-                        if (cw_insert(&b, next) < 0) {
+                        int added = cw_insert(&b, next);
+                        if (added < 0 || (added && want && cw_layer_add(&want->layer[layer], next, (uint32_t)i, (uint32_t)j) < 0)) {
                             result = -1;
                             goto done;
                         }
@@ -1896,6 +1954,17 @@ static int cw_search(const uint8_t *me, const uint8_t *opp, const uint8_t *targe
         for (size_t i = 0; i < a.n; i++)
             if ((a.keys[i] & 0xffffffffULL) == full) {
                 result = 0;
+                if (want) { /* back through the layers: each checker's share, last first */
+                    want->found = 1;
+                    want->nlayers = layer;
+                    want->nruns = c.nruns;
+                    size_t at = i;
+                    for (int l = layer; l >= 1; l--) {
+                        const CwOption *e = &want->ways[l - 1]->o[want->layer[l].way[at]];
+                        memcpy(want->taken[l - 1], e->taken, CW_RUNS);
+                        at = want->layer[l].from[at];
+                    }
+                }
                 break;
             }
     }
@@ -1909,7 +1978,7 @@ done:
 }
 
 PyDoc_STRVAR(checkerwise_doc,
-             "checkerwise(board, target, dice, cap) -> bool\n\n"
+             "checkerwise(board, target, dice, cap, want=False) -> bool, or (bool, sharing or None) if want\n\n"
              "checkerwise.unreachable_python: board is the mover's and the opponent's 52 counts, target the\n"
              "mover's 26, dice at most 64 of 1 to 6; True where no sharing of the dice among the mover's checkers\n"
              "takes them to the target, False where one does or past cap steps (a checker's way added to a sharing).");
@@ -1917,8 +1986,11 @@ PyDoc_STRVAR(checkerwise_doc,
 static PyObject *checkerwise(PyObject *self, PyObject *args) {
     Py_buffer board, target, dice;
     long long cap;
-    if (!PyArg_ParseTuple(args, "y*y*y*L:checkerwise", &board, &target, &dice, &cap)) return NULL;
+    int want = 0;
+    if (!PyArg_ParseTuple(args, "y*y*y*L|p:checkerwise", &board, &target, &dice, &cap, &want)) return NULL;
     PyObject *out = NULL;
+    CwShares shares;
+    memset(&shares, 0, sizeof(shares));
     const uint8_t *dv = dice.buf, *t = target.buf;
     if (check_board(board.buf, board.len, "board") < 0) goto done;
     if (target.len != 26) {
@@ -1940,14 +2012,299 @@ static PyObject *checkerwise(PyObject *self, PyObject *args) {
             goto done;
         }
     const uint8_t *b = board.buf;
-    int got = cw_search(b, b + OPP, t, dv, dice.len, cap);
-    if (got < 0)
+    int got = cw_search(b, b + OPP, t, dv, dice.len, cap, want ? &shares : NULL);
+    if (got < 0) {
         PyErr_NoMemory();
-    else
+    } else if (!want) {
         out = PyBool_FromLong(got);
+    } else if (!shares.found) {
+        out = Py_BuildValue("(OO)", got ? Py_True : Py_False, Py_None);
+    } else {
+        PyObject *list = PyList_New(shares.nlayers);
+        for (int i = 0; list && i < shares.nlayers; i++) {
+            PyObject *taken = PyTuple_New(shares.nruns);
+            if (!taken) {
+                Py_CLEAR(list);
+                break;
+            }
+            for (int r = 0; r < shares.nruns; r++) PyTuple_SET_ITEM(taken, r, PyLong_FromLong(shares.taken[i][r]));
+            PyObject *item = Py_BuildValue("(iN)", shares.point[i], taken);
+            if (!item) {
+                Py_CLEAR(list);
+                break;
+            }
+            PyList_SET_ITEM(list, i, item);
+        }
+        if (list) out = Py_BuildValue("(ON)", Py_False, list);
+    }
 done:
+    cw_shares_free(&shares);
     PyBuffer_Release(&board);
     PyBuffer_Release(&target);
+    PyBuffer_Release(&dice);
+    return out;
+}
+
+/* ------------------------------------------------------------ every die played, none borne off (checkerwise.sharing) */
+
+typedef struct {
+    uint8_t taken[CW_RUNS];
+    uint32_t packed; /* taken, 4 bits a run */
+    int total, order; /* dice taken; place in the walk that listed it (a stable sort) */
+} ShWay;
+
+typedef struct {
+    ShWay *w;
+    Py_ssize_t n, cap;
+    int nomem;
+} ShWays;
+
+typedef struct {
+    int nruns, value[CW_RUNS], len[CW_RUNS], first_off;
+    const uint8_t *opp;
+    ShWays *out;
+    uint8_t taken[CW_RUNS];
+} ShWalk;
+
+/* checkerwise._ways: the dice a checker at x takes from each run on */
+static void sh_ways(ShWalk *c, int r, int x) {
+    if (r == c->nruns) {
+        ShWays *o = c->out;
+        ShWay *grown = room(o->w, o->n, &o->cap, sizeof(ShWay), 64);
+        if (!grown) {
+            o->nomem = 1;
+            return;
+        }
+        o->w = grown;
+        ShWay *e = &o->w[o->n];
+        memset(e, 0, sizeof(*e));
+        memcpy(e->taken, c->taken, (size_t)c->nruns);
+        for (int k = 0; k < c->nruns; k++) {
+            e->packed |= (uint32_t)c->taken[k] << (4 * k);
+            e->total += c->taken[k];
+        }
+        e->order = (int)o->n++;
+        return;
+    }
+    int v = c->value[r], n = c->len[r];
+    for (int k = 0; k <= n; k++) {
+        if (k) {
+            if (x == 0) break;
+            int y = x - v;
+            if (y <= 0) {
+                if (r < c->first_off) break;
+                y = 0;
+            } else if (c->opp[y]) {
+                break;
+            }
+            x = y;
+        }
+        if (r == c->first_off && x > CW_HOME) continue;
+        c->taken[r] = (uint8_t)k;
+        sh_ways(c, r + 1, x);
+    }
+}
+
+static int sh_by_total(const void *a, const void *b) { /* most dice first, else as listed */
+    const ShWay *x = a, *y = b;
+    if (x->total != y->total) return y->total - x->total;
+    return x->order - y->order;
+}
+
+typedef struct {
+    int nruns, len[CW_RUNS], n; /* runs; checkers */
+    int point[15];
+    const ShWays *ways[15];  /* each checker's ways */
+    int most[16][CW_RUNS];   /* the most of each run checkers i.. take */
+    int pips[16];            /* the most pips checkers i.. move */
+    int value[CW_RUNS];      /* each run's number */
+    uint32_t full;
+    CwSet failed;            /* (checker, dice taken, first way) that found nothing */
+    int chosen[15];          /* the way each checker takes */
+    long long steps, cap;
+    int nomem;
+} ShSearch;
+
+static int cw_has(const CwSet *s, uint64_t key) {
+    size_t h = cw_hash(key) & s->mask;
+    while (s->table[h]) {
+        if (s->table[h] == key + 1) return 1;
+        h = (h + 1) & s->mask;
+    }
+    return 0;
+}
+
+/* checkerwise.sharing_python's rec: 1 found, 0 not, -1 past the cap or out of memory */
+static int sh_rec(ShSearch *s, int i, uint32_t used, int lo) {
+    if (i == s->n) return used == s->full;
+    int pips = 0;
+    for (int r = 0; r < s->nruns; r++) {
+        int have = (int)((used >> (4 * r)) & 15);
+        if (have + s->most[i][r] < s->len[r]) return 0;
+        pips += (s->len[r] - have) * s->value[r];
+    }
+    if (pips > s->pips[i]) return 0;
+    int same = i > 0 && s->point[i - 1] == s->point[i];
+    int first = same ? lo : 0;
+    uint64_t key = ((uint64_t)i << 56) | ((uint64_t)first << 32) | used;
+    if (cw_has(&s->failed, key)) return 0;
+    const ShWays *o = s->ways[i];
+    for (int j = first; j < o->n; j++) {
+        const ShWay *w = &o->w[j];
+        int fits = 1;
+        for (int r = 0; r < s->nruns; r++)
+            if ((int)((used >> (4 * r)) & 15) + w->taken[r] > s->len[r]) {
+                fits = 0;
+                break;
+            }
+        if (!fits) continue;
+        if (++s->steps > s->cap) return -1;
+        s->chosen[i] = j;
+        int got = sh_rec(s, i + 1, used + w->packed, j);
+        if (got) return got;
+    }
+    if (cw_insert(&s->failed, key) < 0) {
+        s->nomem = 1;
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(sharing_doc,
+             "sharing(board, dice, cap) -> (list or None, proof, steps)\n\n"
+             "checkerwise.sharing_python: board is the mover's and the opponent's 52 counts, dice at most 64 of 1\n"
+             "to 6; a sharing of every die among the mover's checkers, [(point, taken per run), ...], or None, and\n"
+             "proof True where the search ran to its end without one; steps past cap: given up.");
+
+static PyObject *sharing(PyObject *self, PyObject *args) {
+    Py_buffer board, dice;
+    long long cap;
+    if (!PyArg_ParseTuple(args, "y*y*L:sharing", &board, &dice, &cap)) return NULL;
+    PyObject *out = NULL;
+    ShWays ways[25];
+    memset(ways, 0, sizeof(ways));
+    ShSearch s;
+    memset(&s, 0, sizeof(s));
+    const uint8_t *dv = dice.buf, *me = board.buf;
+    if (check_board(board.buf, board.len, "board") < 0) goto done;
+    if (dice.len > MAX_WALK) {
+        PyErr_Format(PyExc_ValueError, "dice: %zd of them, more than %d", dice.len, MAX_WALK);
+        goto done;
+    }
+    ShWalk c;
+    memset(&c, 0, sizeof(c));
+    int too_many = me[25] != 0;
+    for (Py_ssize_t i = 0; i < dice.len; i++) {
+        if (dv[i] < 1 || dv[i] > 6) {
+            PyErr_Format(PyExc_ValueError, "dice: %d is not 1 to 6", dv[i]);
+            goto done;
+        }
+        if (too_many) continue;
+        if (c.nruns && c.value[c.nruns - 1] == dv[i]) {
+            if (++c.len[c.nruns - 1] > 15) too_many = 1;
+        } else if (c.nruns == CW_RUNS) {
+            too_many = 1;
+        } else {
+            c.value[c.nruns] = dv[i];
+            c.len[c.nruns++] = 1;
+        }
+    }
+    if (too_many) { /* a checker on the bar, or more runs than the search takes: none looked for */
+        out = Py_BuildValue("(OOi)", Py_None, Py_False, 0);
+        goto done;
+    }
+    c.opp = me + OPP;
+    s.nruns = c.nruns;
+    for (int r = 0; r < c.nruns; r++) {
+        s.len[r] = c.len[r];
+        s.value[r] = c.value[r];
+        s.full |= (uint32_t)c.len[r] << (4 * r);
+    }
+    s.cap = cap;
+    if (cw_set_open(&s.failed) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int got = 0;
+    for (int f = 0; f <= c.nruns && got == 0; f++) {
+        c.first_off = f == 0 ? c.nruns : f - 1; /* none borne off first, then each run */
+        int order[24], np = 0;
+        for (int p = 24; p >= 1; p--) {
+            if (!me[p]) continue;
+            ways[p].n = 0;
+            c.out = &ways[p];
+            sh_ways(&c, 0, p);
+            if (ways[p].nomem) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            qsort(ways[p].w, (size_t)ways[p].n, sizeof(ShWay), sh_by_total);
+            /* by (ways, farthest first), as the reference's stable sort of points 24 down */
+            int k = np++;
+            while (k > 0 && ways[order[k - 1]].n > ways[p].n) {
+                order[k] = order[k - 1];
+                k--;
+            }
+            order[k] = p;
+        }
+        s.n = 0;
+        for (int k = 0; k < np; k++)
+            for (int m = 0; m < me[order[k]] && s.n < 15; m++) {
+                s.point[s.n] = order[k];
+                s.ways[s.n++] = &ways[order[k]];
+            }
+        memset(s.most[s.n], 0, sizeof(s.most[s.n]));
+        s.pips[s.n] = 0;
+        for (int i = s.n - 1; i >= 0; i--) {
+            const ShWays *o = s.ways[i];
+            for (int r = 0; r < s.nruns; r++) {
+                int most = 0;
+                for (Py_ssize_t j = 0; j < o->n; j++)
+                    if (o->w[j].taken[r] > most) most = o->w[j].taken[r];
+                s.most[i][r] = s.most[i + 1][r] + most;
+            }
+            int most = 0;
+            for (Py_ssize_t j = 0; j < o->n; j++) {
+                int moved = 0;
+                for (int r = 0; r < s.nruns; r++) moved += o->w[j].taken[r] * s.value[r];
+                if (moved > most) most = moved;
+            }
+            s.pips[i] = s.pips[i + 1] + most;
+        }
+        cw_clear(&s.failed);
+        got = sh_rec(&s, 0, 0, 0);
+        if (s.nomem) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    if (got <= 0) {
+        out = Py_BuildValue("(OOL)", Py_None, got == 0 ? Py_True : Py_False, s.steps);
+        goto done;
+    }
+    PyObject *list = PyList_New(s.n);
+    if (!list) goto done;
+    for (int i = 0; i < s.n; i++) {
+        const ShWay *w = &s.ways[i]->w[s.chosen[i]];
+        PyObject *taken = PyTuple_New(s.nruns);
+        if (!taken) {
+            Py_DECREF(list);
+            goto done;
+        }
+        for (int r = 0; r < s.nruns; r++) PyTuple_SET_ITEM(taken, r, PyLong_FromLong(w->taken[r]));
+        PyObject *item = Py_BuildValue("(iN)", s.point[i], taken);
+        if (!item) {
+            Py_DECREF(list);
+            goto done;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    out = Py_BuildValue("(NOL)", list, Py_False, s.steps);
+done:
+    for (int p = 0; p < 25; p++) free(ways[p].w);
+    free(s.failed.keys);
+    free(s.failed.table);
+    PyBuffer_Release(&board);
     PyBuffer_Release(&dice);
     return out;
 }
@@ -2268,6 +2625,7 @@ static PyMethodDef methods[] = {
     {"backward_path", backward_path, METH_VARARGS, backward_path_doc},
     {"search_blocking", search_blocking, METH_VARARGS, search_blocking_doc},
     {"checkerwise", checkerwise, METH_VARARGS, checkerwise_doc},
+    {"sharing", sharing, METH_VARARGS, sharing_doc},
     {"search_pins", search_pins, METH_VARARGS, search_pins_doc},
     {NULL, NULL, 0, NULL},
 };

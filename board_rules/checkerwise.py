@@ -95,18 +95,35 @@ def _options(p: int, runs, first_off: int, opp, most_waste: int, wanted) -> list
 
 def unreachable_python(me, target, opp, dice: tuple[int, ...], cap: int = WORK_CAP) -> bool:
     """:func:`unreachable` in Python, with ``cap`` for :data:`WORK_CAP`."""
+    return _share_to_python(me, target, opp, dice, cap, False)[0]
+
+
+def share_to(me: list[int], target: list[int], opp: list[int], dice) -> tuple[bool, list | None]:
+    """``(proof, sharing)``: :func:`unreachable`'s answer and, where a sharing of the dice takes
+    every checker to a place of the target, the first found, ``[(point, taken per run), ...]`` one
+    per checker, farthest first. A sharing keeps the two rules that tie checkers in time only in part
+    (a bear-off's overshoot is allowed whatever stands above): it is a play only where an order of its
+    moves is legal (:meth:`board_rules.reach.Walker._shared_moves`)."""
+    dice = tuple(int(d) for d in dice)
+    if fastgen._compiled is not None:
+        return fastgen._compiled.checkerwise(bytes(me + opp), bytes(target), bytes(dice), WORK_CAP, True)
+    return _share_to_python(me, target, opp, dice, WORK_CAP, True)
+
+
+def _share_to_python(me, target, opp, dice: tuple[int, ...], cap: int, want: bool) -> tuple[bool, list | None]:
+    """:func:`share_to` in Python (the sharing only if ``want``): the reference of the compiled search."""
     if me[25] or target[25] or sum(me) != sum(target):
-        return False
+        return False, None
     runs = _runs(dice)
     if len(runs) > MOST_RUNS or any(n > 15 for _, n in runs):
-        return False
+        return False, None
     moved = sum(i * me[i] for i in range(1, 25)) - sum(i * target[i] for i in range(1, 25))
     most_waste = sum(dice) - moved
     borne = target[0] - me[0]
     if most_waste < 0 or borne < 0:
-        return True  # more pips than the dice have, or checkers back from off
+        return True, None  # more pips than the dice have, or checkers back from off
     if most_waste > 255:  # the compiled search keeps the waste in a byte
-        return False
+        return False, None
     places = [0] + [i for i in range(1, 25) if target[i]]
     left0 = tuple([borne] + [target[i] for i in places[1:]])
     slot = {place: k for k, place in enumerate(places)}
@@ -117,10 +134,14 @@ def unreachable_python(me, target, opp, dice: tuple[int, ...], cap: int = WORK_C
     # len(runs): none is borne off
     for first_off in range(len(runs)) if borne else (len(runs),):
         options = {p: _options(p, runs, first_off, opp, most_waste, slot) for p in set(starts)}
-        layer = {(tuple(0 for _ in runs), left0, 0)}
+        # each state of a layer (dice taken per run, targets left, pips wasted) keeps the first that
+        # led to it: (the state before, the dice the checker took), in the compiled search's order
+        layer: dict = {(tuple(0 for _ in runs), left0, 0): None}
+        layers = [layer]
         for p in starts:
-            nxt = set()
-            for taken, left, waste in layer:
+            nxt: dict = {}
+            for state in layer:
+                taken, left, waste = state
                 for place, dice_taken, w in options[p]:
                     k = slot[place]  # the options stop only where the target holds checkers
                     if not left[k] or waste + w > most_waste:
@@ -130,11 +151,158 @@ def unreachable_python(me, target, opp, dice: tuple[int, ...], cap: int = WORK_C
                         continue
                     work += 1
                     if work > cap:
-                        return False
-                    nxt.add((used, left[:k] + (left[k] - 1,) + left[k + 1 :], waste + w))
+                        return False, None
+                    key = (used, left[:k] + (left[k] - 1,) + left[k + 1 :], waste + w)
+                    if key not in nxt:
+                        nxt[key] = (state, dice_taken)
             layer = nxt
+            layers.append(layer)
             if not layer:
                 break
-        if any(taken == full for taken, _, _ in layer):
+        for state in layer:
+            if state[0] == full:
+                if not want:
+                    return False, None
+                shares = []
+                for i in range(len(starts), 0, -1):
+                    state, dice_taken = layers[i][state]
+                    shares.append((starts[i - 1], dice_taken))
+                return False, shares[::-1]
+    return True, None
+
+
+# ------------------------------------------------------------------ every die played, none borne off
+
+SHARE_CAP = 20_000
+"""Steps (a checker's share added) before :func:`sharing` gives up: about a millisecond compiled."""
+
+
+def sharing(me: list[int], opp: list[int], dice, cap: int = SHARE_CAP) -> tuple[list | None, bool, int]:
+    """``(sharing, proof, steps)``: which dice of each run (``dice`` as runs of equal dice) each of the
+    mover's checkers takes so that every die is played, with the opponent's ``opp`` standing still, as
+    ``[(point, taken per run), ...]`` one per checker; else None, and ``proof`` True
+    where the search ran to its end: then no play of the blocking games plays every die, unless it
+    bears off the last checker first. ``steps`` past ``cap``: given up.
+
+    Like :func:`unreachable`, the sharing keeps bearing off for when every checker is home (each run
+    tried as the first to bear off; none first) and leaves out the rest of the rules (the start rule,
+    primes, bearing off from below with checkers above): a sharing is a play only in an order the
+    variant allows (:meth:`board_rules.reach.Walker._shared_moves`)."""
+    dice = tuple(int(d) for d in dice)
+    if fastgen._compiled is not None:
+        return fastgen._compiled.sharing(bytes(me + opp), bytes(dice), cap)
+    return sharing_python(me, opp, dice, cap)
+
+
+def _ways(p: int, runs, first_off: int, opp) -> list[tuple[int, ...]]:
+    """The dice one checker on ``p`` may take from each run, in order: landing only where the opponent
+    is not, borne off only from run ``first_off`` on and home once that run's dice are played; in the
+    order of a walk taking fewest first, run by run."""
+    out: list[tuple[int, ...]] = []
+    taken: list[int] = []
+
+    def rec(r: int, x: int) -> None:
+        if r == len(runs):
+            out.append(tuple(taken))
+            return
+        v, n = runs[r]
+        for c in range(n + 1):
+            if c:
+                if x == 0:
+                    break
+                y = x - v
+                if y <= 0:
+                    if r < first_off:
+                        break
+                    y = 0
+                elif opp[y]:
+                    break
+                x = y
+            if r == first_off and x > HOME:
+                continue
+            taken.append(c)
+            rec(r + 1, x)
+            taken.pop()
+
+    rec(0, p)
+    return out
+
+
+def sharing_python(me, opp, dice: tuple[int, ...], cap: int = SHARE_CAP) -> tuple[list | None, bool, int]:
+    """:func:`sharing` in Python: the reference the compiled search is held to.
+
+    For none borne off, then each run as the first to bear off: depth-first over the checkers, those
+    with the fewest ways first (a checker shut in behind the opponent's points has a few, and decides
+    the rest), each checker's ways with the most dice first; checkers on one point take their ways in a
+    non-decreasing order (they are alike), and a checker is not tried where the ones left cannot take
+    the dice left of some run even with their most. A state that failed (checker, dice taken so far,
+    first way allowed) is not tried again."""
+    if me[25]:
+        return None, False, 0
+    runs = _runs(dice)
+    if len(runs) > MOST_RUNS or any(n > 15 for _, n in runs):
+        return None, False, 0
+    steps = 0
+    for first_off in [len(runs), *range(len(runs))]:
+        try:
+            shares, steps = _share(me, opp, runs, first_off, steps, cap)
+        except _OverCap:
+            return None, False, cap + 1
+        if shares is not None:
+            return shares, False, steps
+    return None, True, steps
+
+
+def _share(me, opp, runs, first_off: int, steps: int, cap: int) -> tuple[list | None, int]:
+    """:func:`sharing_python`'s search with run ``first_off`` the first to bear off: ``(sharing or None,
+    steps)``, the steps counted on from ``steps``; past ``cap``, :class:`_OverCap`."""
+    full = tuple(n for _, n in runs)
+    nr = len(runs)
+    points = [p for p in range(24, 0, -1) if me[p]]
+    ways = {p: sorted(_ways(p, runs, first_off, opp), key=lambda t: -sum(t)) for p in points}
+    checkers = [p for p in sorted(points, key=lambda p: (len(ways[p]), -p)) for _ in range(me[p])]
+    n = len(checkers)
+    most = [[0] * nr for _ in range(n + 1)]  # per checker: the most of each run it and those after take
+    pips = [0] * (n + 1)  # per checker: the most pips it and those after move
+    for i in range(n - 1, -1, -1):
+        options = ways[checkers[i]]
+        for r in range(nr):
+            most[i][r] = most[i + 1][r] + max((t[r] for t in options), default=0)
+        pips[i] = pips[i + 1] + max((sum(c * v for c, (v, _) in zip(t, runs)) for t in options), default=0)
+    failed: set = set()
+    chosen: list[tuple[int, tuple[int, ...]]] = []
+
+    def rec(i: int, used: tuple[int, ...], lo: int) -> bool:
+        nonlocal steps
+        if i == n:
+            return used == full
+        if any(used[r] + most[i][r] < full[r] for r in range(nr)):
             return False
-    return True
+        if sum((full[r] - used[r]) * runs[r][0] for r in range(nr)) > pips[i]:
+            return False
+        p = checkers[i]
+        same = i > 0 and checkers[i - 1] == p
+        key = (i, used, lo if same else 0)
+        if key in failed:
+            return False
+        options = ways[p]
+        for j in range(lo if same else 0, len(options)):
+            t = options[j]
+            nxt = tuple(a + b for a, b in zip(used, t))
+            if any(a > b for a, b in zip(nxt, full)):
+                continue
+            steps += 1
+            if steps > cap:
+                raise _OverCap
+            chosen.append((p, t))
+            if rec(i + 1, nxt, j):
+                return True
+            chosen.pop()
+        failed.add(key)
+        return False
+
+    return (chosen if rec(0, (0,) * nr, 0) else None), steps
+
+
+class _OverCap(Exception):
+    """:func:`sharing_python` ran past its cap."""

@@ -101,6 +101,10 @@ class Walker:
         """
         n = len(dice)
         goal = min(n if at_least is None else min(n, at_least), self._pips_bound(dice))
+        if self._room_counts(dice) and pips(self.b.me) > sum(dice[:goal]):
+            known, goal = self._shared_depth(dice, goal)
+            if known is not None:
+                return known
         compiled = self._compiled_depth(dice, goal, budget)
         if compiled is not None:
             return compiled
@@ -150,6 +154,57 @@ class Walker:
                 b.pins[:] = saved[2]
             raise
         return best
+
+    def _shared_depth(self, dice: tuple[int, ...], goal: int) -> tuple[int | None, int]:
+        """``(most dice, goal)``: how many of the first ``goal`` dice can be played where sharings of
+        them among the checkers (:func:`~board_rules.checkerwise.sharing`) settle it, else None, and
+        the fewer dice the walk need look for. A sharing played in an order the variant allows
+        (:meth:`_shared_moves`) shows that its dice can be played; where none exists, the first ``k``
+        dice cannot be (the game cannot end on the way: the mover has more pips than they move), and
+        ``k - 1`` are tried. Saves :meth:`max_depth` the walk where checkers must wait behind the
+        opponent's points for the number that jumps them, which meets dead ends by the hundred
+        thousand. The sharings together take at most :data:`~board_rules.checkerwise.SHARE_CAP` steps."""
+        left = checkerwise.SHARE_CAP
+        k = goal
+        while k > 0 and left > 0:
+            shares, proof, steps = checkerwise.sharing(self.b.me, self.b.opp, dice[:k], left)
+            if shares is not None and self._shared_moves(dice[:k], shares) is not None:
+                return k, k
+            if not proof:
+                return None, k
+            left -= steps
+            k -= 1
+        return (0, 0) if k == 0 else (None, k)
+
+    def _shared_moves(self, dice: tuple[int, ...], shares) -> Moves | None:
+        """The checker moves of ``shares`` (``[(point, dice taken per run), ...]``) in the dice's order,
+        each allowed when it is made, or None where this order finds none; the board is left as it was.
+        Each die goes to the first checker still owed one of its run whose move the variant allows, the
+        farthest back first (the one that opens the start rule's way), the one owed the most first among
+        checkers on one point (checkers alike: their shares may be swapped)."""
+        s = self.s
+        at = [p for p, _ in shares]
+        owed = [sum(t) for _, t in shares]
+        done = []
+        r = -1
+        for k, d in enumerate(dice):
+            if k == 0 or d != dice[k - 1]:
+                r += 1
+                left = [t[r] for _, t in shares]
+            move = None
+            for c in sorted((c for c in range(len(at)) if left[c]), key=lambda c: (-at[c], -owed[c])):
+                move = s.try_move(at[c], d)
+                if move is not None:
+                    at[c] = move[1]
+                    left[c] -= 1
+                    owed[c] -= 1
+                    break
+            if move is None:
+                break
+            done.append(move)
+        for u in reversed(done):
+            s.undo(u)
+        return tuple((u[0], u[1], u[2]) for u in done) if len(done) == len(dice) else None
 
     def _room_counts(self, dice: tuple[int, ...]) -> bool:
         """Whether the checkers' room (:func:`_most_in_room`) can bound a walk of ``dice``: more than
@@ -255,8 +310,10 @@ class Walker:
         every rule), the forward walk finished (its answer is exact), or each backward walk
         finished without a path (it relaxes the rules: none exists). A play that bears off
         the last checker ends with the die that does, so each such prefix of the dice is tried.
-        Where two rounds settle nothing, a prefix that no sharing of its dice among the checkers
-        reaches is settled at once (:func:`~board_rules.checkerwise.unreachable`).
+        Where two rounds settle nothing, each checker is taken on its own
+        (:func:`~board_rules.checkerwise.share_to`): a prefix that no sharing of its dice among the
+        checkers reaches is settled at once, and a sharing that plays in an order the variant allows
+        is the path.
         ``budget`` bounds the boards of every walk together.
         """
 
@@ -275,8 +332,12 @@ class Walker:
         boards = FIRST_BUDGET
         while True:
             if boards == 16 * FIRST_BUDGET:  # two rounds settled nothing: try each checker on its own
-                me, opp = self.b.me, self.b.opp
-                open_ = [k for k in open_ if not checkerwise.unreachable(me, target.me, opp, dice[:k])]
+                for k in list(open_):
+                    proof, shares = checkerwise.share_to(self.b.me, target.me, self.b.opp, dice[:k])
+                    if proof:
+                        open_.remove(k)
+                    elif shares is not None and (moves := self._shared_moves(dice[:k], shares)) is not None:
+                        return [(moves, key)]
             for k in list(open_):
                 try:
                     moves = walk(self._backward, target, dice[:k], False)

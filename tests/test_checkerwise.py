@@ -10,7 +10,7 @@ import pytest
 from board_rules import Position, Roll, checkerwise, fastgen
 from board_rules.checkerwise import unreachable, unreachable_python
 from board_rules.legality import check, is_legal_result
-from board_rules.reach import Walker
+from board_rules.reach import Walker, pips
 from tests.test_fastgen import _compiled, _path_cases
 
 BLOCKING = ("fevga", "gul-bara", "long-nardy")
@@ -92,3 +92,124 @@ def test_the_compiled_proof_refuses_what_is_not_a_board():
     with pytest.raises(ValueError, match="target: count 16"):
         compiled.checkerwise(board, bytes([16]) + target[1:], bytes([6, 5]), 100)
     assert fastgen.COMPILED
+
+
+# ------------------------------------------------------------------ every die played: sharings
+
+
+def _sharing_cases(variant: str, count: int):
+    from tests.test_fastgen import _walkers
+
+    walks = _walkers(random.Random(f"sharing-{variant}"), variant)
+    return [next(walks) for _ in range(count)]
+
+
+@pytest.mark.parametrize("variant", BLOCKING)
+def test_compiled_and_python_sharings_agree(variant):
+    compiled = _compiled()
+    for walker, seq in _sharing_cases(variant, 300):
+        b = walker.b
+        for cap in (checkerwise.SHARE_CAP, 30):  # a small cap: both give up at the same step
+            got = compiled.sharing(bytes(b.me + b.opp), bytes(seq), cap)
+            assert got == checkerwise.sharing_python(b.me, b.opp, tuple(seq), cap), (b.me, b.opp, seq, cap)
+
+
+@pytest.mark.parametrize("variant", BLOCKING)
+def test_a_sharing_gives_each_checker_a_way_it_can_go_and_every_die_to_one(variant):
+    found = 0
+    for walker, seq in _sharing_cases(variant, 300):
+        b = walker.b
+        shares, proof, _ = checkerwise.sharing(b.me, b.opp, seq)
+        if shares is None:
+            continue
+        found += 1
+        runs = checkerwise._runs(tuple(seq))
+        assert not proof
+        assert sorted(p for p, _ in shares) == sorted(p for p in range(1, 25) for _ in range(b.me[p]))
+        assert [sum(t[r] for _, t in shares) for r in range(len(runs))] == [n for _, n in runs]
+        for p, taken in shares:  # a way of that checker when some run (or none) is the first to bear off
+            assert any(taken in checkerwise._ways(p, runs, f, b.opp) for f in range(len(runs) + 1))
+    assert found >= 150
+
+
+@pytest.mark.parametrize("variant", BLOCKING)
+def test_sharings_settle_the_most_dice_as_the_walk_does(variant, monkeypatch):
+    # a sharing played in a legal order shows the dice can be played; where none exists, they cannot
+    cases = _sharing_cases(variant, 400)
+    goals = [random.Random(k).choice((None, 1, len(seq))) for k, (_, seq) in enumerate(cases)]
+    settled = 0
+    got = []
+    for (walker, seq), goal in zip(cases, goals):
+        board = walker.b.copy()
+        got.append(walker.max_depth(seq, goal))
+        assert walker.b.key() == board.key()  # the board is left as it was
+        most = min(len(seq), goal or len(seq))
+        if walker._room_counts(seq) and pips(walker.b.me) > sum(seq[:most]):
+            settled += walker._shared_depth(seq, most)[0] is not None
+    monkeypatch.setattr(Walker, "_shared_depth", lambda self, dice, goal: (None, goal))
+    assert got == [walker.max_depth(seq, goal) for (walker, seq), goal in zip(cases, goals)]
+    assert settled >= 60
+
+
+def test_checkers_waiting_behind_a_block_for_the_six_are_settled_without_walking(monkeypatch):
+    # benchmarks/bench_rules.py group (v): white's 1-1 with two checkers behind black's points 13 to 17,
+    # which must stand on 18 when the sixes come; walking found its 24-die play after 223,366 boards
+    from board_rules.movegen import Budget
+    from board_rules.moves import Board
+
+    position = Position.from_json(WAITING_FOR_THE_SIX)
+    v = position.variant
+    dice = tuple(v.dice_sequences(1, 1, 21)[0])
+    budget = Budget(10**9)
+    assert Walker(v, Board.of(position), 15).max_depth(dice, None, budget) == 24
+    assert budget.left == 10**9
+    walker = Walker(v, Board.of(position), 15)
+    shares, _, _ = checkerwise.sharing(walker.b.me, walker.b.opp, dice)
+    moves = walker._shared_moves(dice, shares)
+    assert [m[:2] for m in moves if m[0] in (23, 24)] == [(23, 18), (24, 18)]  # each waits on 18 ...
+    assert sum(1 for m in moves if m[:2] == (18, 12)) == 2  # ... for a six
+    monkeypatch.setattr(Walker, "_shared_depth", lambda self, dice, goal: (None, goal))
+    walked = Budget(10**9)
+    assert Walker(v, Board.of(position), 15).max_depth(dice, None, walked) == 24
+    assert 10**9 - walked.left > 100_000
+
+
+WAITING_FOR_THE_SIX = (
+    '{"variant": "gul-bara", "turn": "white", "points": [2, 1, 1, 3, 0, -1, 1, 1, 1, 1, 1, 1, -5, -3, -3, -2, '
+    '-1, 0, 0, 0, 0, 0, 1, 1], "bar": {"white": 0, "black": 0}, "off": {"white": 0, "black": 0}, '
+    '"rolls": {"white": 21, "black": 22}}'
+)
+
+
+@pytest.mark.parametrize("variant", BLOCKING)
+def test_a_sharing_to_a_board_played_in_order_reaches_that_board(variant):
+    from board_rules.moves import CheckerMoves
+
+    played = 0
+    for case in _path_cases(random.Random(f"share-to-{variant}"), variant, 300):
+        v, board, head, seq, k, target, _ = case
+        proof, shares = checkerwise.share_to(board.me, target.me, board.opp, seq[:k])
+        assert proof == unreachable(board.me, target.me, board.opp, seq[:k])
+        if shares is None:
+            continue
+        moves = Walker(v, board.copy(), head)._shared_moves(tuple(seq[:k]), shares)
+        if moves is None:
+            continue
+        played += 1
+        after = board.copy()
+        s = CheckerMoves(v, after, head)
+        for d, (src, dst, _) in zip(seq, moves):
+            u = s.try_move(src, d)
+            assert u is not None and u[1] == dst
+        assert after.key() == target.key()
+    assert played >= 100
+
+
+def test_the_compiled_sharing_refuses_what_is_not_a_board():
+    compiled = _compiled()
+    board = bytes([0] * 24 + [15, 0] + [0] * 26)
+    with pytest.raises(ValueError, match="board: expected 52"):
+        compiled.sharing(board[:-1], bytes([6, 5]), 100)
+    with pytest.raises(ValueError, match="dice: 7"):
+        compiled.sharing(board, bytes([7]), 100)
+    assert compiled.sharing(board, bytes([6, 5]), 100)[0] is not None

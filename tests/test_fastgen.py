@@ -250,8 +250,10 @@ def _walkers(rng, variant: str):
 @pytest.mark.parametrize("variant", ("fevga", "gul-bara", "long-nardy"))
 def test_compiled_and_python_walks_find_the_same_most_dice_in_the_blocking_games(variant, monkeypatch):
     from board_rules.movegen import Budget, SearchBudgetExceeded
+    from board_rules.reach import Walker
 
     compiled = _compiled()
+    monkeypatch.setattr(Walker, "_shared_depth", lambda self, dice, goal: (None, goal))  # the walks themselves
     rng = random.Random(f"depth-{variant}")
     walks = _walkers(rng, variant)
     cases = [next(walks) for _ in range(400)]
@@ -306,12 +308,15 @@ def test_compiled_and_python_walks_agree_on_escalated_gul_bara_doubles(monkeypat
 
 def test_compiled_and_python_walks_agree_on_the_hardest_escalation(monkeypatch):
     # benchmarks/bench_rules.py's hardest escalation: 99,805 boards to prove that 1-1 plays 22 of 24 numbers
-    # by walking them all, 495 now that a board whose checkers lack the room for more dice is not walked on
+    # by walking them all, 495 now that a board whose checkers lack the room for more dice is not walked on,
+    # none where the checkers' sharings of the dice settle it (tests/test_checkerwise.py)
     from benchmarks.bench_rules import SAMPLED_BEFORE
     from board_rules.movegen import Budget
     from board_rules.reach import Walker
 
     _compiled()
+    shared = Walker._shared_depth
+    monkeypatch.setattr(Walker, "_shared_depth", lambda self, dice, goal: (None, goal))
     position = Position.from_json(SAMPLED_BEFORE)
     v = position.variant
 
@@ -326,6 +331,8 @@ def test_compiled_and_python_walks_agree_on_the_hardest_escalation(monkeypatch):
     got = walks()
     monkeypatch.setattr(fastgen, "_compiled", None)
     assert got == walks() and got[0] == (22, 495)
+    monkeypatch.setattr(Walker, "_shared_depth", shared)
+    assert walks()[0] == (22, 0)
 
 
 def test_the_compiled_walk_refuses_what_is_not_a_walk():
