@@ -37,7 +37,7 @@ def run(args, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Run ``tavli hint``; raises :class:`board_rules.TavliError` subclasses for bad input."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
-    from engine.evaluate import evaluator, rank_plays
+    from engine.evaluate import evaluator, first_legs, rank_plays
     from engine.explain import idea, judge
 
     if args.top < 1:
@@ -55,7 +55,7 @@ def run(args, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     by = evaluator(position.variant.name, args.by)
     every = rank_plays(position, roll, by=by, include=played_after)
     verdict = judge(position, roll, played_after, by=by, ranked=every)
-    ranked = every[: args.top]
+    ranked = first_legs(every)[: args.top]
     rows = [(str(r.play) or "(no legal play)", r.score, idea(position, r.position) if r.play else None) for r in ranked]
     deeper = sum(1 for r in ranked if r.ply)
     if args.json:

@@ -324,6 +324,21 @@ def _by_first_leg(plays: list[Play], scores: list[float], keep: Sequence[int] = 
     return picked, [chosen[i] for i in picked]
 
 
+def first_legs(ranked: list[RankedPlay]) -> list[RankedPlay]:
+    """``ranked`` with one play per first leg, the first of each: what a player chooses where
+    gul-bara's numbers pass on (:func:`rank_plays` adds ``include``'s play beside its first leg's).
+    Elsewhere every play is its own first leg, and ``ranked`` is returned as it is."""
+    if not any(r.play.then for r in ranked):
+        return ranked
+    seen: set = set()
+    out = []
+    for r in ranked:
+        if r.play.moves not in seen:
+            seen.add(r.play.moves)
+            out.append(r)
+    return out
+
+
 def _best_by_heuristic(position: Position, roll: Roll) -> list[tuple[Play, Position]] | None:
     """The plays the heuristic scores highest (ties, in :func:`rank_plays`'s order), or None.
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from board_rules import Place, Play, Position, Roll, Side, Variant
-from engine.evaluate import RankedPlay, rank_plays
+from engine.evaluate import RankedPlay, first_legs, rank_plays
 
 EQUITY_SOURCES = ("gnubg", "learned")
 """Sources whose scores are cubeless equity for the mover (points per game)."""
@@ -285,6 +285,6 @@ def judge(
         score=top.score,
         source=top.source,
         idea=idea(position, top.position) if top.play else None,
-        plays=len(ranked),
+        plays=len(first_legs(ranked)),
         **fields,
     )

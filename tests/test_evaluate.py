@@ -261,7 +261,11 @@ def test_gul_bara_numbers_passed_on_are_played_as_their_side_likes(by):
     # a player who played the first leg best is not charged for what the opponent then chose
     gift = next(a for p, a in options if p.moves == ranked[0].play.moves and a != ranked[0].position)
     verdict = explain.judge(pos, roll, gift, by=by)
-    assert verdict.loss == 0 and verdict.rank == 1
+    assert verdict.loss == 0 and verdict.rank == 1 and verdict.plays == 2  # the gift is not a third play
+    assert len(rank_plays(pos, roll, by=by, include=gift)) == 3
+    assert [r.play.moves for r in evaluate.first_legs(rank_plays(pos, roll, by=by, include=gift))] == [
+        r.play.moves for r in ranked
+    ]
 
 
 def test_each_side_chooses_its_own_leg_three_legs_deep():

@@ -38,6 +38,22 @@ def test_a_play_made_is_judged_against_the_best(start, capsys):
     assert capsys.readouterr().out.splitlines()[-1] == "your play was the best"
 
 
+def test_numbers_passed_on_list_each_first_leg_once_with_the_play_made(tmp_path, capsys):
+    # gul-bara: white's 3-3 is blocked half-way and black plays the rest; a player's own continuation
+    # of a first leg is judged by that leg's worth, not listed or counted as a play of its own
+    from tests.test_evaluate import _PASSING
+
+    path = tmp_path / "passing.json"
+    path.write_text(json.dumps(_PASSING))
+    played = "10/1 7/3 6/2 5/1(2) 4/1 | 9/off 8/3 7/2 6/1 5/off 4/off(2)"
+    assert main(["hint", str(path), "--dice", "3", "3", "--played", played, "--by", "heuristic"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("2 of 2 plays")
+    rows = [line.split("|")[0].split(None, 1)[1].strip() for line in lines[1:3]]
+    assert sorted(rows) == ["10/1 7/3 6/2 5/1(2) 4/1", "10/2 7/1 6/2 5/2 5/1 4/1"]
+    assert lines[3].startswith("your play") and ("of 2)" in lines[3] or lines[3].endswith("the best"))
+
+
 def test_json_names_the_evaluator_and_its_unit(start, capsys):
     assert main(["hint", start("long-nardy"), "--dice", "6", "5", "--json", "--played", "24/13"]) == 0
     out = json.loads(capsys.readouterr().out)
