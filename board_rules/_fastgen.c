@@ -1906,7 +1906,20 @@ static int cw_search(const uint8_t *me, const uint8_t *opp, const uint8_t *targe
                 goto done;
             }
         }
-        for (int p = 24; p >= 1 && a.n; p--) {
+        /* the checkers with the fewest ways first (farthest first among equals): the sets of sharings
+         * stay far smaller than taking the farthest first */
+        int order[24], np = 0;
+        for (int p = 24; p >= 1; p--) {
+            if (!me[p]) continue;
+            int at = np++;
+            while (at > 0 && opts[order[at - 1]].n > opts[p].n) {
+                order[at] = order[at - 1];
+                at--;
+            }
+            order[at] = p;
+        }
+        for (int q = 0; q < np && a.n; q++) {
+            int p = order[q];
             for (int k = 0; k < me[p] && a.n; k++) {
                 cw_clear(&b);
                 const CwOptions *o = &opts[p];

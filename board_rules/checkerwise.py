@@ -101,7 +101,7 @@ def unreachable_python(me, target, opp, dice: tuple[int, ...], cap: int = WORK_C
 def share_to(me: list[int], target: list[int], opp: list[int], dice) -> tuple[bool, list | None]:
     """``(proof, sharing)``: :func:`unreachable`'s answer and, where a sharing of the dice takes
     every checker to a place of the target, the first found, ``[(point, taken per run), ...]`` one
-    per checker, farthest first. A sharing keeps the two rules that tie checkers in time only in part
+    per checker. A sharing keeps the two rules that tie checkers in time only in part
     (a bear-off's overshoot is allowed whatever stands above): it is a play only where an order of its
     moves is legal (:meth:`board_rules.reach.Walker._shared_moves`)."""
     dice = tuple(int(d) for d in dice)
@@ -134,11 +134,14 @@ def _share_to_python(me, target, opp, dice: tuple[int, ...], cap: int, want: boo
     # len(runs): none is borne off
     for first_off in range(len(runs)) if borne else (len(runs),):
         options = {p: _options(p, runs, first_off, opp, most_waste, slot) for p in set(starts)}
+        # the checkers with the fewest ways first (farthest first among equals): the sets of sharings
+        # stay far smaller than taking the farthest first (837,000 steps against 71,000 for a 1-1)
+        order = sorted(starts, key=lambda p: (len(options[p]), -p))
         # each state of a layer (dice taken per run, targets left, pips wasted) keeps the first that
         # led to it: (the state before, the dice the checker took), in the compiled search's order
         layer: dict = {(tuple(0 for _ in runs), left0, 0): None}
         layers = [layer]
-        for p in starts:
+        for p in order:
             nxt: dict = {}
             for state in layer:
                 taken, left, waste = state
@@ -164,9 +167,9 @@ def _share_to_python(me, target, opp, dice: tuple[int, ...], cap: int, want: boo
                 if not want:
                     return False, None
                 shares = []
-                for i in range(len(starts), 0, -1):
+                for i in range(len(order), 0, -1):
                     state, dice_taken = layers[i][state]
-                    shares.append((starts[i - 1], dice_taken))
+                    shares.append((order[i - 1], dice_taken))
                 return False, shares[::-1]
     return True, None
 

@@ -213,3 +213,31 @@ def test_the_compiled_sharing_refuses_what_is_not_a_board():
     with pytest.raises(ValueError, match="dice: 7"):
         compiled.sharing(board, bytes([7]), 100)
     assert compiled.sharing(board, bytes([6, 5]), 100)[0] is not None
+
+
+def test_a_whole_escalation_that_bears_off_is_reached_by_its_sharing():
+    # benchmarks/bench_rules.py group (v): white's 1-1 bears off 7 with a checker behind black's points;
+    # taking the checkers with the fewest ways first, the sharing is found well within WORK_CAP (about
+    # 70,000 steps in Python; 840,000 farthest first), and played in order it is the check's path
+    from board_rules.moves import Board, CheckerMoves
+
+    before = Position.from_json(
+        '{"variant": "gul-bara", "turn": "white", "points": [1, 1, 1, 1, 2, 1, 2, 2, 1, 2, 0, 0, -2, -2, 0, 0, -2, '
+        '-8, -1, 0, 1, 0, 0, 0], "bar": {"white": 0, "black": 0}, "off": {"white": 0, "black": 0}, '
+        '"rolls": {"white": 18, "black": 19}}'
+    )
+    after = Position.from_json(
+        '{"variant": "gul-bara", "turn": "black", "points": [1, 1, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, -2, -2, 0, 0, -2, '
+        '-8, -1, 0, 0, 0, 0, 0], "bar": {"white": 0, "black": 0}, "off": {"white": 7, "black": 0}, '
+        '"rolls": {"white": 19, "black": 19}}'
+    )
+    start, target = Board.of(before), Board.of(after, before.turn)
+    dice = tuple(before.variant.dice_sequences(1, 1, 18)[0])
+    proof, shares = checkerwise.share_to(start.me, target.me, start.opp, dice)
+    assert not proof and shares is not None
+    moves = Walker(before.variant, start.copy(), 15)._shared_moves(dice, shares)
+    board = start.copy()
+    s = CheckerMoves(before.variant, board, 15)
+    assert moves is not None and all(s.try_move(src, d) for d, (src, _, _) in zip(dice, moves))
+    assert board.key() == target.key()
+    assert check(before, Roll(1, 1), after).legal
