@@ -77,6 +77,11 @@ def main() -> int:
         help="Gaussian noise (sigma, grey levels) added to each frame, as a camera's sensor adds",
     )
     ap.add_argument(
+        "--relief",
+        action="store_true",
+        help="draw the checkers standing on the field (tops lifted towards the camera, sides showing), as real ones",
+    )
+    ap.add_argument(
         "--reader",
         choices=READERS,
         default=None,
@@ -96,14 +101,16 @@ def main() -> int:
     for seed in range(args.first_seed, args.first_seed + args.frames):
         s = scene(seed, args.hands)
         pos = s.pop("position")
-        frame = render(pos, seed=seed, size=size, **s)
+        frame = render(pos, seed=seed, size=size, relief=args.relief, **s)
         if args.sensor_noise > 0:
             img = frame.image.astype(np.int16) + noise_rng.normal(0, args.sensor_noise, frame.image.shape).astype(
                 np.int16
             )
             frame = replace(frame, image=np.clip(img, 0, 255).astype(np.uint8))
         geometry = (
-            calibrate(render(pos, seed=seed, size=size, style=s["style"], checkers=s["checkers"]).image)
+            calibrate(
+                render(pos, seed=seed, size=size, style=s["style"], checkers=s["checkers"], relief=args.relief).image
+            )
             if s["hand"]
             else calibrate(frame.image)
         )

@@ -1,12 +1,14 @@
 """The table renderer: determinism, markers, checkers, dice and hands match the ground truth."""
 
+import math
+
 import cv2
 import numpy as np
 import pytest
 
 from board_rules import Position, Side, find_variant
-from vision.board import GEOMETRY, checker_slot, point_at
-from vision.render import BOARD_STYLES, CHECKER_STYLES, DieSpec, frames_of_game, render
+from vision.board import BOARD_HEIGHT_MM, BOARD_WIDTH_MM, GEOMETRY, checker_slot, point_at
+from vision.render import BOARD_STYLES, CHECKER_STYLES, DieSpec, camera_pose, frames_of_game, lifted, render
 
 START = Position.start("backgammon")
 
@@ -151,6 +153,60 @@ def test_hand_changes_the_frame_inside_its_polygon_only():
     assert diff[outside].max() == 0
 
 
+def test_a_lifted_point_is_where_a_pinhole_camera_sees_it():
+    # an independent pinhole camera: rotation, eye and focal length; the field is z = 0, up is +z
+    a, b = math.radians(25), math.radians(10)
+    rx = np.array([[1, 0, 0], [0, math.cos(a), -math.sin(a)], [0, math.sin(a), math.cos(a)]])
+    rz = np.array([[math.cos(b), -math.sin(b), 0], [math.sin(b), math.cos(b), 0], [0, 0, 1]])
+    r = rz @ rx @ np.diag([1.0, -1.0, -1.0])  # looking down
+    eye = np.array([300.0, 800.0, 950.0])
+    k = np.array([[1000.0, 0, 640], [0, 1000.0, 480], [0, 0, 1]])
+
+    def seen(p):
+        q = k @ (r @ (np.asarray(p, float) - eye))
+        return q[:2] / q[2]
+
+    for x, y, h in ((100, 100, 8), (600, 50, 24), (350, 500, 40)):
+        at, scale = lifted(tuple(eye), (x, y), h)
+        assert seen((*at, 0)) == pytest.approx(seen((x, y, h)), abs=1e-6)
+        assert scale == pytest.approx(950 / (950 - h))
+    assert lifted(tuple(eye), (100, 100), 0) == ((100, 100), 1)
+
+
+def test_the_camera_eye_stands_its_distance_off_the_board_on_whites_side():
+    for seed in range(20):
+        x, y, z = camera_pose(seed).eye_mm
+        assert math.dist((x, y, z), (BOARD_WIDTH_MM / 2, BOARD_HEIGHT_MM / 2, 0)) == pytest.approx(1100)
+        assert y > BOARD_HEIGHT_MM / 2 and 900 < z < 1100
+
+
+def test_relief_lifts_the_checkers_on_the_points_and_nothing_else():
+    flat = render(START, seed=5, jpeg=None, noise=0)
+    raised = render(START, seed=5, jpeg=None, noise=0, relief=True)
+    assert [c.centre for c in raised.checkers] == [c.centre for c in flat.checkers]  # the truth is their feet
+    near = np.zeros(flat.image.shape[:2], np.uint8)
+    for c in flat.checkers:
+        cv2.circle(near, (round(c.centre[0]), round(c.centre[1])), 40, 255, -1)
+    diff = np.abs(flat.image.astype(int) - raised.image.astype(int)).sum(axis=2)
+    assert diff[near == 0].max() == 0  # nothing away from the checkers moves
+    assert diff[near > 0].mean() > 5
+    # a checker's top moves away from the point under the eye, which is off white's (near) edge: the
+    # tops of white's 5 on its 13 point, on the far side, move up the image
+    assert camera_pose(5).eye_mm[1] > BOARD_HEIGHT_MM
+    plain = dict(seed=5, jpeg=None, noise=0, blur=0, lighting=False)
+
+    def top_rows(frame):
+        at = [c for c in frame.checkers if c.point == 13]
+        x0, x1 = round(min(c.centre[0] for c in at)) - 25, round(max(c.centre[0] for c in at)) + 25
+        y0, y1 = round(min(c.centre[1] for c in at)) - 25, round(max(c.centre[1] for c in at)) + 25
+        window = frame.image[y0:y1, x0:x1].astype(int)
+        ys, _ = np.nonzero(np.abs(window - np.array(at[0].colour)).max(axis=2) <= 6)  # a top's own colour
+        assert len(ys) > 500
+        return ys.mean()
+
+    assert top_rows(render(START, relief=True, **plain)) < top_rows(render(START, **plain)) - 2
+
+
 def test_frames_of_a_game_share_the_camera_and_bring_hands_between_positions():
     after = list(START.points)
     after[7], after[4] = after[7] - 1, after[4] + 1  # 8/5
@@ -177,6 +233,16 @@ def _cli(argv):
     parser = argparse.ArgumentParser(prog="tavli")
     cli.add_parser(parser.add_subparsers(dest="command", required=True))
     return cli.run(parser.parse_args(argv))
+
+
+def test_cli_render_draws_the_checkers_in_relief_when_asked(tmp_path):
+    pos = tmp_path / "pos.json"
+    pos.write_text(START.to_json())
+    flat, raised = tmp_path / "flat.png", tmp_path / "raised.png"
+    assert _cli(["vision", "render", str(pos), "-o", str(flat), "--seed", "3"]) == 0
+    assert _cli(["vision", "render", str(pos), "-o", str(raised), "--seed", "3", "--relief"]) == 0
+    a, b = cv2.imread(str(flat)), cv2.imread(str(raised))
+    assert np.array_equal(a, render(START, seed=3).image) and not np.array_equal(a, b)
 
 
 def test_cli_render_writes_the_frame_and_its_truth(tmp_path):

@@ -23,6 +23,7 @@ FIELD_HEIGHT_MM = 440.0
 BOARD_WIDTH_MM = 2 * BORDER_MM + 2 * HALF_WIDTH_MM + BAR_WIDTH_MM + TRAY_WIDTH_MM  # 690
 BOARD_HEIGHT_MM = 2 * BORDER_MM + FIELD_HEIGHT_MM  # 540
 CHECKER_DIAMETER_MM = 36.0
+CHECKER_HEIGHT_MM = 8.0  # a checker's thickness: tournament checkers are 7 to 10 mm
 CHECKER_STEP_MM = 37.0  # centre to centre along a point
 CHECKERS_PER_ROW = 5  # layer k holds 5 - k checkers, offset half a step: 5 + 4 + 3 + 2 + 1 = 15
 DIE_SIZE_MM = 16.0

@@ -159,6 +159,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--style", choices=sorted(BOARD_STYLES), default="walnut")
     p.add_argument("--checkers", choices=sorted(CHECKER_STYLES), default="matte")
     p.add_argument("--hand", action="store_true", help="a hand over part of the board")
+    p.add_argument(
+        "--relief", action="store_true", help="the checkers standing on the field: tops lifted, sides showing"
+    )
     p.add_argument("--truth", "--labels", dest="truth", help="write the ground truth JSON here")
 
 
@@ -199,6 +202,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
             style=args.style,
             checkers=args.checkers,
             hand=args.hand,
+            relief=args.relief,
         )
     except ValueError as exc:
         print(f"tavli vision render: {exc}", file=sys.stderr)

@@ -24,6 +24,7 @@ from vision.board import (
     BAR_X0,
     BOARD_HEIGHT_MM,
     BOARD_WIDTH_MM,
+    CHECKER_HEIGHT_MM,
     CHECKER_STEP_MM,
     CUBE_SIZE_MM,
     DIE_SIZE_MM,
@@ -71,10 +72,13 @@ class DieSpec:
 
 @dataclass(frozen=True, slots=True)
 class Camera:
-    """A camera pose: homography board mm -> image pixels, and the image size."""
+    """A camera pose: homography board mm -> image pixels, the image size and, where known, the
+    camera's eye: board mm x and y of the point under it and its height above the field (what
+    :func:`render`'s ``relief`` needs)."""
 
     homography: np.ndarray
     size: tuple[int, int]
+    eye_mm: tuple[float, float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +184,20 @@ def camera_pose(
     shift = rng.uniform(-1, 1, 2) * shift_jitter * np.array([w, h])
     img = (proj - mid) * f + np.array([w / 2, h / 2]) + shift
     hom = cv2.getPerspectiveTransform(corners.astype(np.float32), img.astype(np.float32)).astype(np.float64)
-    return Camera(hom, (int(w), int(h)))
+    eye = -r.T @ np.array([0, 0, 1100.0])  # the camera's centre, in the board's centred mm
+    eye_mm = (float(eye[0] + BOARD_WIDTH_MM / 2), float(eye[1] + BOARD_HEIGHT_MM / 2), float(abs(eye[2])))
+    return Camera(hom, (int(w), int(h)), eye_mm)
+
+
+def lifted(
+    eye_mm: tuple[float, float, float], at: tuple[float, float], height: float
+) -> tuple[tuple[float, float], float]:
+    """Where on the field's plane the camera sees a point ``height`` mm above the board-mm point
+    ``at``, and the scale there of a thing that high: from an eye ``eye_mm`` high, a plane
+    ``height`` above the field projects onto it by ``eye / (eye - height)`` about the point under the eye."""
+    ex, ey, ez = eye_mm
+    k = ez / (ez - height)
+    return (ex + (at[0] - ex) * k, ey + (at[1] - ey) * k), k
 
 
 def _apply(hom: np.ndarray, pts) -> np.ndarray:
@@ -224,6 +241,7 @@ def render(
     yaw_jitter: float = 6.0,
     roll_jitter: float = 4.0,
     hand: bool = False,
+    relief: bool = False,
     lighting: bool = True,
     noise: float = 4.0,
     blur: float = 0.8,
@@ -238,6 +256,10 @@ def render(
     ``cube_colour`` (:data:`CUBE_COLOURS`). ``noise`` is a Gaussian sigma (0: none), ``blur`` a sigma
     in px, ``jpeg`` a quality (None: no JPEG round trip). ``camera`` overrides the seeded pose;
     ``scene_seed`` (default ``seed``) fixes grain, table and light, so a game's frames share them.
+    ``relief`` draws the checkers on the points as the camera sees real ones: each a cylinder
+    ``CHECKER_HEIGHT_MM`` high standing on the field or on the checkers under it, its top nearer the
+    camera (further from the point under the eye, and larger) than its foot, its side showing
+    between; without the camera's eye (a :class:`Camera` made without one) nothing is lifted.
 
     Raises ValueError for unknown styles, dice or cube places.
     """
@@ -268,8 +290,18 @@ def render(
     truth_checkers: list[CheckerTruth] = []
     colours = {"white": cstyle.white, "black": cstyle.black}
 
+    eye = cam.eye_mm if relief else None
+
     def put(where, point, side, centre_mm, layer):
-        draw_checker(canvas, s, centre_mm, colours[side], cstyle.finish, max(layer, 0))
+        if eye is None or where != "point":
+            draw_checker(canvas, s, centre_mm, colours[side], cstyle.finish, max(layer, 0))
+        else:  # its side from its foot up, then its top
+            foot = max(layer, 0) * CHECKER_HEIGHT_MM
+            for k in range(4):
+                at, scale = lifted(eye, centre_mm, foot + CHECKER_HEIGHT_MM * k / 4)
+                draw_checker(canvas, s, at, colours[side], "side", max(layer, 0), scale)
+            at, scale = lifted(eye, centre_mm, foot + CHECKER_HEIGHT_MM)
+            draw_checker(canvas, s, at, colours[side], cstyle.finish, max(layer, 0), scale)
         c = _apply(hom, [centre_mm])[0]
         truth_checkers.append(CheckerTruth(where, point, side, (float(c[0]), float(c[1])), layer, colours[side]))
 

@@ -155,11 +155,23 @@ def draw_board(canvas: np.ndarray, s: float, style: BoardStyle, rng: np.random.G
 
 
 def draw_checker(
-    canvas: np.ndarray, s: float, centre: tuple[float, float], colour: Colour, finish: str, layer: int
+    canvas: np.ndarray,
+    s: float,
+    centre: tuple[float, float],
+    colour: Colour,
+    finish: str,
+    layer: int,
+    scale: float = 1.0,
 ) -> None:
+    """A checker's top at ``centre`` (board mm), ``scale`` times its size (a top lifted towards the
+    camera, :func:`vision.render.lifted`); ``finish`` ``"side"``: a slice of its side, its edge's
+    colour a little darker."""
     c = _fx(centre, s)
-    r = CHECKER_DIAMETER_MM / 2
+    r = CHECKER_DIAMETER_MM / 2 * scale
     edge = _shade(colour, 0.55) if sum(colour) > 300 else _shade(colour, 0.5) if sum(colour) > 150 else (90, 90, 90)
+    if finish == "side":
+        cv2.circle(canvas, tuple(c), int(r * s * _ONE), _shade(edge, 0.8), -1, cv2.LINE_AA, _SHIFT)
+        return
     cv2.circle(canvas, tuple(c), int(r * s * _ONE), edge, -1, cv2.LINE_AA, _SHIFT)
     cv2.circle(canvas, tuple(c), int((r - 1.2) * s * _ONE), colour, -1, cv2.LINE_AA, _SHIFT)
     if finish == "metal":
