@@ -10,6 +10,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,6 +308,21 @@ static int check_board(const uint8_t *b, Py_ssize_t len, const char *name) {
             PyErr_Format(PyExc_ValueError, "%s: count %d at index %d is over %d", name, b[i], i, ALL_OFF);
             return -1;
         }
+    }
+    return 0;
+}
+
+/* Dice of 1 to 6, at most `most` of them: 0, or -1 with ValueError naming the field. */
+static int check_dice(const Py_buffer *dice, Py_ssize_t most) {
+    const uint8_t *dv = dice->buf;
+    for (Py_ssize_t i = 0; i < dice->len; i++)
+        if (dv[i] < 1 || dv[i] > 6) {
+            PyErr_Format(PyExc_ValueError, "dice: %d is not 1 to 6", dv[i]);
+            return -1;
+        }
+    if (dice->len > most) {
+        PyErr_Format(PyExc_ValueError, "dice: %zd of them, more than %zd", dice->len, most);
+        return -1;
     }
     return 0;
 }
@@ -971,15 +987,7 @@ static int walk_setup(Depth *w, const Py_buffer *board, const Py_buffer *dice, c
             PyErr_Format(PyExc_ValueError, "mirror: point %d maps to %d, not 1 to 24", i, f[i]);
             return -1;
         }
-    for (Py_ssize_t i = 0; i < dice->len; i++)
-        if (dv[i] < 1 || dv[i] > 6) {
-            PyErr_Format(PyExc_ValueError, "dice: %d is not 1 to 6", dv[i]);
-            return -1;
-        }
-    if (dice->len > most) {
-        PyErr_Format(PyExc_ValueError, "dice: %zd of them, more than %zd", dice->len, most);
-        return -1;
-    }
+    if (check_dice(dice, most) < 0) return -1;
     if (start_rule_limit < 0 || start_rule_limit > 24) {
         PyErr_Format(PyExc_ValueError, "start_rule_limit: %d is not 0 to 24", start_rule_limit);
         return -1;
@@ -1824,6 +1832,39 @@ static void cw_shares_free(CwShares *w) {
     }
 }
 
+/* The dice as runs of equal dice: how many runs (value[], len[]), or -1 where the searches do not
+ * take them (more than CW_RUNS runs, or a run of more than 15). */
+static int cw_runs(const uint8_t *dv, Py_ssize_t nd, int *value, int *len) {
+    int nruns = 0;
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        if (nruns && value[nruns - 1] == dv[i]) {
+            if (++len[nruns - 1] > 15) return -1;
+        } else if (nruns == CW_RUNS) {
+            return -1;
+        } else {
+            value[nruns] = dv[i];
+            len[nruns++] = 1;
+        }
+    }
+    return nruns;
+}
+
+/* The points the mover's checkers stand on, those with the fewest ways (ways[p]) first, farthest
+ * first among equals (a stable sort of points 24 down): how many. */
+static int cw_fewest_first(const uint8_t *me, const Py_ssize_t *ways, int *order) {
+    int np = 0;
+    for (int p = 24; p >= 1; p--) {
+        if (!me[p]) continue;
+        int at = np++;
+        while (at > 0 && ways[order[at - 1]] > ways[p]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = p;
+    }
+    return np;
+}
+
 static int cw_search(const uint8_t *me, const uint8_t *opp, const uint8_t *target, const uint8_t *dv, Py_ssize_t nd,
                      long long cap, CwShares *want) {
     int sum_me = 0, sum_t = 0, moved = 0, total = 0;
@@ -1834,18 +1875,8 @@ static int cw_search(const uint8_t *me, const uint8_t *opp, const uint8_t *targe
     if (me[25] || target[25] || sum_me != sum_t) return 0;
     CwWalk c;
     memset(&c, 0, sizeof(c));
-    for (Py_ssize_t i = 0; i < nd; i++) {
-        total += dv[i];
-        if (c.nruns && c.value[c.nruns - 1] == dv[i]) {
-            c.len[c.nruns - 1]++;
-        } else {
-            if (c.nruns == CW_RUNS) return 0;
-            c.value[c.nruns] = dv[i];
-            c.len[c.nruns++] = 1;
-        }
-    }
-    for (int r = 0; r < c.nruns; r++)
-        if (c.len[r] > 15) return 0;
+    for (Py_ssize_t i = 0; i < nd; i++) total += dv[i];
+    if ((c.nruns = cw_runs(dv, nd, c.value, c.len)) < 0) return 0;
     for (int i = 1; i <= 24; i++) moved += i * (me[i] - target[i]);
     int borne = target[0] - me[0];
     c.most_waste = total - moved;
@@ -1908,16 +1939,9 @@ static int cw_search(const uint8_t *me, const uint8_t *opp, const uint8_t *targe
         }
         /* the checkers with the fewest ways first (farthest first among equals): the sets of sharings
          * stay far smaller than taking the farthest first */
-        int order[24], np = 0;
-        for (int p = 24; p >= 1; p--) {
-            if (!me[p]) continue;
-            int at = np++;
-            while (at > 0 && opts[order[at - 1]].n > opts[p].n) {
-                order[at] = order[at - 1];
-                at--;
-            }
-            order[at] = p;
-        }
+        Py_ssize_t counts[25];
+        for (int p = 1; p <= 24; p++) counts[p] = opts[p].n;
+        int order[24], np = cw_fewest_first(me, counts, order);
         for (int q = 0; q < np && a.n; q++) {
             int p = order[q];
             for (int k = 0; k < me[p] && a.n; k++) {
@@ -2015,15 +2039,7 @@ static PyObject *checkerwise(PyObject *self, PyObject *args) {
             PyErr_Format(PyExc_ValueError, "target: count %d at index %d is over %d", t[i], i, ALL_OFF);
             goto done;
         }
-    if (dice.len > MAX_WALK) {
-        PyErr_Format(PyExc_ValueError, "dice: %zd of them, more than %d", dice.len, MAX_WALK);
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < dice.len; i++)
-        if (dv[i] < 1 || dv[i] > 6) {
-            PyErr_Format(PyExc_ValueError, "dice: %d is not 1 to 6", dv[i]);
-            goto done;
-        }
+    if (check_dice(&dice, MAX_WALK) < 0) goto done;
     const uint8_t *b = board.buf;
     int got = cw_search(b, b + OPP, t, dv, dice.len, cap, want ? &shares : NULL);
     if (got < 0) {
@@ -2069,53 +2085,33 @@ typedef struct {
 typedef struct {
     ShWay *w;
     Py_ssize_t n, cap;
-    int nomem;
 } ShWays;
 
-typedef struct {
-    int nruns, value[CW_RUNS], len[CW_RUNS], first_off;
-    const uint8_t *opp;
-    ShWays *out;
-    uint8_t taken[CW_RUNS];
-} ShWalk;
-
-/* checkerwise._ways: the dice a checker at x takes from each run on */
-static void sh_ways(ShWalk *c, int r, int x) {
-    if (r == c->nruns) {
-        ShWays *o = c->out;
-        ShWay *grown = room(o->w, o->n, &o->cap, sizeof(ShWay), 64);
+/* checkerwise._ways: a checker's ways from p (cw_options with every place wanted and no bound on the
+ * pips wasted), listed in the walk's order: 0, or -1 out of memory */
+static int sh_ways(CwWalk *c, int p, ShWays *out) {
+    CwOptions found;
+    memset(&found, 0, sizeof(found));
+    c->out = &found;
+    cw_options(c, 0, p, 0);
+    int failed = found.nomem;
+    out->n = 0;
+    for (Py_ssize_t j = 0; j < found.n && !failed; j++) {
+        ShWay *grown = room(out->w, out->n, &out->cap, sizeof(ShWay), 64);
         if (!grown) {
-            o->nomem = 1;
-            return;
+            failed = 1;
+            break;
         }
-        o->w = grown;
-        ShWay *e = &o->w[o->n];
+        out->w = grown;
+        ShWay *e = &out->w[out->n];
         memset(e, 0, sizeof(*e));
-        memcpy(e->taken, c->taken, (size_t)c->nruns);
-        for (int k = 0; k < c->nruns; k++) {
-            e->packed |= (uint32_t)c->taken[k] << (4 * k);
-            e->total += c->taken[k];
-        }
-        e->order = (int)o->n++;
-        return;
+        memcpy(e->taken, found.o[j].taken, CW_RUNS);
+        e->packed = found.o[j].packed;
+        for (int r = 0; r < c->nruns; r++) e->total += e->taken[r];
+        e->order = (int)out->n++;
     }
-    int v = c->value[r], n = c->len[r];
-    for (int k = 0; k <= n; k++) {
-        if (k) {
-            if (x == 0) break;
-            int y = x - v;
-            if (y <= 0) {
-                if (r < c->first_off) break;
-                y = 0;
-            } else if (c->opp[y]) {
-                break;
-            }
-            x = y;
-        }
-        if (r == c->first_off && x > CW_HOME) continue;
-        c->taken[r] = (uint8_t)k;
-        sh_ways(c, r + 1, x);
-    }
+    free(found.o);
+    return failed ? -1 : 0;
 }
 
 static int sh_by_total(const void *a, const void *b) { /* most dice first, else as listed */
@@ -2200,32 +2196,17 @@ static PyObject *sharing(PyObject *self, PyObject *args) {
     memset(&s, 0, sizeof(s));
     const uint8_t *dv = dice.buf, *me = board.buf;
     if (check_board(board.buf, board.len, "board") < 0) goto done;
-    if (dice.len > MAX_WALK) {
-        PyErr_Format(PyExc_ValueError, "dice: %zd of them, more than %d", dice.len, MAX_WALK);
-        goto done;
-    }
-    ShWalk c;
+    if (check_dice(&dice, MAX_WALK) < 0) goto done;
+    CwWalk c;
     memset(&c, 0, sizeof(c));
-    int too_many = me[25] != 0;
-    for (Py_ssize_t i = 0; i < dice.len; i++) {
-        if (dv[i] < 1 || dv[i] > 6) {
-            PyErr_Format(PyExc_ValueError, "dice: %d is not 1 to 6", dv[i]);
-            goto done;
-        }
-        if (too_many) continue;
-        if (c.nruns && c.value[c.nruns - 1] == dv[i]) {
-            if (++c.len[c.nruns - 1] > 15) too_many = 1;
-        } else if (c.nruns == CW_RUNS) {
-            too_many = 1;
-        } else {
-            c.value[c.nruns] = dv[i];
-            c.len[c.nruns++] = 1;
-        }
-    }
-    if (too_many) { /* a checker on the bar, or more runs than the search takes: none looked for */
+    c.nruns = cw_runs(dv, dice.len, c.value, c.len);
+    if (me[25] || c.nruns < 0) { /* a checker on the bar, or dice the search does not take: none looked for */
         out = Py_BuildValue("(OOi)", Py_None, Py_False, 0);
         goto done;
     }
+    int every[25] = {0}; /* every place is one a checker may stop on */
+    c.slot = every;
+    c.most_waste = INT_MAX;
     c.opp = me + OPP;
     s.nruns = c.nruns;
     for (int r = 0; r < c.nruns; r++) {
@@ -2241,25 +2222,18 @@ static PyObject *sharing(PyObject *self, PyObject *args) {
     int got = 0;
     for (int f = 0; f <= c.nruns && got == 0; f++) {
         c.first_off = f == 0 ? c.nruns : f - 1; /* none borne off first, then each run */
-        int order[24], np = 0;
+        Py_ssize_t counts[25];
         for (int p = 24; p >= 1; p--) {
+            counts[p] = 0;
             if (!me[p]) continue;
-            ways[p].n = 0;
-            c.out = &ways[p];
-            sh_ways(&c, 0, p);
-            if (ways[p].nomem) {
+            if (sh_ways(&c, p, &ways[p]) < 0) {
                 PyErr_NoMemory();
                 goto done;
             }
             qsort(ways[p].w, (size_t)ways[p].n, sizeof(ShWay), sh_by_total);
-            /* by (ways, farthest first), as the reference's stable sort of points 24 down */
-            int k = np++;
-            while (k > 0 && ways[order[k - 1]].n > ways[p].n) {
-                order[k] = order[k - 1];
-                k--;
-            }
-            order[k] = p;
+            counts[p] = ways[p].n;
         }
+        int order[24], np = cw_fewest_first(me, counts, order);
         s.n = 0;
         for (int k = 0; k < np; k++)
             for (int m = 0; m < me[order[k]] && s.n < 15; m++) {

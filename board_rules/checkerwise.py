@@ -198,37 +198,9 @@ def sharing(me: list[int], opp: list[int], dice, cap: int = SHARE_CAP) -> tuple[
 
 
 def _ways(p: int, runs, first_off: int, opp) -> list[tuple[int, ...]]:
-    """The dice one checker on ``p`` may take from each run, in order: landing only where the opponent
-    is not, borne off only from run ``first_off`` on and home once that run's dice are played; in the
-    order of a walk taking fewest first, run by run."""
-    out: list[tuple[int, ...]] = []
-    taken: list[int] = []
-
-    def rec(r: int, x: int) -> None:
-        if r == len(runs):
-            out.append(tuple(taken))
-            return
-        v, n = runs[r]
-        for c in range(n + 1):
-            if c:
-                if x == 0:
-                    break
-                y = x - v
-                if y <= 0:
-                    if r < first_off:
-                        break
-                    y = 0
-                elif opp[y]:
-                    break
-                x = y
-            if r == first_off and x > HOME:
-                continue
-            taken.append(c)
-            rec(r + 1, x)
-            taken.pop()
-
-    rec(0, p)
-    return out
+    """The dice one checker on ``p`` may take from each run, in order: :func:`_options` with every
+    place wanted and no bound on the pips wasted, in its order."""
+    return [taken for _, taken, _ in _options(p, runs, first_off, opp, 10**9, range(25))]
 
 
 def sharing_python(me, opp, dice: tuple[int, ...], cap: int = SHARE_CAP) -> tuple[list | None, bool, int]:
