@@ -2074,7 +2074,7 @@ done:
     return out;
 }
 
-/* ------------------------------------------------------------ every die played, none borne off (checkerwise.sharing) */
+/* ------------------------------------------------------------ every die played: a sharing with no target (checkerwise.sharing) */
 
 typedef struct {
     uint8_t taken[CW_RUNS];

@@ -174,7 +174,7 @@ def _share_to_python(me, target, opp, dice: tuple[int, ...], cap: int, want: boo
     return True, None
 
 
-# ------------------------------------------------------------------ every die played, none borne off
+# ------------------------------------------------------------------ every die played: a sharing with no target
 
 SHARE_CAP = 20_000
 """Steps (a checker's share added) before :func:`sharing` gives up: about a millisecond compiled."""
@@ -210,8 +210,8 @@ def sharing_python(me, opp, dice: tuple[int, ...], cap: int = SHARE_CAP) -> tupl
     with the fewest ways first (a checker shut in behind the opponent's points has a few, and decides
     the rest), each checker's ways with the most dice first; checkers on one point take their ways in a
     non-decreasing order (they are alike), and a checker is not tried where the ones left cannot take
-    the dice left of some run even with their most. A state that failed (checker, dice taken so far,
-    first way allowed) is not tried again."""
+    the dice left of some run, or move the pips left, even with their most. A state that failed
+    (checker, dice taken so far, first way allowed) is not tried again."""
     if me[25]:
         return None, False, 0
     runs = _runs(dice)
