@@ -18,7 +18,8 @@ from types import ModuleType
 
 from board_rules import Play, Position, Roll, Side
 from board_rules.movegen import SearchBudgetExceeded, legal_plays, legal_results
-from board_rules.moves import Board, play_of
+from board_rules.moves import Board, checker_moves, play_of
+from board_rules.notation import canonical_moves
 from board_rules.reach import sample_results
 from engine import learned
 from engine.beam import beam_plays
@@ -281,7 +282,7 @@ def _rank(
         scores = [score_position(after, me) for _, after in options]
     if any(play.then for play, _ in options):
         keep = [i for i, (_, a) in enumerate(options) if a == include]
-        picked, scores = _by_first_leg([play for play, _ in options], scores, keep)
+        picked, scores = _by_first_leg([play.legs for play, _ in options], scores, keep)
         options, plies = [options[i] for i in picked], [plies[i] for i in picked]
     ranked = sorted(
         (RankedPlay(p, after, sc, source, ply) for (p, after), sc, ply in zip(options, scores, plies)),
@@ -290,20 +291,21 @@ def _rank(
     return ranked if n is None else ranked[:n]
 
 
-def _by_first_leg(plays: list[Play], scores: list[float], keep: Sequence[int] = ()) -> tuple[list[int], list[float]]:
+def _by_first_leg(plays: list[tuple], scores: list[float], keep: Sequence[int] = ()) -> tuple[list[int], list[float]]:
     """Gul-bara's numbers passed on are played by the side they pass to, so a play is worth what
     its first leg (the mover's own moves) is worth when each later leg is chosen by its side: the
     opponent's (``then[0]``, ``then[2]``, ...) the worst for the mover among the plays that share
-    the legs before it, the mover's the best. ``scores`` are the mover's, one per play. Returns one
-    play per first leg (the one those choices lead to) and ``keep``'s, with each its first leg's worth."""
+    the legs before it, the mover's the best. ``plays`` are each play's legs (:attr:`Play.legs`, or
+    any one value per leg alike for the same moves) and ``scores`` the mover's, one per play. Returns
+    one play per first leg (the one those choices lead to) and ``keep``'s, with each its first leg's worth."""
     values = list(scores)
 
     def worth(members: list[int], depth: int) -> tuple[float, int]:
-        ends = [i for i in members if len(plays[i].legs) == depth]
+        ends = [i for i in members if len(plays[i]) == depth]
         nexts: dict[tuple, list[int]] = {}
         for i in members:
-            if len(plays[i].legs) > depth:
-                nexts.setdefault(plays[i].legs[depth], []).append(i)
+            if len(plays[i]) > depth:
+                nexts.setdefault(plays[i][depth], []).append(i)
         options = [(values[i], i) for i in ends] + [worth(m, depth + 1) for m in nexts.values()]
         # the opponent plays the odd legs (then[0] is leg 1): the mover's worst; the mover the even ones
         if depth % 2 == 1:
@@ -311,8 +313,8 @@ def _by_first_leg(plays: list[Play], scores: list[float], keep: Sequence[int] = 
         return max(options, key=lambda o: (o[0], -o[1]))
 
     firsts: dict[tuple, list[int]] = {}
-    for i, play in enumerate(plays):
-        firsts.setdefault(play.moves, []).append(i)
+    for i, legs in enumerate(plays):
+        firsts.setdefault(legs[0], []).append(i)
     chosen: dict[int, float] = {}
     for members in firsts.values():
         v, i = worth(members, 1)
@@ -377,7 +379,13 @@ def _winners(results: list, scores: list[float]) -> list[int]:
     """Which of the move generator's ``results`` score best by ``scores`` (the mover's), each play
     worth its first leg's worth where numbers pass on (:func:`_by_first_leg`)."""
     if any(len(legs) > 1 for legs, _, _ in results):
-        picked, worth = _by_first_leg([play_of(legs) for legs, _, _ in results], scores)
+        # each leg as its play writes it, worked out once: an escalation's results share their legs
+        canon: dict[tuple, tuple] = {}
+        for legs, _, _ in results:
+            for leg in legs:
+                if leg not in canon:
+                    canon[leg] = canonical_moves(checker_moves(leg))
+        picked, worth = _by_first_leg([tuple(canon[leg] for leg in legs) for legs, _, _ in results], scores)
     else:
         picked, worth = list(range(len(scores))), scores
     best = max(worth)

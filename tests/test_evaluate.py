@@ -280,9 +280,9 @@ def test_each_side_chooses_its_own_leg_three_legs_deep():
         play("13/10", "20/17"),
     ]
     scores = [1.0, 5.0, 3.0, 2.0, 4.0]
-    picked, values = evaluate._by_first_leg(plays, scores)
+    picked, values = evaluate._by_first_leg([p.legs for p in plays], scores)
     assert picked == [2, 3, 4] and values == [3.0, 2.0, 4.0]
-    picked, values = evaluate._by_first_leg(plays, scores, keep=[0])
+    picked, values = evaluate._by_first_leg([p.legs for p in plays], scores, keep=[0])
     assert picked == [0, 2, 3, 4] and values == [3.0, 3.0, 2.0, 4.0]
 
 
