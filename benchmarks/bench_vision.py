@@ -82,6 +82,11 @@ def main() -> int:
         help="draw the checkers standing on the field (tops lifted towards the camera, sides showing), as real ones",
     )
     ap.add_argument(
+        "--read-relief",
+        action="store_true",
+        help="read with the geometry's relief on: the checkers' tops looked for where the camera sees them standing up",
+    )
+    ap.add_argument(
         "--reader",
         choices=READERS,
         default=None,
@@ -114,6 +119,8 @@ def main() -> int:
             if s["hand"]
             else calibrate(frame.image)
         )
+        if args.read_relief:
+            geometry = replace(geometry, relief=True)
         t0 = time.perf_counter()
         obs = read_frame(geometry, frame.image, reader=args.reader)
         t1 = time.perf_counter()

@@ -24,6 +24,20 @@ BOARD_WIDTH_MM = 2 * BORDER_MM + 2 * HALF_WIDTH_MM + BAR_WIDTH_MM + TRAY_WIDTH_M
 BOARD_HEIGHT_MM = 2 * BORDER_MM + FIELD_HEIGHT_MM  # 540
 CHECKER_DIAMETER_MM = 36.0
 CHECKER_HEIGHT_MM = 8.0  # a checker's thickness: tournament checkers are 7 to 10 mm
+
+
+def lifted(
+    eye_mm: tuple[float, float, float], at: tuple[float, float], height: float
+) -> tuple[tuple[float, float], float]:
+    """Where on the field's plane a camera sees a point ``height`` mm above the board-mm point ``at``,
+    and the scale there of a thing that high: from an eye ``eye_mm`` (board mm x, y of the point
+    under it, and its height above the field), a plane ``height`` above the field projects onto it
+    by ``eye / (eye - height)`` about the point under the eye."""
+    ex, ey, ez = eye_mm
+    k = ez / (ez - height)
+    return (ex + (at[0] - ex) * k, ey + (at[1] - ey) * k), k
+
+
 CHECKER_STEP_MM = 37.0  # centre to centre along a point
 CHECKERS_PER_ROW = 5  # layer k holds 5 - k checkers, offset half a step: 5 + 4 + 3 + 2 + 1 = 15
 DIE_SIZE_MM = 16.0

@@ -62,6 +62,7 @@ class Geometry:
     profile: str = DEFAULT_PROFILE
     home: str = "right"
     board: BoardProfile | None = None
+    relief: bool = False
 
     def __post_init__(self) -> None:
         if self.board is not None and (not isinstance(self.board, BoardProfile) or self.board.name != self.profile):
@@ -82,11 +83,16 @@ class Geometry:
                 raise CalibrationError(f"markers: {m!r}: expected (id 0..3, four corners)")
         if not (math.isfinite(self.reprojection_px) and self.reprojection_px >= 0):
             raise CalibrationError(f"reprojection_px: {self.reprojection_px!r}: expected a number >= 0")
+        if not isinstance(self.relief, bool):
+            raise CalibrationError(f"relief: {self.relief!r}: expected true or false")
 
     @property
     def layout(self) -> Layout:
-        """The board's regions in board mm: its profile set up with white's home on ``home``."""
-        return layout(self.board or self.profile, self.home)
+        """The board's regions in board mm: its profile set up with white's home on ``home``; with
+        ``relief``, seen from the camera's eye (:func:`camera_eye`), so that the checkers' tops are
+        looked for where the camera sees them standing up."""
+        lay = layout(self.board or self.profile, self.home)
+        return lay.seen_from(camera_eye(self.matrix, self.image_size)) if self.relief else lay
 
     @property
     def matrix(self) -> np.ndarray:
@@ -143,6 +149,7 @@ class Geometry:
             "source": self.source,
             "markers": {str(i): [list(c) for c in corners] for i, corners in self.markers},
             "reprojection_px": self.reprojection_px,
+            **({"relief": True} if self.relief else {}),
             "white_point_1": {
                 "corner": corner,
                 "next_to_marker": MARKER_IDS[corner],
@@ -181,7 +188,15 @@ class Geometry:
                 except ProfileError as exc:
                     raise CalibrationError(str(exc)) from None
             return cls(
-                hom, size, data["source"], markers, float(data.get("reprojection_px", 0.0)), profile, home, board
+                hom,
+                size,
+                data["source"],
+                markers,
+                float(data.get("reprojection_px", 0.0)),
+                profile,
+                home,
+                board,
+                data.get("relief", False),
             )  # type: ignore[arg-type]
         except KeyError as exc:
             raise CalibrationError(f"geometry: missing field {exc.args[0]!r}") from None
@@ -396,6 +411,37 @@ def _round_pts(pts: np.ndarray) -> list[list[float]]:
 
 def _as_tuple(hom: np.ndarray):
     return tuple(tuple(float(v) for v in row) for row in hom)
+
+
+def camera_eye(homography: np.ndarray, image_size: tuple[int, int]) -> tuple[float, float, float] | None:
+    """The camera's eye over the board (board mm x and y of the point under it, and its height above
+    the field) from a homography board mm -> image px, taking the camera's pixels square and its axis
+    through the image's centre: its focal length is the one that gives the board's two axes one scale,
+    else the one that sets them at right angles (Zhang's constraints on one view; a camera tilted
+    towards the board from one side, as a table's is, leaves the second ill-conditioned), within
+    half to four times the image's width. None where neither tells it (a view square on: then tops
+    stand where their feet are, near enough)."""
+    w, h = image_size
+    m = np.array([[1.0, 0.0, -w / 2], [0.0, 1.0, -h / 2], [0.0, 0.0, 1.0]]) @ np.asarray(homography, np.float64)
+    a, b = m[:, 0], m[:, 1]
+    f = None
+    for num, den in (
+        ((b[0] ** 2 + b[1] ** 2) - (a[0] ** 2 + a[1] ** 2), a[2] ** 2 - b[2] ** 2),
+        (-(a[0] * b[0] + a[1] * b[1]), a[2] * b[2]),
+    ):
+        if abs(den) > 1e-12 and 0.5 * w <= math.sqrt(max(num / den, 0.0)) <= 4 * w:
+            f = math.sqrt(num / den)
+            break
+    if f is None:
+        return None
+    k = np.diag([1 / f, 1 / f, 1.0])
+    r1, r2, t = k @ a, k @ b, k @ m[:, 2]
+    scale = 2 / (np.linalg.norm(r1) + np.linalg.norm(r2))
+    r1, r2, t = r1 * scale, r2 * scale, t * scale
+    eye = -np.c_[r1, r2, np.cross(r1, r2)].T @ t
+    if not np.all(np.isfinite(eye)) or abs(eye[2]) < 1.0:
+        return None
+    return float(eye[0]), float(eye[1]), float(abs(eye[2]))
 
 
 def _is_matrix(m: Any) -> bool:

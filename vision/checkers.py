@@ -210,7 +210,7 @@ def read_field(
     tops = []
     for p, n in enumerate(heights):
         if n:
-            x, y = lay.checker_slot(p + 1, n - 1)[:2]
+            x, y = lay.checker_top(p + 1, n - 1)[:2]
             if pinned[p]:
                 y += lay.geometry.points[p].direction * PIN_SHIFT_MM
             tops.append(_top_colour(lab, (x, y), ppm, ignore, lay.profile.checker_diameter_mm))

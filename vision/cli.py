@@ -60,6 +60,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default="right",
         help="the side of white's home board as white sees it (right: white's point 1 bottom right, the default)",
     )
+    c.add_argument(
+        "--relief",
+        action="store_true",
+        help="read the checkers' tops where the camera sees them standing up (tall stacks far from under the "
+        "camera): the camera's eye is worked out from the calibration",
+    )
     c.add_argument("-o", "--output", required=True, help="where to write geometry.json")
     r = vsub.add_parser(
         "read", help="read checkers, dice and cube from a camera image or a photo: prints the observation JSON"
@@ -256,6 +262,8 @@ def _calibrate(args: argparse.Namespace, stdout: TextIO) -> int:
     if args.field and corners is None:
         raise CalibrationError("--field: give the field's corners with --corners")
     geometry = calibrate(image, corners=corners, field=args.field, profile=_profile_arg(args.profile), home=args.home)
+    if args.relief:
+        geometry = dataclasses.replace(geometry, relief=True)
     geometry.save(args.output)
     print(
         f"board found from {geometry.source} (reprojection {geometry.reprojection_px:.2f} px; "

@@ -346,6 +346,8 @@ def _gated(
     covers = checker_covers(
         reading.points, lambda p, k: lay.checker_slot(p, k)[:2], [c for c, _ in bar.rings], prof.checker_diameter_mm
     )
+    if lay.eye is not None:  # seen standing up, a checker hides the board from its foot to its top
+        covers += checker_covers(reading.points, lambda p, k: lay.checker_top(p, k)[:2], (), prof.checker_diameter_mm)
     covers += [(d.centre_mm[0], d.centre_mm[1], prof.die_size_mm * 0.9) for d in dice]
     if bar.square is not None:
         covers.append((bar.square[0][0], bar.square[0][1], prof.cube_size_mm * 0.75))

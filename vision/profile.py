@@ -9,6 +9,7 @@ canvas. May import ``board_rules`` types; must not import ``firmware_bridge`` or
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import tomllib
 from dataclasses import dataclass, fields
@@ -189,6 +190,7 @@ class Layout:
         BoardGeometry  # points, bar, trays, halves (its point_at / half_at are the rendered board's: use this class's)
     )
     field: tuple[float, float, float, float]  # x0, y0, x1, y1
+    eye: tuple[float, float, float] | None = None  # the camera's eye (board mm, :func:`vision.board.lifted`), if known
 
     @property
     def field_corners_mm(self) -> tuple[tuple[float, float], ...]:
@@ -238,6 +240,24 @@ class Layout:
             self.profile.checker_diameter_mm / 2 + 0.5 + (LAYER_ALONG[min(layer, 4)] + i) * self.profile.checker_step_mm
         )
         return p.centre_x + LAYER_ACROSS[min(layer, 4)], p.base_y + p.direction * along, layer
+
+    def checker_top(self, point: int, index: int) -> tuple[float, float, float]:
+        """Where the camera sees the top of the ``index``-th checker on ``point``: board mm x, y on
+        the field's plane and its size there against a checker lying on it. A top stands its
+        layer's checkers and its own above the field (:data:`vision.board.CHECKER_HEIGHT_MM` each),
+        so it is seen further from the point under the eye, and larger; without an eye, at the slot."""
+        x, y, layer = self.checker_slot(point, index)
+        if self.eye is None:
+            return x, y, 1.0
+        (x, y), scale = board.lifted(self.eye, (x, y), (layer + 1) * board.CHECKER_HEIGHT_MM)
+        return x, y, scale
+
+    def seen_from(self, eye: tuple[float, float, float] | None) -> Layout:
+        """This layout with the camera's eye (rounded to 10 mm, so that the rims worked out for one
+        are kept for a camera that moved a little)."""
+        if eye is not None:
+            eye = tuple(float(round(v / 10) * 10) for v in eye)  # type: ignore[assignment]
+        return dataclasses.replace(self, eye=eye)
 
 
 @lru_cache(maxsize=16)

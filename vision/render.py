@@ -35,6 +35,7 @@ from vision.board import (
     RIGHT_X0,
     RIGHT_X1,
     checker_slot,
+    lifted,
 )
 from vision.render_draw import (
     BOARD_STYLES,
@@ -187,17 +188,6 @@ def camera_pose(
     eye = -r.T @ np.array([0, 0, 1100.0])  # the camera's centre, in the board's centred mm
     eye_mm = (float(eye[0] + BOARD_WIDTH_MM / 2), float(eye[1] + BOARD_HEIGHT_MM / 2), float(abs(eye[2])))
     return Camera(hom, (int(w), int(h)), eye_mm)
-
-
-def lifted(
-    eye_mm: tuple[float, float, float], at: tuple[float, float], height: float
-) -> tuple[tuple[float, float], float]:
-    """Where on the field's plane the camera sees a point ``height`` mm above the board-mm point
-    ``at``, and the scale there of a thing that high: from an eye ``eye_mm`` high, a plane
-    ``height`` above the field projects onto it by ``eye / (eye - height)`` about the point under the eye."""
-    ex, ey, ez = eye_mm
-    k = ez / (ez - height)
-    return (ex + (at[0] - ex) * k, ey + (at[1] - ey) * k), k
 
 
 def _apply(hom: np.ndarray, pts) -> np.ndarray:

@@ -90,18 +90,20 @@ def _stack_model(lay: Layout, point: int) -> tuple[np.ndarray, np.ndarray, np.nd
     along the point on top of it.
     """
     rim, diameter = _rim_mm(lay), lay.profile.checker_diameter_mm
-    centres = np.array([lay.checker_slot(point, k)[:2] for k in range(MAX_STACK)], dtype=np.float64)
+    tops = np.array([lay.checker_top(point, k) for k in range(MAX_STACK)], dtype=np.float64)
+    centres, scales = tops[:, :2], tops[:, 2]  # where the camera sees each slot's top, and its size there
     direction = lay.geometry.points[point - 1].direction
     shifted = centres + np.array([0.0, direction * PIN_SHIFT_MM])
     rims = np.concatenate([centres, shifted[: MAX_STACK - 1]])
-    samples = (rims[:, None, :] + rim * _UNIT[None]).reshape(-1, 2)
+    rim_scales = np.concatenate([scales, scales[: MAX_STACK - 1]])
+    samples = (rims[:, None, :] + (rim * rim_scales)[:, None, None] * _UNIT[None]).reshape(-1, 2)
     valid = mask_at(_clearance(lay), samples) > _STATIC_CLEARANCE_MM
 
-    def shows(stack: np.ndarray) -> np.ndarray:
-        """For a stack (bottom first), where its visible rims lie among the samples."""
+    def shows(stack: np.ndarray, size: np.ndarray) -> np.ndarray:
+        """For a stack (bottom first; each top's size), where its visible rims lie among the samples."""
         dist = np.hypot(*(samples[:, None, :] - stack[None, :, :]).transpose(2, 0, 1))
-        on_rim = np.abs(dist - rim) < _RIM_TOLERANCE_MM
-        inside = dist < diameter / 2 - 0.3
+        on_rim = np.abs(dist - rim * size[None, :]) < _RIM_TOLERANCE_MM
+        inside = dist < (diameter / 2 - 0.3) * size[None, :]
         covered_above = np.zeros_like(inside)  # covered_above[:, k]: inside some disc above k
         for k in range(len(stack) - 2, -1, -1):
             covered_above[:, k] = covered_above[:, k + 1] | inside[:, k + 1]
@@ -109,9 +111,11 @@ def _stack_model(lay: Layout, point: int) -> tuple[np.ndarray, np.ndarray, np.nd
 
     pred = np.zeros((_HYPOTHESES, len(samples)), bool)
     for n in range(1, MAX_STACK + 1):
-        pred[n] = shows(centres[:n])
+        pred[n] = shows(centres[:n], scales[:n])
         if n < MAX_STACK:
-            pred[MAX_STACK + n] = shows(np.concatenate([centres[:1], shifted[:n]]))
+            pred[MAX_STACK + n] = shows(
+                np.concatenate([centres[:1], shifted[:n]]), np.concatenate([scales[:1], scales[:n]])
+            )
     return samples, valid, pred
 
 
