@@ -48,9 +48,10 @@ def _frame(seed: int):
     return position, render(position, seed=seed, relief=True, **s)
 
 
-@pytest.mark.parametrize("seed", [500009, 500011])
+@pytest.mark.parametrize("seed", [500009, 500011, 500019])
 def test_tall_stacks_in_relief_are_read_right_only_where_the_tops_are_looked_for_standing_up(seed):
-    # bench_vision.py --relief: 12 white checkers on point 24, far from the camera, read as 5 on the field's plane
+    # bench_vision.py --relief: 12 white checkers on point 24, far from the camera, read as 5 on the field's
+    # plane; 500019's 7 on 24 read as 8 in relief until the undersides' rims were predicted too
     position, frame = _frame(seed)
     geometry = calibrate(frame.image)
     flat = read_checkers(geometry, frame.image)

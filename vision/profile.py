@@ -252,6 +252,14 @@ class Layout:
         (x, y), scale = board.lifted(self.eye, (x, y), (layer + 1) * board.CHECKER_HEIGHT_MM)
         return x, y, scale
 
+    def checker_foot(self, point: int, index: int) -> tuple[float, float, float]:
+        """As :meth:`checker_top`, for the checker's underside: lifted by its layer's checkers only."""
+        x, y, layer = self.checker_slot(point, index)
+        if self.eye is None:
+            return x, y, 1.0
+        (x, y), scale = board.lifted(self.eye, (x, y), layer * board.CHECKER_HEIGHT_MM)
+        return x, y, scale
+
     def seen_from(self, eye: tuple[float, float, float] | None) -> Layout:
         """This layout with the camera's eye (rounded to 10 mm, so that the rims worked out for one
         are kept for a camera that moved a little)."""

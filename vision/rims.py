@@ -109,9 +109,22 @@ def _stack_model(lay: Layout, point: int) -> tuple[np.ndarray, np.ndarray, np.nd
             covered_above[:, k] = covered_above[:, k + 1] | inside[:, k + 1]
         return (on_rim & ~covered_above).any(axis=1)
 
+    feet = np.array([lay.checker_foot(point, k) for k in range(MAX_STACK)], dtype=np.float64)
+    if lay.eye is not None:  # a checker seen standing up shows its underside's rim too, where its top does not hide it
+        discs = np.empty((2 * MAX_STACK, 3))
+        discs[0::2], discs[1::2] = feet, tops
+
+        def stack_of(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            d = discs[np.ravel(np.c_[2 * k, 2 * k + 1])]
+            return d[:, :2], d[:, 2]
+    else:
+
+        def stack_of(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            return centres[k], scales[k]
+
     pred = np.zeros((_HYPOTHESES, len(samples)), bool)
     for n in range(1, MAX_STACK + 1):
-        pred[n] = shows(centres[:n], scales[:n])
+        pred[n] = shows(*stack_of(np.arange(n)))
         if n < MAX_STACK:
             pred[MAX_STACK + n] = shows(
                 np.concatenate([centres[:1], shifted[:n]]), np.concatenate([scales[:1], scales[:n]])
