@@ -109,10 +109,10 @@ def _stack_model(lay: Layout, point: int) -> tuple[np.ndarray, np.ndarray, np.nd
             covered_above[:, k] = covered_above[:, k + 1] | inside[:, k + 1]
         return (on_rim & ~covered_above).any(axis=1)
 
-    feet = np.array([lay.checker_foot(point, k) for k in range(MAX_STACK)], dtype=np.float64)
     if lay.eye is not None:  # a checker seen standing up shows its underside's rim too, where its top does not hide it
         discs = np.empty((2 * MAX_STACK, 3))
-        discs[0::2], discs[1::2] = feet, tops
+        discs[0::2] = [lay.checker_foot(point, k) for k in range(MAX_STACK)]
+        discs[1::2] = tops
 
         def stack_of(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             d = discs[np.ravel(np.c_[2 * k, 2 * k + 1])]
