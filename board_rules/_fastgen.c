@@ -1799,7 +1799,7 @@ typedef struct {
 
 typedef struct {
     CwLayer layer[16]; /* layer 0: the start; layer i: after the i-th checker */
-    int point[15];     /* the checkers, farthest first */
+    int point[15];     /* the checkers, in the order the layers add them */
     const CwOptions *ways[15];
     int nruns, found, nlayers; /* found: a sharing, one share a layer */
     uint8_t taken[15][CW_RUNS]; /* each checker's share, read back once found */

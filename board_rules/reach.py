@@ -27,9 +27,6 @@ from board_rules.position import CHECKERS, Position
 from board_rules.side import Side
 from board_rules.variants import Variant
 
-_HOME = 6
-"""The mover's home is its points 1 to 6."""
-
 Moves = tuple[tuple[int, int, bool], ...]
 
 
@@ -52,7 +49,7 @@ def _most_in_room(me, low: tuple[int, ...], dice: tuple[int, ...], depth: int) -
     shut_in = False
     for p in range(1, 25):
         if me[p]:
-            shut_in = shut_in or low[p] > _HOME
+            shut_in = shut_in or low[p] > checkerwise.HOME
             room += me[p] * (p - low[p])
     n = len(dice)
     if not shut_in:

@@ -246,18 +246,18 @@ class Layout:
         the field's plane and its size there against a checker lying on it. A top stands its
         layer's checkers and its own above the field (:data:`vision.board.CHECKER_HEIGHT_MM` each),
         so it is seen further from the point under the eye, and larger; without an eye, at the slot."""
-        x, y, layer = self.checker_slot(point, index)
-        if self.eye is None:
-            return x, y, 1.0
-        (x, y), scale = board.lifted(self.eye, (x, y), (layer + 1) * board.CHECKER_HEIGHT_MM)
-        return x, y, scale
+        return self._seen(point, index, 1)
 
     def checker_foot(self, point: int, index: int) -> tuple[float, float, float]:
         """As :meth:`checker_top`, for the checker's underside: lifted by its layer's checkers only."""
+        return self._seen(point, index, 0)
+
+    def _seen(self, point: int, index: int, above: int) -> tuple[float, float, float]:
+        """The slot's centre lifted by its layer's checkers and ``above`` more, and the scale there."""
         x, y, layer = self.checker_slot(point, index)
         if self.eye is None:
             return x, y, 1.0
-        (x, y), scale = board.lifted(self.eye, (x, y), layer * board.CHECKER_HEIGHT_MM)
+        (x, y), scale = board.lifted(self.eye, (x, y), (layer + above) * board.CHECKER_HEIGHT_MM)
         return x, y, scale
 
     def seen_from(self, eye: tuple[float, float, float] | None) -> Layout:

@@ -176,7 +176,8 @@ def camera_pose(
         [(0, 0), (BOARD_WIDTH_MM, 0), (BOARD_WIDTH_MM, BOARD_HEIGHT_MM), (0, BOARD_HEIGHT_MM)], dtype=np.float64
     )
     centred = np.c_[corners - (BOARD_WIDTH_MM / 2, BOARD_HEIGHT_MM / 2), np.zeros(4)]
-    cam = centred @ r.T + np.array([0, 0, 1100.0])
+    away = np.array([0, 0, 1100.0])  # the camera 1,100 mm from the board's centre
+    cam = centred @ r.T + away
     proj = cam[:, :2] / cam[:, 2:3]
     w, h = size
     lo, hi = proj.min(0), proj.max(0)
@@ -185,7 +186,7 @@ def camera_pose(
     shift = rng.uniform(-1, 1, 2) * shift_jitter * np.array([w, h])
     img = (proj - mid) * f + np.array([w / 2, h / 2]) + shift
     hom = cv2.getPerspectiveTransform(corners.astype(np.float32), img.astype(np.float32)).astype(np.float64)
-    eye = -r.T @ np.array([0, 0, 1100.0])  # the camera's centre, in the board's centred mm
+    eye = -r.T @ away  # the camera's centre, in the board's centred mm
     eye_mm = (float(eye[0] + BOARD_WIDTH_MM / 2), float(eye[1] + BOARD_HEIGHT_MM / 2), float(abs(eye[2])))
     return Camera(hom, (int(w), int(h)), eye_mm)
 
