@@ -1778,6 +1778,15 @@ static int cw_insert(CwSet *s, uint64_t key) {
     return 1;
 }
 
+static int cw_has(const CwSet *s, uint64_t key) {
+    size_t h = cw_hash(key) & s->mask;
+    while (s->table[h]) {
+        if (s->table[h] == key + 1) return 1;
+        h = (h + 1) & s->mask;
+    }
+    return 0;
+}
+
 static int cw_set_open(CwSet *s) {
     s->mask = 255;
     s->n = 0;
@@ -2074,6 +2083,233 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------ a sharing to a target, depth first (checkerwise.find_sharing) */
+
+typedef struct {
+    int nruns, len[CW_RUNS], n; /* runs; checkers */
+    int point[15];
+    const CwOptions *ways[15];
+    int most[16][CW_RUNS]; /* the most of each run checkers i.. take */
+    int wastes[16];        /* the most pips checkers i.. waste */
+    uint32_t full, mult[25];
+    int radix[25], most_waste;
+    const int *slot;
+    CwSet failed; /* (checker, waste, targets left, dice taken) at the first checker of a point: nothing found */
+    int chosen[15];
+    long long steps, cap;
+    int nomem;
+} FtSearch;
+
+/* checkerwise._find_python's rec: 1 found, 0 not, -1 past the cap or out of memory. Checkers on one
+ * point take their ways in order (j from the last one's on), so the memo is kept at each point's first. */
+static int ft_rec(FtSearch *s, int i, uint32_t used, uint32_t left, int waste, int lo) {
+    if (i == s->n) return used == s->full;
+    for (int r = 0; r < s->nruns; r++)
+        if ((int)((used >> (4 * r)) & 15) + s->most[i][r] < s->len[r]) return 0;
+    if (waste + s->wastes[i] < s->most_waste) return 0; /* every die played wastes exactly most_waste */
+    int same = i > 0 && s->point[i - 1] == s->point[i];
+    uint64_t key = ((uint64_t)i << 56) | ((uint64_t)waste << 48) | ((uint64_t)left << 32) | used;
+    if (!same && cw_has(&s->failed, key)) return 0;
+    const CwOptions *o = s->ways[i];
+    for (Py_ssize_t j = same ? lo : 0; j < o->n; j++) {
+        const CwOption *e = &o->o[j];
+        int at = s->slot[e->place];
+        if ((left / s->mult[at]) % (uint32_t)s->radix[at] == 0 || waste + e->waste > s->most_waste) continue;
+        int fits = 1;
+        for (int r = 0; r < s->nruns; r++)
+            if ((int)((used >> (4 * r)) & 15) + e->taken[r] > s->len[r]) {
+                fits = 0;
+                break;
+            }
+        if (!fits) continue;
+        if (++s->steps > s->cap) return -1;
+        s->chosen[i] = (int)j;
+        int got = ft_rec(s, i + 1, used + e->packed, left - s->mult[at], waste + e->waste, (int)j);
+        if (got) return got;
+    }
+    if (!same && cw_insert(&s->failed, key) < 0) {
+        s->nomem = 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* A checker's ways in the order find_sharing(order=1) takes them: the most dice of the last run first, then
+ * of the run before, and so on; order=2: of the first run first, then the next. No two ways take the same dice. */
+static int ft_late_first(const void *a, const void *b) {
+    const CwOption *x = a, *y = b;
+    for (int r = CW_RUNS - 1; r >= 0; r--)
+        if (x->taken[r] != y->taken[r]) return y->taken[r] - x->taken[r];
+    return 0;
+}
+
+static int ft_early_first(const void *a, const void *b) {
+    const CwOption *x = a, *y = b;
+    for (int r = 0; r < CW_RUNS; r++)
+        if (x->taken[r] != y->taken[r]) return y->taken[r] - x->taken[r];
+    return 0;
+}
+
+PyDoc_STRVAR(find_sharing_doc,
+             "find_sharing(board, target, dice, cap, order=0) -> (list or None, proof, steps)\n\n"
+             "checkerwise._find_python: board is the mover's and the opponent's 52 counts, target the mover's 26,\n"
+             "dice at most 64 of 1 to 6; the first sharing found depth first that takes every checker to a place\n"
+             "of the target, [(point, taken per run), ...], or None, and proof True where the search ran to its\n"
+             "end without one; steps past cap: given up. order: each checker's ways as listed (0), the most dice\n"
+             "of the last run first (1), of the first run first (2).");
+
+static PyObject *find_sharing(PyObject *self, PyObject *args) {
+    Py_buffer board, target, dice;
+    long long cap;
+    int order_by = 0;
+    if (!PyArg_ParseTuple(args, "y*y*y*L|i:find_sharing", &board, &target, &dice, &cap, &order_by)) return NULL;
+    PyObject *out = NULL;
+    CwOptions opts[25];
+    memset(opts, 0, sizeof(opts));
+    FtSearch s;
+    memset(&s, 0, sizeof(s));
+    const uint8_t *dv = dice.buf, *me = board.buf, *t = target.buf;
+    if (check_board(board.buf, board.len, "board") < 0) goto done;
+    if (target.len != 26) {
+        PyErr_Format(PyExc_ValueError, "target: expected 26 counts, got %zd", target.len);
+        goto done;
+    }
+    for (int i = 0; i < 26; i++)
+        if (t[i] > ALL_OFF) {
+            PyErr_Format(PyExc_ValueError, "target: count %d at index %d is over %d", t[i], i, ALL_OFF);
+            goto done;
+        }
+    if (check_dice(&dice, MAX_WALK) < 0) goto done;
+    if (order_by < 0 || order_by > 2) {
+        PyErr_Format(PyExc_ValueError, "order: expected 0, 1 or 2, got %d", order_by);
+        goto done;
+    }
+    CwWalk c;
+    memset(&c, 0, sizeof(c));
+    int sum_me = 0, sum_t = 0, moved = 0, total = 0, got = 0;
+    for (int i = 0; i < 26; i++) {
+        sum_me += me[i];
+        sum_t += t[i];
+    }
+    for (Py_ssize_t i = 0; i < dice.len; i++) total += dv[i];
+    for (int i = 1; i <= 24; i++) moved += i * (me[i] - t[i]);
+    int borne = t[0] - me[0];
+    c.nruns = cw_runs(dv, dice.len, c.value, c.len);
+    c.most_waste = total - moved;
+    if (me[25] || t[25] || sum_me != sum_t || c.nruns < 0 || c.most_waste > CW_MOST_WASTE) goto none;
+    if (c.most_waste < 0 || borne < 0) { /* more pips than the dice have, or checkers back from off */
+        out = Py_BuildValue("(OOL)", Py_None, Py_True, s.steps);
+        goto done;
+    }
+    int slot[25], nslots = 0;
+    uint32_t left0 = 0, m = 1;
+    for (int place = 0; place <= 24; place++) {
+        int n = place ? t[place] : borne;
+        slot[place] = -1;
+        if (place && !n) continue;
+        slot[place] = nslots;
+        s.radix[nslots] = n + 1;
+        s.mult[nslots] = m;
+        left0 += (uint32_t)n * m;
+        m *= (uint32_t)(n + 1);
+        nslots++;
+    }
+    c.slot = slot;
+    c.opp = me + OPP;
+    s.slot = slot;
+    s.most_waste = c.most_waste;
+    s.nruns = c.nruns;
+    for (int r = 0; r < c.nruns; r++) {
+        s.len[r] = c.len[r];
+        s.full |= (uint32_t)c.len[r] << (4 * r);
+    }
+    s.cap = cap;
+    if (cw_set_open(&s.failed) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* the latest run first as the first to bear off: a play bears off late far more often than early */
+    for (int f = borne ? c.nruns - 1 : c.nruns; f >= 0 && got == 0; f = borne ? f - 1 : -1) {
+        c.first_off = f;
+        Py_ssize_t counts[25];
+        for (int p = 1; p <= 24; p++) {
+            opts[p].n = 0;
+            counts[p] = 0;
+            if (!me[p]) continue;
+            c.out = &opts[p];
+            cw_options(&c, 0, p, 0);
+            if (opts[p].nomem) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            counts[p] = opts[p].n;
+            if (order_by)
+                qsort(opts[p].o, (size_t)opts[p].n, sizeof(CwOption), order_by == 1 ? ft_late_first : ft_early_first);
+        }
+        int order[24], np = cw_fewest_first(me, counts, order);
+        s.n = 0;
+        for (int k = 0; k < np; k++)
+            for (int q = 0; q < me[order[k]] && s.n < 15; q++) {
+                s.point[s.n] = order[k];
+                s.ways[s.n++] = &opts[order[k]];
+            }
+        memset(s.most[s.n], 0, sizeof(s.most[s.n]));
+        s.wastes[s.n] = 0;
+        for (int i = s.n - 1; i >= 0; i--) {
+            for (int r = 0; r < s.nruns; r++) {
+                int most = 0;
+                for (Py_ssize_t j = 0; j < s.ways[i]->n; j++)
+                    if (s.ways[i]->o[j].taken[r] > most) most = s.ways[i]->o[j].taken[r];
+                s.most[i][r] = s.most[i + 1][r] + most;
+            }
+            int most = 0;
+            for (Py_ssize_t j = 0; j < s.ways[i]->n; j++)
+                if (s.ways[i]->o[j].waste > most) most = s.ways[i]->o[j].waste;
+            s.wastes[i] = s.wastes[i + 1] + most;
+        }
+        cw_clear(&s.failed);
+        got = ft_rec(&s, 0, 0, left0, 0, 0);
+        if (s.nomem) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    if (got == 0) { /* every run tried as the first to bear off, to the end: no sharing */
+        out = Py_BuildValue("(OOL)", Py_None, Py_True, s.steps);
+        goto done;
+    }
+    if (got < 0) goto none;
+    PyObject *list = PyList_New(s.n);
+    if (!list) goto done;
+    for (int i = 0; i < s.n; i++) {
+        const CwOption *e = &s.ways[i]->o[s.chosen[i]];
+        PyObject *taken = PyTuple_New(s.nruns);
+        if (!taken) {
+            Py_DECREF(list);
+            goto done;
+        }
+        for (int r = 0; r < s.nruns; r++) PyTuple_SET_ITEM(taken, r, PyLong_FromLong(e->taken[r]));
+        PyObject *item = Py_BuildValue("(iN)", s.point[i], taken);
+        if (!item) {
+            Py_DECREF(list);
+            goto done;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    out = Py_BuildValue("(NOL)", list, Py_False, s.steps);
+    goto done;
+none:
+    out = Py_BuildValue("(OOL)", Py_None, Py_False, s.steps);
+done:
+    for (int p = 0; p < 25; p++) free(opts[p].o);
+    free(s.failed.keys);
+    free(s.failed.table);
+    PyBuffer_Release(&board);
+    PyBuffer_Release(&target);
+    PyBuffer_Release(&dice);
+    return out;
+}
+
 /* ------------------------------------------------------------ every die played: a sharing with no target (checkerwise.sharing) */
 
 typedef struct {
@@ -2133,15 +2369,6 @@ typedef struct {
     long long steps, cap;
     int nomem;
 } ShSearch;
-
-static int cw_has(const CwSet *s, uint64_t key) {
-    size_t h = cw_hash(key) & s->mask;
-    while (s->table[h]) {
-        if (s->table[h] == key + 1) return 1;
-        h = (h + 1) & s->mask;
-    }
-    return 0;
-}
 
 /* checkerwise.sharing_python's rec: 1 found, 0 not, -1 past the cap or out of memory */
 static int sh_rec(ShSearch *s, int i, uint32_t used, int lo) {
@@ -2613,6 +2840,7 @@ static PyMethodDef methods[] = {
     {"search_blocking", search_blocking, METH_VARARGS, search_blocking_doc},
     {"checkerwise", checkerwise, METH_VARARGS, checkerwise_doc},
     {"sharing", sharing, METH_VARARGS, sharing_doc},
+    {"find_sharing", find_sharing, METH_VARARGS, find_sharing_doc},
     {"search_pins", search_pins, METH_VARARGS, search_pins_doc},
     {NULL, NULL, 0, NULL},
 };

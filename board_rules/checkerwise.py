@@ -174,6 +174,122 @@ def _share_to_python(me, target, opp, dice: tuple[int, ...], cap: int, want: boo
     return True, None
 
 
+# ------------------------------------------------------------------ a sharing to a target, depth first
+
+FIND_CAP = 10_000
+"""Steps (a checker's way added) before :func:`find_sharing` gives up: a fraction of a millisecond compiled."""
+
+
+ORDERS = (1, 0, 2)
+"""The orders :meth:`board_rules.reach.Walker._shared_path` tries the checkers' ways in, in turn: each
+finds in a few dozen steps sharings the others take thousands for (escalated gul-bara doubles)."""
+
+
+def find_sharing(
+    me: list[int], target: list[int], opp: list[int], dice, cap: int = FIND_CAP, order: int = 0
+) -> tuple[list | None, bool, int]:
+    """``(sharing, proof, steps)``: a sharing of ``dice`` that takes every checker to a place of ``target``,
+    as :func:`share_to` gives one, looked for depth first, so found in a few dozen steps where one exists
+    (:func:`share_to` lists every state of each checker's layer); else None, and ``proof`` True where the
+    search ran to its end (no play reaches ``target``, as :func:`unreachable` proves). ``steps`` past
+    ``cap``: given up. The latest run is tried first as the first to bear off, then each earlier one: a
+    play bears off late far more often than early. Each checker's ways are tried as :func:`_options`
+    lists them (``order`` 0), the most dice of the last run first, then of the run before and so on
+    (1), or the most of the first run first (2)."""
+    dice = tuple(int(d) for d in dice)
+    if fastgen._compiled is not None:
+        return fastgen._compiled.find_sharing(bytes(me + opp), bytes(target), bytes(dice), cap, order)
+    return _find_python(me, target, opp, dice, cap, order)
+
+
+def _find_python(me, target, opp, dice: tuple[int, ...], cap: int, order: int = 0) -> tuple[list | None, bool, int]:
+    """:func:`find_sharing` in Python: the reference of the compiled search, step for step."""
+    runs = _runs(dice)
+    moved = sum(i * me[i] for i in range(1, 25)) - sum(i * target[i] for i in range(1, 25))
+    most_waste = sum(dice) - moved
+    borne = target[0] - me[0]
+    if me[25] or target[25] or sum(me) != sum(target) or len(runs) > MOST_RUNS or any(n > 15 for _, n in runs):
+        return None, False, 0
+    if most_waste > 255:
+        return None, False, 0
+    if most_waste < 0 or borne < 0:
+        return None, True, 0  # more pips than the dice have, or checkers back from off
+    places = [0] + [i for i in range(1, 25) if target[i]]
+    slot = {place: k for k, place in enumerate(places)}
+    starts = [p for p in range(24, 0, -1) for _ in range(me[p])]
+    left0 = tuple([borne] + [target[i] for i in places[1:]])
+    ways_by = {0: None, 1: lambda o: tuple(-t for t in reversed(o[1])), 2: lambda o: tuple(-t for t in o[1])}[order]
+    search = _Finder(tuple(n for _, n in runs), slot, most_waste, cap)
+    for first_off in range(len(runs) - 1, -1, -1) if borne else (len(runs),):
+        options = {p: _options(p, runs, first_off, opp, most_waste, slot) for p in set(starts)}
+        if ways_by:
+            options = {p: sorted(o, key=ways_by) for p, o in options.items()}
+        got = search.run(sorted(starts, key=lambda p: (len(options[p]), -p)), options, left0)
+        if got:
+            return search.chosen, False, search.steps
+        if got is None:
+            return None, False, search.steps
+    return None, True, search.steps
+
+
+class _Finder:
+    """:func:`_find_python`'s depth-first search for one run first to bear off; ``steps`` count on over runs."""
+
+    def __init__(self, full: tuple[int, ...], slot: dict[int, int], most_waste: int, cap: int) -> None:
+        self.full, self.slot, self.most_waste, self.cap = full, slot, most_waste, cap
+        self.steps = 0
+
+    def run(self, checkers: list[int], options: dict, left0: tuple[int, ...]) -> bool | None:
+        """Whether a sharing takes ``checkers`` (points, in the order taken) to the target; None past the cap."""
+        self.checkers, self.options = checkers, options
+        # the most of each run the checkers from i on can take, and the most pips they can waste
+        self.most = [[0] * len(self.full)]
+        self.wastes = [0]
+        for p in reversed(checkers):
+            self.most.append(
+                [m + max((t[r] for _, t, _ in options[p]), default=0) for r, m in enumerate(self.most[-1])]
+            )
+            self.wastes.append(self.wastes[-1] + max((w for _, _, w in options[p]), default=0))
+        self.most.reverse()
+        self.wastes.reverse()
+        self.failed: set = set()
+        self.chosen: list = []
+        return self._rec(0, tuple(0 for _ in self.full), left0, 0, 0)
+
+    def _rec(self, i: int, used: tuple, left: tuple, waste: int, lo: int) -> bool | None:
+        full = self.full
+        if i == len(self.checkers):
+            return used == full
+        if any(u + m < n for u, m, n in zip(used, self.most[i], full)):
+            return False
+        if waste + self.wastes[i] < self.most_waste:  # every die played wastes exactly most_waste
+            return False
+        same = i > 0 and self.checkers[i - 1] == self.checkers[i]  # checkers on one point take their ways in order
+        key = (i, used, left, waste)
+        if not same and key in self.failed:
+            return False
+        ways = self.options[self.checkers[i]]
+        for j in range(lo if same else 0, len(ways)):
+            place, taken, w = ways[j]
+            k = self.slot[place]
+            if not left[k] or waste + w > self.most_waste:
+                continue
+            u = tuple(a + b for a, b in zip(used, taken))
+            if any(x > n for x, n in zip(u, full)):
+                continue
+            self.steps += 1
+            if self.steps > self.cap:
+                return None
+            self.chosen.append((self.checkers[i], taken))
+            got = self._rec(i + 1, u, left[:k] + (left[k] - 1,) + left[k + 1 :], waste + w, j)
+            if got is not False:
+                return got
+            self.chosen.pop()
+        if not same:
+            self.failed.add(key)
+        return False
+
+
 # ------------------------------------------------------------------ every die played: a sharing with no target
 
 SHARE_CAP = 20_000

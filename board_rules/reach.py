@@ -74,6 +74,8 @@ def forget() -> None:
 
 # Boards each walk of :meth:`Walker._blocking_path` may visit in its first round (four times more each round).
 FIRST_BUDGET = 100
+# Steps of the depth-first sharing before the first round's walks (checkerwise.FIND_CAP after it).
+FIRST_FIND = 300
 
 
 def pips(me: list[int]) -> int:
@@ -323,6 +325,8 @@ class Walker:
                 if budget is not None:
                     budget.spend(given - max(mine.left, 0))
 
+        if self.b.opp[1:25] != target.opp[1:25]:
+            return []  # the opponent's checkers stand still through the mover's leg
         ends = target.me[0] == CHECKERS and self.b.me[0] < CHECKERS
         open_ = list(range(1, depth_wanted + 1)) if ends else [depth_wanted]  # lengths not yet settled
         key = target.key()
@@ -352,6 +356,13 @@ class Walker:
                         raise
             if not open_:
                 return []
+            # a sharing found depth first (a few dozen steps where one exists), played in an order the
+            # variant allows, is the path: briefly after the first backward walks (which settle most of
+            # the boards a check's repairs ask about), longer in the second round
+            if boards in (FIRST_BUDGET, 4 * FIRST_BUDGET):
+                found = self._shared_path(dice, open_, target, FIRST_FIND if boards == FIRST_BUDGET else None)
+                if found or not open_:
+                    return found
             ahead = Walker(self.v, self.b.copy(), self.s.head_limit)  # a walk stopped midway leaves its board so
             ahead.s.head_start = self.s.head_start
             try:
@@ -360,6 +371,27 @@ class Walker:
                 if budget is not None and budget.left <= 0:
                     raise
                 boards *= 4
+
+    def _shared_path(self, dice, open_: list[int], target: Board, cap: int | None):
+        """``[(moves, target key)]`` where a sharing of the first ``k`` dice (``k`` in ``open_``) found depth
+        first (:func:`~board_rules.checkerwise.find_sharing`, within ``cap`` steps in all) plays in an order
+        the variant allows (:meth:`_shared_moves`), else ``[]``; each ``k`` that the search proves no play
+        reaches the target with is taken out of ``open_``."""
+        left = checkerwise.FIND_CAP if cap is None else cap
+        for order in checkerwise.ORDERS:  # each within a share of the steps
+            share = left // len(checkerwise.ORDERS)
+            for k in list(open_):
+                shares, proof, steps = checkerwise.find_sharing(
+                    self.b.me, target.me, self.b.opp, dice[:k], share, order
+                )
+                if proof:
+                    open_.remove(k)
+                elif shares is not None and (moves := self._shared_moves(dice[:k], shares)) is not None:
+                    return [(moves, target.key())]
+                share -= steps
+                if share <= 0:
+                    break
+        return []
 
     def _backward(self, target: Board, dice, limits: bool, budget: Budget | None):
         """:func:`~board_rules.backward.backward_path` from this walker's board to ``target``, with the

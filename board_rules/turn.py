@@ -144,6 +144,19 @@ def _follow(rest: list[tuple[int, int]], at: int, found: set[int]) -> None:
                 _follow(rest[:k] + rest[k + 1 :], d, found)
 
 
+def _may_land_elsewhere(src: int, dice, found: set[int]) -> bool:
+    """Whether a checker on own point ``src`` moved by the first few of ``dice`` in turn could stop on a
+    place not in ``found`` (0 = off), whatever stands in its way."""
+    at = src
+    for d in dice:
+        at = max(at - d, 0)
+        if at not in found:
+            return True
+        if at == 0:
+            return False
+    return False
+
+
 class LazyTurn:
     """A turn being made, followed without listing every play (see :class:`board_rules.legality.TurnTracker`).
 
@@ -291,12 +304,51 @@ class LazyTurn:
         target = Board.of(observed, self.side)
         if ends_here(self.v, self.start, target) or self.start.game_over():
             return set()  # the game is over: nothing more is played
+        if target.key() not in self._stages and target.opp_off == self.start.opp_off:
+            found = self._landings_known_first(observed, target, src)
+            if found is not None:
+                return found
         stages = self.stages(observed)
         if stages and self._in_order_will_do(target, src):
             found: set[int] = set()
         else:
             found = self.any_order().landing_points(observed, src)
         return self._landings_in_order(target, src, stages, found)
+
+    def _landings_known_first(self, observed: Position, target: Board, src: int) -> set[int] | None:
+        """:meth:`landing_points` from the stages found without a search (the board one checker move on
+        from one found lately), then from each other count of dice only where its dice could take the
+        checker somewhere not yet found; None where no stage is found so cheaply.
+
+        With checkers borne off, a board may lie after several counts of dice, and ruling out a count
+        it does not lie after takes a search: a count whose next dice lead only to landings already
+        found need not be ruled out."""
+        known, open_ = [], []
+        for seq, j in self._candidates(target):
+            if j == 0 or not self._extends(target, seq, j):
+                open_.append((seq, j))
+            elif self._can_finish(target, seq, j):
+                known.append((seq, j))
+        if not known:
+            return None
+        if self._in_order_will_do(target, src):
+            found: set[int] = set()
+        else:
+            found = self.any_order().landing_points(observed, src)
+        found = self._landings_in_order(target, src, known, found)
+        for seq, j in open_:
+            if not _may_land_elsewhere(src, seq[j:], found):
+                continue
+            if j == 0:
+                ok = target.key() == self.start.key()
+            else:
+                ok = bool(self._walker(Board.of(self.before)).paths(seq, j, target))
+            if ok and self._can_finish(target, seq, j):
+                known.append((seq, j))
+                found = self._landings_in_order(target, src, [(seq, j)], found)
+        self._reached.extend((target, seq, j) for seq, j in known)
+        del self._reached[:-REMEMBERED]
+        return found
 
     def landing_points_listed(self, observed: Position, src: int) -> set[int]:
         """:meth:`landing_points` always with :class:`AnyOrder`'s listing: the reference it is tested against."""

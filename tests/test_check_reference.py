@@ -196,3 +196,77 @@ def test_every_board_on_the_way_to_a_bear_off_keeps_its_dice_count(name, seed, d
         rolls = (position.rolls[0] + 1, position.rolls[1])
         after = final.to_position(position, final_side, position.turn.other, rolls)
         assert is_legal_result(position, roll, after), f"{position.to_json()} {roll} {after.to_json()}"
+
+
+def _escalations(games: int, seed: int):
+    """``(position, roll, legs)`` of the escalated doubles in ``games`` gul-bara games the heuristic plays
+    against itself, as benchmarks/bench_rules.py group (v) takes them: real games bear off in escalations."""
+    from board_rules.reach import find_play
+    from engine import evaluate
+
+    rng = random.Random(seed)
+    v = Position.start("gul-bara").variant
+    for _ in range(games):
+        while (opening := v.opening(rng.randint(1, 6), rng.randint(1, 6)))[0] is None:
+            pass
+        starter, first = opening
+        position, roll = Position.start(v, starter), Roll(*first) if first else None
+        while position.outcome() is None:
+            roll = roll or Roll(rng.randint(1, 6), rng.randint(1, 6))
+            play, after = evaluate.choose(position, roll, rng, by="heuristic")
+            if roll.d1 == roll.d2 and len(play.moves) > 4:
+                yield position, roll, find_play(position, roll, after)
+            position, roll = after, None
+
+
+def test_landings_found_from_the_cheap_stages_first_are_every_stages_landings(monkeypatch):
+    # where a board lies after several counts of dice (checkers borne off), counts whose next dice
+    # could add no landing are not searched: the landings are those of every stage all the same
+    from board_rules import turn
+
+    not_searched = []
+    may_land = turn._may_land_elsewhere
+    monkeypatch.setattr(turn, "_may_land_elsewhere", lambda *a: may_land(*a) or not_searched.append(a))
+    boards = 0
+    for position, roll, legs in _escalations(12, 3):
+        fast, full = LazyTurn(position, roll), LazyTurn(position, roll)
+        full._landings_known_first = lambda *args: None
+        board = Board.of(position)
+        for move in checker_moves(legs[0]):
+            seen = board.to_position(position, position.turn, position.turn, position.rolls)
+            if board.me[0] > 0:
+                boards += 1
+                for src in sorted({move.src, *(i for i in range(6, 0, -1) if board.me[i])}):
+                    assert fast.landing_points(seen, src) == full.landing_points(seen, src), (
+                        f"{position.to_json()} {roll} {seen.to_json()} from {src}"
+                    )
+            fast.on_the_way(seen)
+            full.on_the_way(seen)
+            apply_moves(board, position.variant, [move])
+    assert boards >= 60 and len(not_searched) >= 60, (boards, len(not_searched))
+
+
+def test_a_count_of_dice_whose_next_die_adds_a_landing_is_searched_all_the_same():
+    # 4-4 escalated: white's last two checkers, on 1 and 2, lie there after all 12 dice (the play is
+    # complete) and after 11, when the last six may still bear the one on 2 off: both counts count
+    from board_rules.reach import find_play
+
+    before = Position.from_json(
+        '{"variant": "gul-bara", "turn": "white", "points": [0, 1, 1, 1, 1, 1, 0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, '
+        '-1, 0, 0, 0, 0], "bar": {"white": 0, "black": 0}, "off": {"white": 7, "black": 14}, '
+        '"rolls": {"white": 5, "black": 5}}'
+    )
+    roll = Roll(4, 4)
+    board = Board.of(before)
+    board.me[1], board.me[2], board.me[0] = 1, 1, 13
+    for x in range(3, 25):
+        board.me[x] = 0
+    after = board.to_position(before, before.turn, before.turn.other, (6, 5))
+    legs = find_play(before, roll, after)
+    turn, board = LazyTurn(before, roll), Board.of(before)
+    for move in checker_moves(legs[0]):
+        turn.on_the_way(board.to_position(before, before.turn, before.turn, before.rolls))
+        apply_moves(board, before.variant, [move])
+    seen = board.to_position(before, before.turn, before.turn, before.rolls)
+    assert sorted(j for _, j in LazyTurn(before, roll).stages(seen)) == [11, 12]
+    assert turn.landing_points(seen, 2) == {0}

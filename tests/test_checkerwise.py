@@ -241,3 +241,79 @@ def test_a_whole_escalation_that_bears_off_is_reached_by_its_sharing():
     assert moves is not None and all(s.try_move(src, d) for d, (src, _, _) in zip(dice, moves))
     assert board.key() == target.key()
     assert check(before, Roll(1, 1), after).legal
+
+
+@pytest.mark.parametrize("variant", BLOCKING)
+def test_compiled_and_python_depth_first_sharings_agree(variant):
+    compiled = _compiled()
+    for case in _path_cases(random.Random(f"find-{variant}"), variant, 300):
+        _, board, _, seq, k, target, _ = case
+        for cap in (checkerwise.FIND_CAP, 30):  # a small cap: both give up at the same step
+            for order in checkerwise.ORDERS:
+                got = compiled.find_sharing(bytes(board.me + board.opp), bytes(target.me), bytes(seq[:k]), cap, order)
+                want = checkerwise._find_python(board.me, target.me, board.opp, tuple(seq[:k]), cap, order)
+                assert got == want, (board.me, target.me, seq[:k], cap, order)
+
+
+@pytest.mark.parametrize("variant", BLOCKING)
+def test_a_sharing_found_depth_first_takes_each_checker_to_the_board_and_plays_in_order_to_it(variant):
+    from board_rules.moves import CheckerMoves
+
+    found = played = 0
+    for case in _path_cases(random.Random(f"find-to-{variant}"), variant, 300):
+        v, board, head, seq, k, target, _ = case
+        dice = tuple(seq[:k])
+        shares, proof, steps = checkerwise.find_sharing(board.me, target.me, board.opp, dice, order=k % 3)
+        assert steps <= checkerwise.FIND_CAP
+        if shares is None:
+            continue
+        found += 1
+        assert not proof and not unreachable(board.me, target.me, board.opp, dice)
+        runs = checkerwise._runs(dice)
+        assert sorted(p for p, _ in shares) == sorted(p for p in range(1, 25) for _ in range(board.me[p]))
+        assert [sum(t[r] for _, t in shares) for r in range(len(runs))] == [n for _, n in runs]
+        ends = sorted(max(0, p - sum(n * value for n, (value, _) in zip(t, runs))) for p, t in shares)
+        assert ends == sorted(x for x in range(0, 25) for _ in range(target.me[x] - (board.me[0] if x == 0 else 0)))
+        moves = Walker(v, board.copy(), head)._shared_moves(dice, shares)
+        if moves is None:
+            continue
+        played += 1
+        after = board.copy()
+        s = CheckerMoves(v, after, head)
+        for d, (src, dst, _) in zip(dice, moves):
+            u = s.try_move(src, d)
+            assert u is not None and u[1] == dst
+        assert after.key() == target.key()
+    assert found >= 100 and played >= 80, (found, played)
+
+
+@pytest.mark.parametrize("variant", BLOCKING)
+def test_a_board_the_depth_first_search_proves_unreachable_is_reached_by_no_play(variant):
+    cases = _path_cases(random.Random(f"find-proof-{variant}"), variant, 400)
+    proved = absent = 0
+    for v, board, head, seq, played, target, _ in cases:
+        relaxed = Walker(v, board.copy(), head)._backward(target, seq[:played], False, None)
+        shares, proof, _ = checkerwise.find_sharing(board.me, target.me, board.opp, seq[:played], order=played % 3)
+        if proof:
+            proved += 1
+            assert shares is None and relaxed is None, (v.name, board.me, target.me, seq[:played])
+        if relaxed is None:
+            absent += 1
+    assert absent >= 60
+    assert proved >= 0.5 * absent
+
+
+def test_a_leg_is_not_found_to_a_board_where_the_opponents_checkers_moved():
+    # fevga: the mover's checkers can reach the observed board's, but one of the opponent's moved too
+    before = Position.from_json(
+        '{"variant": "fevga", "turn": "black", "points": [0, -1, 0, 0, -1, -2, 0, 0, -1, 1, 0, -1, -1, 0, -3, -1, '
+        '1, -1, -1, 0, -1, -1, 0, 13], "bar": {"white": 0, "black": 0}, "off": {"white": 0, "black": 0}, '
+        '"rolls": {"white": 27, "black": 12}}'
+    )
+    seen = Position.from_json(
+        '{"variant": "fevga", "turn": "white", "points": [0, -1, 0, 0, -2, -1, 0, 0, -1, 1, 0, -1, -2, 0, -2, -1, '
+        '1, -1, -1, -1, 0, -1, 1, 12], "bar": {"white": 0, "black": 0}, "off": {"white": 0, "black": 0}, '
+        '"rolls": {"white": 27, "black": 13}}'
+    )
+    assert not is_legal_result(before, Roll(1, 1), seen)
+    assert not check(before, Roll(1, 1), seen).legal
