@@ -2023,6 +2023,27 @@ done:
     return result;
 }
 
+/* A sharing as the searches return it: [(point, (dice taken from each run, ...)), ...], one per checker;
+ * NULL with the error set. */
+static PyObject *share_list(int n, int nruns, const int *point, const uint8_t *const *taken) {
+    PyObject *list = PyList_New(n);
+    for (int i = 0; list && i < n; i++) {
+        PyObject *runs = PyTuple_New(nruns);
+        if (!runs) {
+            Py_CLEAR(list);
+            break;
+        }
+        for (int r = 0; r < nruns; r++) PyTuple_SET_ITEM(runs, r, PyLong_FromLong(taken[i][r]));
+        PyObject *item = Py_BuildValue("(iN)", point[i], runs);
+        if (!item) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
 PyDoc_STRVAR(checkerwise_doc,
              "checkerwise(board, target, dice, cap, want=False) -> bool, or (bool, sharing or None) if want\n\n"
              "checkerwise.unreachable_python: board is the mover's and the opponent's 52 counts, target the\n"
@@ -2058,21 +2079,9 @@ static PyObject *checkerwise(PyObject *self, PyObject *args) {
     } else if (!shares.found) {
         out = Py_BuildValue("(OO)", got ? Py_True : Py_False, Py_None);
     } else {
-        PyObject *list = PyList_New(shares.nlayers);
-        for (int i = 0; list && i < shares.nlayers; i++) {
-            PyObject *taken = PyTuple_New(shares.nruns);
-            if (!taken) {
-                Py_CLEAR(list);
-                break;
-            }
-            for (int r = 0; r < shares.nruns; r++) PyTuple_SET_ITEM(taken, r, PyLong_FromLong(shares.taken[i][r]));
-            PyObject *item = Py_BuildValue("(iN)", shares.point[i], taken);
-            if (!item) {
-                Py_CLEAR(list);
-                break;
-            }
-            PyList_SET_ITEM(list, i, item);
-        }
+        const uint8_t *taken[15];
+        for (int i = 0; i < shares.nlayers; i++) taken[i] = shares.taken[i];
+        PyObject *list = share_list(shares.nlayers, shares.nruns, shares.point, taken);
         if (list) out = Py_BuildValue("(ON)", Py_False, list);
     }
 done:
@@ -2279,23 +2288,10 @@ static PyObject *find_sharing(PyObject *self, PyObject *args) {
         goto done;
     }
     if (got < 0) goto none;
-    PyObject *list = PyList_New(s.n);
+    const uint8_t *taken[15];
+    for (int i = 0; i < s.n; i++) taken[i] = s.ways[i]->o[s.chosen[i]].taken;
+    PyObject *list = share_list(s.n, s.nruns, s.point, taken);
     if (!list) goto done;
-    for (int i = 0; i < s.n; i++) {
-        const CwOption *e = &s.ways[i]->o[s.chosen[i]];
-        PyObject *taken = PyTuple_New(s.nruns);
-        if (!taken) {
-            Py_DECREF(list);
-            goto done;
-        }
-        for (int r = 0; r < s.nruns; r++) PyTuple_SET_ITEM(taken, r, PyLong_FromLong(e->taken[r]));
-        PyObject *item = Py_BuildValue("(iN)", s.point[i], taken);
-        if (!item) {
-            Py_DECREF(list);
-            goto done;
-        }
-        PyList_SET_ITEM(list, i, item);
-    }
     out = Py_BuildValue("(NOL)", list, Py_False, s.steps);
     goto done;
 none:
@@ -2496,23 +2492,10 @@ static PyObject *sharing(PyObject *self, PyObject *args) {
         out = Py_BuildValue("(OOL)", Py_None, got == 0 ? Py_True : Py_False, s.steps);
         goto done;
     }
-    PyObject *list = PyList_New(s.n);
+    const uint8_t *taken[15];
+    for (int i = 0; i < s.n; i++) taken[i] = s.ways[i]->w[s.chosen[i]].taken;
+    PyObject *list = share_list(s.n, s.nruns, s.point, taken);
     if (!list) goto done;
-    for (int i = 0; i < s.n; i++) {
-        const ShWay *w = &s.ways[i]->w[s.chosen[i]];
-        PyObject *taken = PyTuple_New(s.nruns);
-        if (!taken) {
-            Py_DECREF(list);
-            goto done;
-        }
-        for (int r = 0; r < s.nruns; r++) PyTuple_SET_ITEM(taken, r, PyLong_FromLong(w->taken[r]));
-        PyObject *item = Py_BuildValue("(iN)", s.point[i], taken);
-        if (!item) {
-            Py_DECREF(list);
-            goto done;
-        }
-        PyList_SET_ITEM(list, i, item);
-    }
     out = Py_BuildValue("(NOL)", list, Py_False, s.steps);
 done:
     for (int p = 0; p < 25; p++) free(ways[p].w);

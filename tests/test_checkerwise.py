@@ -183,8 +183,6 @@ WAITING_FOR_THE_SIX = (
 
 @pytest.mark.parametrize("variant", BLOCKING)
 def test_a_sharing_to_a_board_played_in_order_reaches_that_board(variant):
-    from board_rules.moves import CheckerMoves
-
     played = 0
     for case in _path_cases(random.Random(f"share-to-{variant}"), variant, 300):
         v, board, head, seq, k, target, _ = case
@@ -196,13 +194,20 @@ def test_a_sharing_to_a_board_played_in_order_reaches_that_board(variant):
         if moves is None:
             continue
         played += 1
-        after = board.copy()
-        s = CheckerMoves(v, after, head)
-        for d, (src, dst, _) in zip(seq, moves):
-            u = s.try_move(src, d)
-            assert u is not None and u[1] == dst
-        assert after.key() == target.key()
+        assert _played(v, board, head, seq, moves) == target.key()
     assert played >= 100
+
+
+def _played(v, board, head, dice, moves) -> bytes:
+    """The key of ``board`` after ``moves``, each of them allowed with its die when it is made."""
+    from board_rules.moves import CheckerMoves
+
+    after = board.copy()
+    s = CheckerMoves(v, after, head)
+    for d, (src, dst, _) in zip(dice, moves):
+        u = s.try_move(src, d)
+        assert u is not None and u[1] == dst
+    return after.key()
 
 
 def test_the_compiled_sharing_refuses_what_is_not_a_board():
@@ -257,8 +262,6 @@ def test_compiled_and_python_depth_first_sharings_agree(variant):
 
 @pytest.mark.parametrize("variant", BLOCKING)
 def test_a_sharing_found_depth_first_takes_each_checker_to_the_board_and_plays_in_order_to_it(variant):
-    from board_rules.moves import CheckerMoves
-
     found = played = 0
     for case in _path_cases(random.Random(f"find-to-{variant}"), variant, 300):
         v, board, head, seq, k, target, _ = case
@@ -278,12 +281,7 @@ def test_a_sharing_found_depth_first_takes_each_checker_to_the_board_and_plays_i
         if moves is None:
             continue
         played += 1
-        after = board.copy()
-        s = CheckerMoves(v, after, head)
-        for d, (src, dst, _) in zip(dice, moves):
-            u = s.try_move(src, d)
-            assert u is not None and u[1] == dst
-        assert after.key() == target.key()
+        assert _played(v, board, head, dice, moves) == target.key()
     assert found >= 100 and played >= 80, (found, played)
 
 
