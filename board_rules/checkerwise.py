@@ -1,6 +1,8 @@
-"""Each checker on its own: a quick proof that no play reaches a board, in the blocking games.
+"""Each checker on its own: a quick proof that no play reaches a board, in the blocking games, or a
+sharing of the dice that may be a play.
 
-Owns :func:`unreachable`. In fevga, gul-bara and long nardy the opponent's checkers stand still
+Owns :func:`unreachable` and :func:`share_to` (a sharing to a board, every state listed),
+:func:`find_sharing` (one to a board, depth first) and :func:`sharing` (every die played). In fevga, gul-bara and long nardy the opponent's checkers stand still
 through the mover's leg and the mover's checkers never block one another, so a play is, checker
 by checker, which of the dice each one takes (in the dice's order) and where it stops. Where no
 sharing of the dice among the checkers takes every checker to a place of the target, no play
@@ -11,8 +13,8 @@ wasted beyond the dice's sum less the pips moved. The variants' own limits (the 
 primes, the head) are left out, so the proof holds with them. ``docs/rules-notes.md`` says why
 playing equal dice in another order changes nothing here.
 
-``board_rules._fastgen.checkerwise`` is the same search compiled, used where it is built; this
-module's search is the reference ``tests/test_checkerwise.py`` holds it to. Imports
+``board_rules._fastgen`` has each search compiled, used where it is built; this module's searches
+are the references ``tests/test_checkerwise.py`` holds them to. Imports
 :mod:`board_rules.fastgen` only.
 """
 
