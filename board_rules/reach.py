@@ -17,6 +17,7 @@ and compiled rules.
 from __future__ import annotations
 
 import threading
+from functools import lru_cache
 
 from board_rules import checkerwise, fastgen
 from board_rules.backward import backward_path, highest_point, most_waste
@@ -34,6 +35,12 @@ def _low_table(steps: set[int], opp) -> tuple[int, ...]:
     """For each point (index 1 to 24; 0 unused), the lowest point (1 or above) its checker reaches by
     moves of ``steps`` over points the opponent does not hold (its own checkers never close a point
     in the blocking games). Moves only go down, so each point's answer builds on the lower ones'."""
+    return _low_table_of(frozenset(steps), tuple(opp))
+
+
+@lru_cache(maxsize=1024)
+def _low_table_of(steps: frozenset[int], opp: tuple[int, ...]) -> tuple[int, ...]:
+    """:func:`_low_table`, kept: a check's repairs ask it of the same few boards again and again."""
     low = [0] * 25
     for p in range(1, 25):
         low[p] = min([p] + [low[p - d] for d in steps if p - d >= 1 and not opp[p - d]])
@@ -61,7 +68,9 @@ def _most_in_room(me, low: tuple[int, ...], dice: tuple[int, ...], depth: int) -
     return k - depth
 
 
-_DEPTHS: dict[tuple, tuple[int, int]] = {}  # the compiled max_depth's answers (most dice, boards visited), oldest first
+_DEPTHS: dict[
+    tuple, tuple
+] = {}  # the compiled max_depth's answers (most dice, boards visited) and the sharings', oldest first
 _DEPTHS_KEPT = 256
 _DEPTHS_LOCK = threading.Lock()
 
@@ -101,7 +110,7 @@ class Walker:
         n = len(dice)
         goal = min(n if at_least is None else min(n, at_least), self._pips_bound(dice))
         if self._room_counts(dice) and pips(self.b.me) > sum(dice[:goal]):
-            known, goal = self._shared_depth(dice, goal)
+            known, goal = self._shared_depth_kept(dice, goal)
             if known is not None:
                 return known
         compiled = self._compiled_depth(dice, goal, budget)
@@ -153,6 +162,23 @@ class Walker:
                 b.pins[:] = saved[2]
             raise
         return best
+
+    def _shared_depth_kept(self, dice: tuple[int, ...], goal: int) -> tuple[int | None, int]:
+        """:meth:`_shared_depth`, its answers kept with the compiled walks' (a check's repairs ask about
+        the same few boards again and again, and a sharing is played out in Python)."""
+        rules = self._compiled_rules()
+        if rules is None:
+            return self._shared_depth(dice, goal)
+        b = self.b
+        args = ("shared", bytes(b.me + b.opp), bytes(dice), goal, *rules)
+        known = _DEPTHS.get(args)
+        if known is None:
+            known = self._shared_depth(dice, goal)
+            with _DEPTHS_LOCK:
+                if len(_DEPTHS) >= _DEPTHS_KEPT:
+                    del _DEPTHS[next(iter(_DEPTHS))]
+                _DEPTHS[args] = known
+        return known
 
     def _shared_depth(self, dice: tuple[int, ...], goal: int) -> tuple[int | None, int]:
         """``(most dice, goal)``: how many of the first ``goal`` dice can be played where sharings of

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from board_rules import Position, Roll, checkerwise, fastgen
+from board_rules import Position, Roll, checkerwise, fastgen, reach
 from board_rules.checkerwise import unreachable, unreachable_python
 from board_rules.legality import check, is_legal_result
 from board_rules.reach import Walker, pips
@@ -147,6 +147,7 @@ def test_sharings_settle_the_most_dice_as_the_walk_does(variant, monkeypatch):
         if walker._room_counts(seq) and pips(walker.b.me) > sum(seq[:most]):
             settled += walker._shared_depth(seq, most)[0] is not None
     monkeypatch.setattr(Walker, "_shared_depth", lambda self, dice, goal: (None, goal))
+    reach.forget()  # the sharings' answers kept so far
     assert got == [walker.max_depth(seq, goal) for (walker, seq), goal in zip(cases, goals)]
     assert settled >= 60
 
@@ -169,6 +170,7 @@ def test_checkers_waiting_behind_a_block_for_the_six_are_settled_without_walking
     assert [m[:2] for m in moves if m[0] in (23, 24)] == [(23, 18), (24, 18)]  # each waits on 18 ...
     assert sum(1 for m in moves if m[:2] == (18, 12)) == 2  # ... for a six
     monkeypatch.setattr(Walker, "_shared_depth", lambda self, dice, goal: (None, goal))
+    reach.forget()  # the sharings' answers kept so far
     walked = Budget(10**9)
     assert Walker(v, Board.of(position), 15).max_depth(dice, None, walked) == 24
     assert 10**9 - walked.left > 100_000

@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from board_rules import Play, Position, Roll, Side, fastgen, find_variant, movegen
+from board_rules import Play, Position, Roll, Side, fastgen, find_variant, movegen, reach
 from board_rules.fastgen import handles
 from board_rules.movegen import generic_search_side, legal_results, search_side
 from board_rules.moves import Board, checker_moves
@@ -254,6 +254,7 @@ def test_compiled_and_python_walks_find_the_same_most_dice_in_the_blocking_games
 
     compiled = _compiled()
     monkeypatch.setattr(Walker, "_shared_depth", lambda self, dice, goal: (None, goal))  # the walks themselves
+    reach.forget()  # the sharings' answers kept so far
     rng = random.Random(f"depth-{variant}")
     walks = _walkers(rng, variant)
     cases = [next(walks) for _ in range(400)]
@@ -317,6 +318,7 @@ def test_compiled_and_python_walks_agree_on_the_hardest_escalation(monkeypatch):
     _compiled()
     shared = Walker._shared_depth
     monkeypatch.setattr(Walker, "_shared_depth", lambda self, dice, goal: (None, goal))
+    reach.forget()  # the sharings' answers kept so far
     position = Position.from_json(SAMPLED_BEFORE)
     v = position.variant
 
@@ -332,6 +334,7 @@ def test_compiled_and_python_walks_agree_on_the_hardest_escalation(monkeypatch):
     monkeypatch.setattr(fastgen, "_compiled", None)
     assert got == walks() and got[0] == (22, 495)
     monkeypatch.setattr(Walker, "_shared_depth", shared)
+    reach.forget()  # the sharings' answers kept so far
     assert walks()[0] == (22, 0)
 
 
