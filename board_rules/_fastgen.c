@@ -313,6 +313,21 @@ static int check_board(const uint8_t *b, Py_ssize_t len, const char *name) {
 }
 
 /* Dice of 1 to 6, at most `most` of them: 0, or -1 with ValueError naming the field. */
+/* A target of the sharing searches: the mover's 26 counts, none over ALL_OFF. 0, or -1 with the error set. */
+static int check_target(const Py_buffer *target) {
+    const uint8_t *t = target->buf;
+    if (target->len != 26) {
+        PyErr_Format(PyExc_ValueError, "target: expected 26 counts, got %zd", target->len);
+        return -1;
+    }
+    for (int i = 0; i < 26; i++)
+        if (t[i] > ALL_OFF) {
+            PyErr_Format(PyExc_ValueError, "target: count %d at index %d is over %d", t[i], i, ALL_OFF);
+            return -1;
+        }
+    return 0;
+}
+
 static int check_dice(const Py_buffer *dice, Py_ssize_t most) {
     const uint8_t *dv = dice->buf;
     for (Py_ssize_t i = 0; i < dice->len; i++)
@@ -2060,15 +2075,7 @@ static PyObject *checkerwise(PyObject *self, PyObject *args) {
     memset(&shares, 0, sizeof(shares));
     const uint8_t *dv = dice.buf, *t = target.buf;
     if (check_board(board.buf, board.len, "board") < 0) goto done;
-    if (target.len != 26) {
-        PyErr_Format(PyExc_ValueError, "target: expected 26 counts, got %zd", target.len);
-        goto done;
-    }
-    for (int i = 0; i < 26; i++)
-        if (t[i] > ALL_OFF) {
-            PyErr_Format(PyExc_ValueError, "target: count %d at index %d is over %d", t[i], i, ALL_OFF);
-            goto done;
-        }
+    if (check_target(&target) < 0) goto done;
     if (check_dice(&dice, MAX_WALK) < 0) goto done;
     const uint8_t *b = board.buf;
     int got = cw_search(b, b + OPP, t, dv, dice.len, cap, want ? &shares : NULL);
@@ -2179,15 +2186,7 @@ static PyObject *find_sharing(PyObject *self, PyObject *args) {
     memset(&s, 0, sizeof(s));
     const uint8_t *dv = dice.buf, *me = board.buf, *t = target.buf;
     if (check_board(board.buf, board.len, "board") < 0) goto done;
-    if (target.len != 26) {
-        PyErr_Format(PyExc_ValueError, "target: expected 26 counts, got %zd", target.len);
-        goto done;
-    }
-    for (int i = 0; i < 26; i++)
-        if (t[i] > ALL_OFF) {
-            PyErr_Format(PyExc_ValueError, "target: count %d at index %d is over %d", t[i], i, ALL_OFF);
-            goto done;
-        }
+    if (check_target(&target) < 0) goto done;
     if (check_dice(&dice, MAX_WALK) < 0) goto done;
     if (order_by < 0 || order_by > 2) {
         PyErr_Format(PyExc_ValueError, "order: expected 0, 1 or 2, got %d", order_by);

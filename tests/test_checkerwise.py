@@ -94,6 +94,23 @@ def test_the_compiled_proof_refuses_what_is_not_a_board():
     assert fastgen.COMPILED
 
 
+def test_the_compiled_depth_first_search_refuses_what_is_not_a_board():
+    compiled = _compiled()
+    board, target = bytes([0] * 24 + [15, 0] + [0] * 26), bytes([0] * 24 + [15, 0])
+    with pytest.raises(ValueError, match="board: expected 52"):
+        compiled.find_sharing(board[:-1], target, bytes([6, 5]), 100)
+    with pytest.raises(ValueError, match="target: expected 26"):
+        compiled.find_sharing(board, target[:-1], bytes([6, 5]), 100)
+    with pytest.raises(ValueError, match="target: count 16"):
+        compiled.find_sharing(board, bytes([16]) + target[1:], bytes([6, 5]), 100)
+    with pytest.raises(ValueError, match="dice: 0"):
+        compiled.find_sharing(board, target, bytes([0]), 100)
+    with pytest.raises(ValueError, match="order: expected 0, 1 or 2, got 3"):
+        compiled.find_sharing(board, target, bytes([6, 5]), 100, 3)
+    # every checker must stay on 24, so none can take a die: proved at once, no way tried
+    assert compiled.find_sharing(board, target, bytes([6, 5]), 100) == (None, True, 0)
+
+
 # ------------------------------------------------------------------ every die played: sharings
 
 
