@@ -25,6 +25,8 @@ from vision.calibrate import CalibrationError, Geometry, calibrate
 from vision.config import DEFAULT_PATH, ConfigError, read_toml
 from vision.field_edges import SNAP_MIN_KEEP, fit_sides, snap_to_edges
 from vision.field_model import (
+    PARAM_HI,
+    PARAM_LO,
     PARAM_START,
     REGIONS,
     UNIT,
@@ -173,7 +175,49 @@ def _search(cfg: FieldConfig, work: np.ndarray) -> tuple[np.ndarray, np.ndarray,
                 corners, params, best = f
     fine = Scorer(lab_of(work, 1.0), 160, 128)
     corners, params, score = refine(fine, corners, params, 1.0, 0.3)
+    # whole triangles seen beyond a row's base: checkers standing on the other points' bases held the fit short
+    seen = _bases_seen(tris, corners, params)
+    if seen is not None:
+        f = refine(fine, *seen, 1.0, 0.3)
+        if f[2] >= _SEEN_KEEP * score:
+            corners, params, score = f
     return corners, params, score, len(cands)
+
+
+# a row's base is moved out to the triangles seen beyond it by more than this share of the field's height
+# (the third furthest out of them), where the fit then scores at least _SEEN_KEEP of what it did
+_SEEN_MARGIN = 0.03
+_SEEN_KEEP = 0.95
+
+
+def _bases_seen(tris, corners: np.ndarray, params: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The fit with each row's base moved out to the bases of the whole triangles seen beyond it (the third
+    furthest out, the tips kept), or None where none lies beyond by ``_SEEN_MARGIN``."""
+    hom = unit_to_image(corners)
+    if hom is None:
+        return None
+    inv = np.linalg.inv(hom)
+    out = ([], [])
+    for t in tris:
+        q = np.array([[*t.apex, 1.0], [*t.mid, 1.0]]) @ inv.T
+        (au, av), (bu, bv) = q[:, :2] / q[:, 2:]
+        if not (0 < au < 1 and 0 < bu < 1):
+            continue
+        if 0.15 < av < 0.6 and bv < av - 0.15:
+            out[0].append(bv)
+        elif 0.4 < av < 0.85 and bv > av + 0.15:
+            out[1].append(bv)
+    v0 = min(0.0, sorted(out[0])[2]) if len(out[0]) >= 3 else 0.0
+    v1 = max(1.0, sorted(out[1])[-3]) if len(out[1]) >= 3 else 1.0
+    if v0 > -_SEEN_MARGIN and v1 < 1 + _SEEN_MARGIN:
+        return None
+    bar, margin, plen = (float(v) for v in params)
+    u = np.array([[0.0, v0], [1.0, v0], [1.0, v1], [0.0, v1]])
+    q = np.c_[u, np.ones(4)] @ hom.T
+    if np.any(q[:, 2] <= 1e-9):
+        return None
+    tips = ((plen - v0) + (v1 - 1 + plen)) / 2 / (v1 - v0)
+    return q[:, :2] / q[:, 2:], np.array([bar, margin, min(PARAM_HI[2], max(PARAM_LO[2], tips))])
 
 
 def _variants(corners: np.ndarray, params: np.ndarray) -> list[np.ndarray]:
