@@ -39,7 +39,14 @@ from vision.field_model import (
     side_px,
     unit_to_image,
 )
-from vision.field_points import candidate_fields, colour_triangles, distinct_triangles, point_rows, side_triangles
+from vision.field_points import (
+    Triangle,
+    candidate_fields,
+    colour_triangles,
+    distinct_triangles,
+    point_rows,
+    side_triangles,
+)
 from vision.gate import static_samples
 from vision.profile import BoardProfile, Layout, ProfileError
 
@@ -190,7 +197,7 @@ _SEEN_MARGIN = 0.03
 _SEEN_KEEP = 0.95
 
 
-def _bases_seen(tris, corners: np.ndarray, params: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _bases_seen(tris: list[Triangle], corners: np.ndarray, params: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """The fit with each row's base moved out to the bases of the whole triangles seen beyond it (the third
     furthest out, the tips kept), or None where none lies beyond by ``_SEEN_MARGIN``."""
     hom = unit_to_image(corners)
