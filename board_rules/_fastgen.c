@@ -312,7 +312,6 @@ static int check_board(const uint8_t *b, Py_ssize_t len, const char *name) {
     return 0;
 }
 
-/* Dice of 1 to 6, at most `most` of them: 0, or -1 with ValueError naming the field. */
 /* A target of the sharing searches: the mover's 26 counts, none over ALL_OFF. 0, or -1 with the error set. */
 static int check_target(const Py_buffer *target) {
     const uint8_t *t = target->buf;
@@ -328,6 +327,7 @@ static int check_target(const Py_buffer *target) {
     return 0;
 }
 
+/* Dice of 1 to 6, at most `most` of them: 0, or -1 with ValueError naming the field. */
 static int check_dice(const Py_buffer *dice, Py_ssize_t most) {
     const uint8_t *dv = dice->buf;
     for (Py_ssize_t i = 0; i < dice->len; i++)
@@ -1889,39 +1889,60 @@ static int cw_fewest_first(const uint8_t *me, const Py_ssize_t *ways, int *order
     return np;
 }
 
-static int cw_search(const uint8_t *me, const uint8_t *opp, const uint8_t *target, const uint8_t *dv, Py_ssize_t nd,
-                     long long cap, CwShares *want) {
+/* The targets left, a digit per place the target holds (off first): per place its digit (slot; -1 where
+ * the target holds none), each digit's radix and multiplier, and every checker still wanted (left0). */
+typedef struct {
+    int slot[25], radix[25], borne;
+    uint32_t mult[25], left0;
+} CwTargets;
+
+/* checkerwise._to_target: what the searches to a target share before they search, the dice's runs and the
+ * pips they may waste into c, the targets left into t. -1 where the searches do not take the board (a
+ * checker on the bar, other checkers than the target's, dice they do not take, more waste than a byte
+ * holds); 1 where no play reaches the target (more pips than the dice have, checkers back from off); 0. */
+static int cw_to_target(const uint8_t *me, const uint8_t *target, const uint8_t *dv, Py_ssize_t nd, CwWalk *c,
+                        CwTargets *t) {
     int sum_me = 0, sum_t = 0, moved = 0, total = 0;
     for (int i = 0; i < 26; i++) {
         sum_me += me[i];
         sum_t += target[i];
     }
-    if (me[25] || target[25] || sum_me != sum_t) return 0;
-    CwWalk c;
-    memset(&c, 0, sizeof(c));
+    if (me[25] || target[25] || sum_me != sum_t) return -1;
     for (Py_ssize_t i = 0; i < nd; i++) total += dv[i];
-    if ((c.nruns = cw_runs(dv, nd, c.value, c.len)) < 0) return 0;
+    if ((c->nruns = cw_runs(dv, nd, c->value, c->len)) < 0) return -1;
     for (int i = 1; i <= 24; i++) moved += i * (me[i] - target[i]);
-    int borne = target[0] - me[0];
-    c.most_waste = total - moved;
-    if (c.most_waste < 0 || borne < 0) return 1;
-    if (c.most_waste > CW_MOST_WASTE) return 0;
-    c.opp = opp;
-    /* the targets left: a digit per place the target holds (off first) */
-    int slot[25], radix[25], nslots = 0;
-    uint32_t mult[25], left0 = 0, m = 1;
+    t->borne = target[0] - me[0];
+    c->most_waste = total - moved;
+    if (c->most_waste < 0 || t->borne < 0) return 1;
+    if (c->most_waste > CW_MOST_WASTE) return -1;
+    int nslots = 0;
+    uint32_t m = 1;
+    t->left0 = 0;
     for (int place = 0; place <= 24; place++) {
-        int n = place ? target[place] : borne;
-        slot[place] = -1;
+        int n = place ? target[place] : t->borne;
+        t->slot[place] = -1;
         if (place && !n) continue;
-        slot[place] = nslots;
-        radix[nslots] = n + 1;
-        mult[nslots] = m;
-        left0 += (uint32_t)n * m;
+        t->slot[place] = nslots;
+        t->radix[nslots] = n + 1;
+        t->mult[nslots] = m;
+        t->left0 += (uint32_t)n * m;
         m *= (uint32_t)(n + 1);
         nslots++;
     }
-    c.slot = slot;
+    c->slot = t->slot;
+    return 0;
+}
+
+static int cw_search(const uint8_t *me, const uint8_t *opp, const uint8_t *target, const uint8_t *dv, Py_ssize_t nd,
+                     long long cap, CwShares *want) {
+    CwWalk c;
+    memset(&c, 0, sizeof(c));
+    CwTargets tg;
+    int ready = cw_to_target(me, target, dv, nd, &c, &tg);
+    if (ready != 0) return ready > 0;
+    c.opp = opp;
+    const int *slot = tg.slot, *radix = tg.radix, borne = tg.borne;
+    const uint32_t *mult = tg.mult, left0 = tg.left0;
     uint64_t full = 0;
     for (int r = 0; r < c.nruns; r++) full |= (uint64_t)c.len[r] << (4 * r);
     CwOptions opts[25];
@@ -2107,9 +2128,9 @@ typedef struct {
     const CwOptions *ways[15];
     int most[16][CW_RUNS]; /* the most of each run checkers i.. take */
     int wastes[16];        /* the most pips checkers i.. waste */
-    uint32_t full, mult[25];
-    int radix[25], most_waste;
-    const int *slot;
+    uint32_t full;
+    int most_waste;
+    const CwTargets *t;
     CwSet failed; /* (checker, waste, targets left, dice taken) at the first checker of a point: nothing found */
     int chosen[15];
     long long steps, cap;
@@ -2129,8 +2150,8 @@ static int ft_rec(FtSearch *s, int i, uint32_t used, uint32_t left, int waste, i
     const CwOptions *o = s->ways[i];
     for (Py_ssize_t j = same ? lo : 0; j < o->n; j++) {
         const CwOption *e = &o->o[j];
-        int at = s->slot[e->place];
-        if ((left / s->mult[at]) % (uint32_t)s->radix[at] == 0 || waste + e->waste > s->most_waste) continue;
+        int at = s->t->slot[e->place];
+        if ((left / s->t->mult[at]) % (uint32_t)s->t->radix[at] == 0 || waste + e->waste > s->most_waste) continue;
         int fits = 1;
         for (int r = 0; r < s->nruns; r++)
             if ((int)((used >> (4 * r)) & 15) + e->taken[r] > s->len[r]) {
@@ -2140,7 +2161,7 @@ static int ft_rec(FtSearch *s, int i, uint32_t used, uint32_t left, int waste, i
         if (!fits) continue;
         if (++s->steps > s->cap) return -1;
         s->chosen[i] = (int)j;
-        int got = ft_rec(s, i + 1, used + e->packed, left - s->mult[at], waste + e->waste, (int)j);
+        int got = ft_rec(s, i + 1, used + e->packed, left - s->t->mult[at], waste + e->waste, (int)j);
         if (got) return got;
     }
     if (!same && cw_insert(&s->failed, key) < 0) {
@@ -2194,37 +2215,16 @@ static PyObject *find_sharing(PyObject *self, PyObject *args) {
     }
     CwWalk c;
     memset(&c, 0, sizeof(c));
-    int sum_me = 0, sum_t = 0, moved = 0, total = 0, got = 0;
-    for (int i = 0; i < 26; i++) {
-        sum_me += me[i];
-        sum_t += t[i];
-    }
-    for (Py_ssize_t i = 0; i < dice.len; i++) total += dv[i];
-    for (int i = 1; i <= 24; i++) moved += i * (me[i] - t[i]);
-    int borne = t[0] - me[0];
-    c.nruns = cw_runs(dv, dice.len, c.value, c.len);
-    c.most_waste = total - moved;
-    if (me[25] || t[25] || sum_me != sum_t || c.nruns < 0 || c.most_waste > CW_MOST_WASTE) goto none;
-    if (c.most_waste < 0 || borne < 0) { /* more pips than the dice have, or checkers back from off */
+    CwTargets tg;
+    int got = 0, ready = cw_to_target(me, t, dv, dice.len, &c, &tg);
+    if (ready < 0) goto none;
+    if (ready > 0) {
         out = Py_BuildValue("(OOL)", Py_None, Py_True, s.steps);
         goto done;
     }
-    int slot[25], nslots = 0;
-    uint32_t left0 = 0, m = 1;
-    for (int place = 0; place <= 24; place++) {
-        int n = place ? t[place] : borne;
-        slot[place] = -1;
-        if (place && !n) continue;
-        slot[place] = nslots;
-        s.radix[nslots] = n + 1;
-        s.mult[nslots] = m;
-        left0 += (uint32_t)n * m;
-        m *= (uint32_t)(n + 1);
-        nslots++;
-    }
-    c.slot = slot;
+    int borne = tg.borne;
     c.opp = me + OPP;
-    s.slot = slot;
+    s.t = &tg;
     s.most_waste = c.most_waste;
     s.nruns = c.nruns;
     for (int r = 0; r < c.nruns; r++) {
@@ -2276,7 +2276,7 @@ static PyObject *find_sharing(PyObject *self, PyObject *args) {
             s.wastes[i] = s.wastes[i + 1] + most;
         }
         cw_clear(&s.failed);
-        got = ft_rec(&s, 0, 0, left0, 0, 0);
+        got = ft_rec(&s, 0, 0, tg.left0, 0, 0);
         if (s.nomem) {
             PyErr_NoMemory();
             goto done;

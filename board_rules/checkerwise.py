@@ -2,12 +2,13 @@
 sharing of the dice that may be a play.
 
 Owns :func:`unreachable` and :func:`share_to` (a sharing to a board, every state listed),
-:func:`find_sharing` (one to a board, depth first) and :func:`sharing` (every die played). In fevga, gul-bara and long nardy the opponent's checkers stand still
-through the mover's leg and the mover's checkers never block one another, so a play is, checker
-by checker, which of the dice each one takes (in the dice's order) and where it stops. Where no
-sharing of the dice among the checkers takes every checker to a place of the target, no play
-does: :func:`board_rules.reach.Walker.paths` then need not walk millions of boards to show it
-(an escalated gul-bara double one point off a legal play). The sharing keeps two rules that tie
+:func:`find_sharing` (one to a board, depth first) and :func:`sharing` (every die played). In
+fevga, gul-bara and long nardy the opponent's checkers stand still through the mover's leg and
+the mover's checkers never block one another, so a play is, checker by checker, which of the dice
+each one takes (in the dice's order) and where it stops. Where no sharing of the dice among the
+checkers takes every checker to a place of the target, no play does:
+:func:`board_rules.reach.Walker.paths` then need not walk millions of boards to show it (an
+escalated gul-bara double one point off a legal play). The sharing keeps two rules that tie
 checkers together in time: a checker is borne off only once every checker is home, and no pip is
 wasted beyond the dice's sum less the pips moved. The variants' own limits (the start rule,
 primes, the head) are left out, so the proof holds with them. ``docs/rules-notes.md`` says why
@@ -112,23 +113,36 @@ def share_to(me: list[int], target: list[int], opp: list[int], dice) -> tuple[bo
     return _share_to_python(me, target, opp, dice, WORK_CAP, True)
 
 
-def _share_to_python(me, target, opp, dice: tuple[int, ...], cap: int, want: bool) -> tuple[bool, list | None]:
-    """:func:`share_to` in Python (the sharing only if ``want``): the reference of the compiled search."""
+def _to_target(me, target, dice: tuple[int, ...]):
+    """What the searches to a target share before they search: None where they do not take the board (a
+    checker on the bar, other checkers than the target's, dice of more than ``MOST_RUNS`` runs or a run of
+    more than 15, more pips to waste than the compiled searches keep in a byte), True where no play
+    reaches the target (more pips than the dice have, checkers back from off), else ``(runs, most_waste,
+    borne, slot, left0)``: the pips the dice may waste, the checkers borne off, each place the target
+    holds (off first) by its index in ``left0``, the checkers each of them still wants."""
     if me[25] or target[25] or sum(me) != sum(target):
-        return False, None
+        return None
     runs = _runs(dice)
     if len(runs) > MOST_RUNS or any(n > 15 for _, n in runs):
-        return False, None
+        return None
     moved = sum(i * me[i] for i in range(1, 25)) - sum(i * target[i] for i in range(1, 25))
     most_waste = sum(dice) - moved
     borne = target[0] - me[0]
     if most_waste < 0 or borne < 0:
-        return True, None  # more pips than the dice have, or checkers back from off
-    if most_waste > 255:  # the compiled search keeps the waste in a byte
-        return False, None
+        return True
+    if most_waste > 255:
+        return None
     places = [0] + [i for i in range(1, 25) if target[i]]
-    left0 = tuple([borne] + [target[i] for i in places[1:]])
     slot = {place: k for k, place in enumerate(places)}
+    return runs, most_waste, borne, slot, tuple([borne] + [target[i] for i in places[1:]])
+
+
+def _share_to_python(me, target, opp, dice: tuple[int, ...], cap: int, want: bool) -> tuple[bool, list | None]:
+    """:func:`share_to` in Python (the sharing only if ``want``): the reference of the compiled search."""
+    setup = _to_target(me, target, dice)
+    if setup is None or setup is True:
+        return setup is True, None
+    runs, most_waste, borne, slot, left0 = setup
     full = tuple(n for _, n in runs)
     starts = [p for p in range(24, 0, -1) for _ in range(me[p])]
     work = 0
@@ -206,20 +220,11 @@ def find_sharing(
 
 def _find_python(me, target, opp, dice: tuple[int, ...], cap: int, order: int = 0) -> tuple[list | None, bool, int]:
     """:func:`find_sharing` in Python: the reference of the compiled search, step for step."""
-    runs = _runs(dice)
-    moved = sum(i * me[i] for i in range(1, 25)) - sum(i * target[i] for i in range(1, 25))
-    most_waste = sum(dice) - moved
-    borne = target[0] - me[0]
-    if me[25] or target[25] or sum(me) != sum(target) or len(runs) > MOST_RUNS or any(n > 15 for _, n in runs):
-        return None, False, 0
-    if most_waste > 255:
-        return None, False, 0
-    if most_waste < 0 or borne < 0:
-        return None, True, 0  # more pips than the dice have, or checkers back from off
-    places = [0] + [i for i in range(1, 25) if target[i]]
-    slot = {place: k for k, place in enumerate(places)}
+    setup = _to_target(me, target, dice)
+    if setup is None or setup is True:
+        return None, setup is True, 0
+    runs, most_waste, borne, slot, left0 = setup
     starts = [p for p in range(24, 0, -1) for _ in range(me[p])]
-    left0 = tuple([borne] + [target[i] for i in places[1:]])
     ways_by = {0: None, 1: lambda o: tuple(-t for t in reversed(o[1])), 2: lambda o: tuple(-t for t in o[1])}[order]
     search = _Finder(tuple(n for _, n in runs), slot, most_waste, cap)
     for first_off in range(len(runs) - 1, -1, -1) if borne else (len(runs),):
