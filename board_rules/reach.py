@@ -68,17 +68,26 @@ def _most_in_room(me, low: tuple[int, ...], dice: tuple[int, ...], depth: int) -
     return k - depth
 
 
-_DEPTHS: dict[
-    tuple, tuple
-] = {}  # the compiled max_depth's answers (most dice, boards visited) and the sharings', oldest first
+# the compiled max_depth's answers (most dice, boards visited) and the sharings', oldest first
+_DEPTHS: dict[tuple, tuple] = {}
 _DEPTHS_KEPT = 256
 _DEPTHS_LOCK = threading.Lock()
 
 
+def _keep(args: tuple, answer: tuple) -> None:
+    """``answer`` kept in ``_DEPTHS`` under ``args``, the oldest dropped past ``_DEPTHS_KEPT``."""
+    with _DEPTHS_LOCK:  # tables of a hall may check in threads
+        if len(_DEPTHS) >= _DEPTHS_KEPT:
+            del _DEPTHS[next(iter(_DEPTHS))]
+        _DEPTHS[args] = answer
+
+
 def forget() -> None:
-    """Forget the kept answers of the compiled walks (benchmarks time each check from cold)."""
+    """Forget the kept answers of the walks and sharings, and the room tables (benchmarks time each
+    check from cold)."""
     with _DEPTHS_LOCK:
         _DEPTHS.clear()
+    _low_table_of.cache_clear()
 
 
 # Boards each walk of :meth:`Walker._blocking_path` may visit in its first round (four times more each round).
@@ -174,10 +183,7 @@ class Walker:
         known = _DEPTHS.get(args)
         if known is None:
             known = self._shared_depth(dice, goal)
-            with _DEPTHS_LOCK:
-                if len(_DEPTHS) >= _DEPTHS_KEPT:
-                    del _DEPTHS[next(iter(_DEPTHS))]
-                _DEPTHS[args] = known
+            _keep(args, known)
         return known
 
     def _shared_depth(self, dice: tuple[int, ...], goal: int) -> tuple[int | None, int]:
@@ -278,10 +284,7 @@ class Walker:
         if known is None:
             known = fastgen._compiled.max_depth(*args, -1 if budget is None else max(0, budget.left))
             if budget is None or known[1] <= budget.left:
-                with _DEPTHS_LOCK:  # tables of a hall may check in threads
-                    if len(_DEPTHS) >= _DEPTHS_KEPT:
-                        del _DEPTHS[next(iter(_DEPTHS))]
-                    _DEPTHS[args] = known
+                _keep(args, known)
         if budget is not None:
             budget.spend(known[1])
         return known[0]
