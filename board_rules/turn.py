@@ -267,16 +267,19 @@ class LazyTurn:
         ended = ends_here(self.v, self.start, target)
         out = []
         for seq, j in self._candidates(target):
-            if j == 0:
-                ok = target.key() == self.start.key()
-            else:
-                if ended and self._walker(Board.of(self.before)).paths(seq, j, target, ending=True):
-                    out.append((seq, self.best))  # the game is over: the play is complete
-                    continue
-                ok = self._extends(target, seq, j) or bool(self._walker(Board.of(self.before)).paths(seq, j, target))
+            if j and ended and self._walker(Board.of(self.before)).paths(seq, j, target, ending=True):
+                out.append((seq, self.best))  # the game is over: the play is complete
+                continue
+            ok = (j and self._extends(target, seq, j)) or self._reached_by(target, seq, j)
             if ok and self._can_finish(target, seq, j):
                 out.append((seq, j))
         return out
+
+    def _reached_by(self, target: Board, seq, j: int) -> bool:
+        """Whether the first ``j`` dice of ``seq`` can take the start to ``target``: a search but for ``j`` 0."""
+        if j == 0:
+            return target.key() == self.start.key()
+        return bool(self._walker(Board.of(self.before)).paths(seq, j, target))
 
     def _can_finish(self, board: Board, seq, j: int) -> bool:
         need = self.best - j
@@ -309,11 +312,14 @@ class LazyTurn:
             if found is not None:
                 return found
         stages = self.stages(observed)
-        if stages and self._in_order_will_do(target, src):
-            found: set[int] = set()
-        else:
-            found = self.any_order().landing_points(observed, src)
-        return self._landings_in_order(target, src, stages, found)
+        return self._landings_in_order(target, src, stages, self._landings_in_any_order(observed, target, src, stages))
+
+    def _landings_in_any_order(self, observed: Position, target: Board, src: int, on_the_way) -> set[int]:
+        """The landings of ``src`` by :class:`AnyOrder`'s plays, or none where ``observed`` is ``on_the_way``
+        in order and the dice in order find them all (:meth:`_in_order_will_do`)."""
+        if on_the_way and self._in_order_will_do(target, src):
+            return set()
+        return self.any_order().landing_points(observed, src)
 
     def _landings_known_first(self, observed: Position, target: Board, src: int) -> set[int] | None:
         """:meth:`landing_points` from the stages found without a search (the board one checker move on
@@ -331,19 +337,11 @@ class LazyTurn:
                 known.append((seq, j))
         if not known:
             return None
-        if self._in_order_will_do(target, src):
-            found: set[int] = set()
-        else:
-            found = self.any_order().landing_points(observed, src)
-        found = self._landings_in_order(target, src, known, found)
+        found = self._landings_in_order(target, src, known, self._landings_in_any_order(observed, target, src, known))
         for seq, j in open_:
             if not _may_land_elsewhere(src, seq[j:], found):
                 continue
-            if j == 0:
-                ok = target.key() == self.start.key()
-            else:
-                ok = bool(self._walker(Board.of(self.before)).paths(seq, j, target))
-            if ok and self._can_finish(target, seq, j):
+            if self._reached_by(target, seq, j) and self._can_finish(target, seq, j):
                 known.append((seq, j))
                 found = self._landings_in_order(target, src, [(seq, j)], found)
         self._reached.extend((target, seq, j) for seq, j in known)
