@@ -395,7 +395,8 @@ def test_a_dim_photo_is_read_not_held_back():
 def test_a_field_whose_bases_are_lined_with_checkers_is_not_found_a_row_short(seed, monkeypatch):
     # the olive board's points are as dark as its frame: with checkers standing on most points' bases,
     # a fit with its bases above them explained the colours as well, until the whole triangles seen
-    # beyond those bases moved them out (benchmarks/find_board.py --rendered: 84 -> 96 of 100)
+    # beyond those bases moved them out (benchmarks/find_board.py --rendered: 84 -> 96 of 100), and the
+    # rows' ends put them there too (96 -> 99)
     import vision.find_board as find_board
     from benchmarks.bench_vision import scene
 
@@ -412,5 +413,71 @@ def test_a_field_whose_bases_are_lined_with_checkers_is_not_found_a_row_short(se
         )
 
     assert error() < 6.0
+    # either of two looks finds the bases here: the whole triangles seen beyond them, and where the rows end
+    ended = find_board._bases_ended
+    monkeypatch.setattr(find_board, "_bases_ended", lambda *args: None)
+    assert error() < 6.0
     monkeypatch.setattr(find_board, "_bases_seen", lambda *args: None)
-    assert error() > 30.0  # a row short without them
+    assert error() > 30.0  # a row short without both
+    monkeypatch.setattr(find_board, "_bases_ended", ended)
+    assert error() < 6.0
+
+
+def _moved_bases(corners: np.ndarray, top: tuple[float, float], bottom: tuple[float, float]) -> np.ndarray:
+    """``corners`` with the top row's base at ``top`` and the bottom's at ``bottom`` (v at the left and right
+    ends, in field heights: 0 the top base, 1 the bottom)."""
+    from vision.field_model import unit_to_image
+
+    hom = unit_to_image(corners)
+    u = np.array([[0.0, top[0]], [1.0, top[1]], [1.0, bottom[1]], [0.0, bottom[0]]])
+    p = np.c_[u, np.ones(4)] @ hom.T
+    return p[:, :2] / p[:, 2:]
+
+
+@pytest.mark.parametrize(
+    ("top", "bottom"),
+    [((-0.04, -0.04), (1.04, 1.04)), ((0.05, 0.02), (0.96, 1.03)), ((-0.03, 0.0), (1.0, 0.97))],
+    ids=["both-out", "leaning", "one-end-in"],
+)
+def test_a_row_s_base_is_put_where_the_colour_along_the_row_stops_changing(start_frame, top, bottom):
+    # a fit whose bases lie on the frame, or short of it, or leaning: the frame beyond a base is plain,
+    # the points and checkers along the row are not (WBF-style product photo test2: 22.6 -> 7.5 px)
+    from vision import find_board
+    from vision.field_model import PARAM_START, Scorer, lab_of, refine
+
+    truth = _field_corners(start_frame)
+    fine = Scorer(lab_of(start_frame.image, 1.0), 160, 128)
+    _, params, _ = refine(fine, truth, PARAM_START, 1.0, 0.25, fixed_corners=True)
+    off = _moved_bases(truth, top, bottom)
+    assert np.linalg.norm(off - truth, axis=1).max() > 8.0
+    ended = find_board._bases_ended(fine.lab, off, params)
+    assert ended is not None
+    assert np.linalg.norm(ended[0] - truth, axis=1).max() < 3.0
+    # where the bases already lie, nothing moves
+    assert find_board._bases_ended(fine.lab, truth, params) is None
+
+
+def test_a_plain_picture_moves_no_base():
+    from vision import find_board
+    from vision.field_model import PARAM_START, lab_of
+
+    plain = np.full((480, 640, 3), 128, np.uint8)
+    corners = np.array([[100.0, 80.0], [540.0, 80.0], [540.0, 400.0], [100.0, 400.0]])
+    assert find_board._bases_ended(lab_of(plain, 1.0), corners, PARAM_START) is None
+
+
+def test_a_base_snapped_onto_the_frame_beyond_its_row_s_end_is_put_back(start_frame):
+    # the snap takes the strongest colour change across a side: beside a base that can be an edge of
+    # the frame itself (a product photo's inner wall), which the rows do not reach
+    from vision import find_board
+    from vision.field_model import PARAM_START, Scorer, lab_of, refine
+
+    truth = _field_corners(start_frame)
+    fine = Scorer(lab_of(start_frame.image, 1.0), 160, 128)
+    _, params, _ = refine(fine, truth, PARAM_START, 1.0, 0.25, fixed_corners=True)
+    snapped = _moved_bases(truth, (-0.035, -0.035), (1.0, 1.0))
+    kept = find_board._bases_kept(fine.lab, truth, snapped, params)
+    assert np.linalg.norm(kept - truth, axis=1).max() < 1.0
+    # a snap inward, or along the base, is the snap's to make
+    inward = _moved_bases(truth, (0.01, 0.01), (0.99, 0.99))
+    assert np.allclose(find_board._bases_kept(fine.lab, truth, inward, params), inward)

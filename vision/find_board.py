@@ -188,6 +188,12 @@ def _search(cfg: FieldConfig, work: np.ndarray) -> tuple[np.ndarray, np.ndarray,
         f = refine(fine, *seen, 1.0, 0.3)
         if f[2] >= _SEEN_KEEP * score:
             corners, params, score = f
+    # the bases where the colour along the rows stops changing: the frame beyond is plain, the points are not
+    ends = _bases_ended(fine.lab, corners, params)
+    if ends is not None:
+        f = refine(fine, *ends, 1.0, 0.3, fixed_corners=True)
+        if f[2] >= _ENDED_KEEP * score:
+            corners, params, score = f
     return corners, params, score, len(cands)
 
 
@@ -225,6 +231,124 @@ def _bases_seen(tris: list[Triangle], corners: np.ndarray, params: np.ndarray) -
         return None
     tips = ((plen - v0) + (v1 - 1 + plen)) / 2 / (v1 - v0)
     return q[:, :2] / q[:, 2:], np.array([bar, margin, min(PARAM_HI[2], max(PARAM_LO[2], tips))])
+
+
+# a row's base is looked for this far (field heights) either side of the fit's, in steps of _ENDED_STEP,
+# along _ENDED_SEGMENTS stretches of two points each; where at least _ENDED_MIN of them say where it is
+_ENDED_REACH = 0.12
+_ENDED_STEP = 0.005
+_ENDED_SEGMENTS = 6
+_ENDED_SAMPLES = 16
+_ENDED_MIN = 3
+_ENDED_KEEP = 0.5  # the fit moved there must still score this share of what it did
+_ENDED_MIN_SPREAD = 10.0  # Lab units: a stretch whose colours spread less than this inside the field says nothing
+# a stretch ends where its spread falls under _ENDED_FALL of its level deep inside the field (the inner half of
+# the reach) and stays, over the next _ENDED_AFTER steps, under _ENDED_STAYS of it on average
+_ENDED_FALL = 0.5
+_ENDED_STAYS = 0.35
+_ENDED_AFTER = 6
+_SNAPPED_BEYOND = 0.008  # a snapped base whose row ends further inside it than this (field heights) is not taken
+
+
+def _ended_at(spread: np.ndarray, depths: np.ndarray) -> float | None:
+    """Where a stretch's colour spread (per depth, inside to out) falls to half its level deep inside the
+    field and stays low beyond (interpolated between steps): the base's depth, or None where the profile
+    shows no such end."""
+    inside = float(np.median(spread[depths <= -_ENDED_REACH / 2]))
+    if inside < _ENDED_MIN_SPREAD:
+        return None
+    fall = _ENDED_FALL * inside
+    for i in range(int(np.searchsorted(depths, -_ENDED_REACH / 2)), len(depths) - 1):
+        if spread[i + 1] < fall <= spread[i] and spread[i + 1 : i + 1 + _ENDED_AFTER].mean() < _ENDED_STAYS * inside:
+            t = (spread[i] - fall) / max(spread[i] - spread[i + 1], 1e-9)
+            return float(depths[i] + t * (depths[i + 1] - depths[i]))
+    return None
+
+
+def _row_ends(lab: np.ndarray, hom: np.ndarray, params: np.ndarray) -> list[list[tuple[float, float]]] | None:
+    """Per row (the top base, v = 0, then the bottom, v = 1): where each stretch of two points ends, as
+    (u at its middle, depth outward from the base in field heights), for the stretches that show an end.
+
+    Inside the field a line along a row crosses points of two colours and the checkers on them; beyond
+    the base it runs along the frame, which is plain at that scale. The spread of colour along such
+    lines is followed outward and the stretch ends where it falls to half (:func:`_ended_at`)."""
+    bar, margin, _ = (float(v) for v in params)
+    half = (1 - bar) / 2
+    pw = (half - 2 * margin) / 6
+    per_half = _ENDED_SEGMENTS // 2
+    starts = [margin + 2 * j * pw for j in range(per_half)] + [1 - half + margin + 2 * j * pw for j in range(per_half)]
+    us = np.array(starts)[:, None] + np.linspace(0.03, 0.97, _ENDED_SAMPLES)[None, :] * 2 * pw
+    depths = np.arange(-_ENDED_REACH, _ENDED_REACH + _ENDED_STEP / 2, _ENDED_STEP)
+    rows = []
+    for base, outward in ((0.0, -1.0), (1.0, 1.0)):
+        u = np.broadcast_to(us[:, None, :], (len(us), len(depths), _ENDED_SAMPLES))
+        v = np.broadcast_to(base + outward * depths[None, :, None], u.shape)
+        p = np.stack([u.ravel(), v.ravel(), np.ones(u.size)], 1) @ hom.T
+        if p[:, 2].min() <= 1e-9:
+            return None
+        xy = (p[:, :2] / p[:, 2:]).astype(np.float32)
+        colour = cv2.remap(
+            lab, xy[:, 0].reshape(1, -1), xy[:, 1].reshape(1, -1), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+        ).reshape(u.shape + (3,))
+        spread = np.sqrt(((colour - colour.mean(2, keepdims=True)) ** 2).sum(3).mean(2))
+        ends = ((float(us[k].mean()), _ended_at(spread[k], depths)) for k in range(len(us)))
+        rows.append([(uk, d) for uk, d in ends if d is not None])
+    return rows
+
+
+def _bases_ended(lab: np.ndarray, corners: np.ndarray, params: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The fit with each row's base moved to where the rows end (:func:`_row_ends`): a line through the
+    stretches' ends (Theil-Sen), which may lean against the fit's base. A row with fewer than
+    ``_ENDED_MIN`` stretches that end keeps its base. None where neither base moves."""
+    hom = unit_to_image(corners)
+    rows = None if hom is None else _row_ends(lab, hom, params)
+    if rows is None:
+        return None
+    lines = []
+    for (base, outward), found in zip(((0.0, -1.0), (1.0, 1.0)), rows):
+        if len(found) < _ENDED_MIN:
+            lines.append((base, base))
+            continue
+        x = np.array([f[0] for f in found])
+        y = base + outward * np.array([f[1] for f in found])
+        i, j = np.triu_indices(len(x), 1)
+        slope = float(np.median((y[j] - y[i]) / (x[j] - x[i])))
+        at0 = float(np.median(y - slope * x))
+        lines.append((at0, at0 + slope))
+    (t0, t1), (b0, b1) = lines
+    if max(abs(t0), abs(t1), abs(b0 - 1), abs(b1 - 1)) < _ENDED_STEP:
+        return None
+    q = np.c_[np.array([[0.0, t0], [1.0, t1], [1.0, b1], [0.0, b0]]), np.ones(4)] @ hom.T
+    if np.any(q[:, 2] <= 1e-9):
+        return None
+    bar, margin, plen = (float(v) for v in params)
+    v0, v1 = (t0 + t1) / 2, (b0 + b1) / 2
+    tips = ((plen - v0) + (v1 - 1 + plen)) / 2 / (v1 - v0)
+    return q[:, :2] / q[:, 2:], np.array([bar, margin, min(PARAM_HI[2], max(PARAM_LO[2], tips))])
+
+
+def _bases_kept(lab: np.ndarray, before: np.ndarray, snapped: np.ndarray, params: np.ndarray) -> np.ndarray:
+    """``snapped`` with a base put back on ``before``'s where the snap took it out beyond the end of its
+    row: onto an edge of the frame, where the row's stretches (:func:`_row_ends`, median) end more than
+    ``_SNAPPED_BEYOND`` of the field's height inside it. The ends of the rows keep their snapped sides."""
+    hom = unit_to_image(snapped)
+    old = unit_to_image(before)
+    rows = None if hom is None or old is None else _row_ends(lab, hom, params)
+    if rows is None:
+        return snapped
+    inv = np.linalg.inv(old)
+    q = np.c_[snapped, np.ones(4)] @ inv.T
+    q = q[:, :2] / q[:, 2:]  # the snapped corners in the fit's field units before
+    out = q.copy()
+    for (a, b, base), found in zip(((0, 1, 0.0), (3, 2, 1.0)), rows):
+        if len(found) < _ENDED_MIN or float(np.median([d for _, d in found])) > -_SNAPPED_BEYOND:
+            continue
+        for k, other in ((a, 3 - a), (b, 3 - b)):  # along the end of the rows from the other row's corner
+            d = q[k] - q[other]
+            if abs(d[1]) > 1e-9:
+                out[k] = q[other] + d * (base - q[other][1]) / d[1]
+    p = np.c_[out, np.ones(4)] @ old.T
+    return p[:, :2] / p[:, 2:]
 
 
 def _variants(corners: np.ndarray, params: np.ndarray) -> list[np.ndarray]:
@@ -444,7 +568,11 @@ def find_field(
         refitted = fit_sides(fine, snapped * scale, params)
         # an edge of the frame beside the field's can draw a side: taken only where the field still fits as well
         if fine.score(snapped * scale, refitted) >= SNAP_MIN_KEEP * fine.score(fitted, params):
-            full, params = snapped, refitted
+            kept = _bases_kept(fine.lab, fitted, snapped * scale, refitted)
+            full, params = (
+                kept / scale,
+                (refitted if np.allclose(kept, snapped * scale) else fit_sides(fine, kept, params)),
+            )
     hom = unit_to_image(full * scale)
     aspect = field_aspect(hom, (w, h)) if hom is not None else 1.2
     return FieldFit(
