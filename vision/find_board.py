@@ -34,6 +34,7 @@ from vision.field_model import (
     Scorer,
     field_aspect,
     lab_of,
+    meet,
     model_labels,
     refine,
     side_px,
@@ -224,11 +225,20 @@ def _bases_seen(tris: list[Triangle], corners: np.ndarray, params: np.ndarray) -
     v1 = max(1.0, sorted(out[1])[-3]) if len(out[1]) >= 3 else 1.0
     if v0 > -_SEEN_MARGIN and v1 < 1 + _SEEN_MARGIN:
         return None
-    bar, margin, plen = (float(v) for v in params)
-    u = np.array([[0.0, v0], [1.0, v0], [1.0, v1], [0.0, v1]])
-    q = np.c_[u, np.ones(4)] @ hom.T
+    return _with_bases(hom, params, (v0, v0), (v1, v1))
+
+
+def _with_bases(
+    hom: np.ndarray, params: np.ndarray, top: tuple[float, float], bottom: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The fit laid by ``hom`` with its top base moved to the line through v = ``top[0]`` at u = 0 and
+    ``top[1]`` at u = 1 of its field units (the bottom base likewise), the tips kept where they were: its
+    corners and proportions, or None where a corner falls behind the camera."""
+    q = np.c_[np.array([[0.0, top[0]], [1.0, top[1]], [1.0, bottom[1]], [0.0, bottom[0]]]), np.ones(4)] @ hom.T
     if np.any(q[:, 2] <= 1e-9):
         return None
+    bar, margin, plen = (float(v) for v in params)
+    v0, v1 = sum(top) / 2, sum(bottom) / 2
     tips = ((plen - v0) + (v1 - 1 + plen)) / 2 / (v1 - v0)
     return q[:, :2] / q[:, 2:], np.array([bar, margin, min(PARAM_HI[2], max(PARAM_LO[2], tips))])
 
@@ -318,35 +328,31 @@ def _bases_ended(lab: np.ndarray, corners: np.ndarray, params: np.ndarray) -> tu
     (t0, t1), (b0, b1) = lines
     if max(abs(t0), abs(t1), abs(b0 - 1), abs(b1 - 1)) < _ENDED_STEP:
         return None
-    q = np.c_[np.array([[0.0, t0], [1.0, t1], [1.0, b1], [0.0, b0]]), np.ones(4)] @ hom.T
-    if np.any(q[:, 2] <= 1e-9):
-        return None
-    bar, margin, plen = (float(v) for v in params)
-    v0, v1 = (t0 + t1) / 2, (b0 + b1) / 2
-    tips = ((plen - v0) + (v1 - 1 + plen)) / 2 / (v1 - v0)
-    return q[:, :2] / q[:, 2:], np.array([bar, margin, min(PARAM_HI[2], max(PARAM_LO[2], tips))])
+    return _with_bases(hom, params, (t0, t1), (b0, b1))
 
 
-def _bases_kept(lab: np.ndarray, before: np.ndarray, snapped: np.ndarray, params: np.ndarray) -> np.ndarray:
+def _bases_kept(lab: np.ndarray, before: np.ndarray, snapped: np.ndarray, params: np.ndarray) -> np.ndarray | None:
     """``snapped`` with a base put back on ``before``'s where the snap took it out beyond the end of its
     row: onto an edge of the frame, where the row's stretches (:func:`_row_ends`, median) end more than
-    ``_SNAPPED_BEYOND`` of the field's height inside it. The ends of the rows keep their snapped sides."""
+    ``_SNAPPED_BEYOND`` of the field's height inside it. The ends of the rows keep their snapped sides.
+    None where no base is put back."""
     hom = unit_to_image(snapped)
     old = unit_to_image(before)
     rows = None if hom is None or old is None else _row_ends(lab, hom, params)
     if rows is None:
-        return snapped
-    inv = np.linalg.inv(old)
-    q = np.c_[snapped, np.ones(4)] @ inv.T
+        return None
+    q = np.c_[snapped, np.ones(4)] @ np.linalg.inv(old).T
     q = q[:, :2] / q[:, 2:]  # the snapped corners in the fit's field units before
     out = q.copy()
     for (a, b, base), found in zip(((0, 1, 0.0), (3, 2, 1.0)), rows):
         if len(found) < _ENDED_MIN or float(np.median([d for _, d in found])) > -_SNAPPED_BEYOND:
             continue
-        for k, other in ((a, 3 - a), (b, 3 - b)):  # along the end of the rows from the other row's corner
-            d = q[k] - q[other]
-            if abs(d[1]) > 1e-9:
-                out[k] = q[other] + d * (base - q[other][1]) / d[1]
+        for k in (a, b):  # along the end of the rows from the other row's corner, to the base before
+            at = meet(q[3 - k], q[k] - q[3 - k], np.array([0.0, base]), np.array([1.0, 0.0]))
+            if at is not None:
+                out[k] = at
+    if np.array_equal(out, q):
+        return None
     p = np.c_[out, np.ones(4)] @ old.T
     return p[:, :2] / p[:, 2:]
 
@@ -569,10 +575,10 @@ def find_field(
         # an edge of the frame beside the field's can draw a side: taken only where the field still fits as well
         if fine.score(snapped * scale, refitted) >= SNAP_MIN_KEEP * fine.score(fitted, params):
             kept = _bases_kept(fine.lab, fitted, snapped * scale, refitted)
-            full, params = (
-                kept / scale,
-                (refitted if np.allclose(kept, snapped * scale) else fit_sides(fine, kept, params)),
-            )
+            if kept is None:
+                full, params = snapped, refitted
+            else:
+                full, params = kept / scale, fit_sides(fine, kept, params)
     hom = unit_to_image(full * scale)
     aspect = field_aspect(hom, (w, h)) if hom is not None else 1.2
     return FieldFit(
