@@ -80,35 +80,33 @@ def test_a_board_a_play_reaches_is_not_proved_unreachable():
     assert unreachable(board.me, target.me, board.opp, (6, 5))
 
 
-def test_the_compiled_proof_refuses_what_is_not_a_board():
-    compiled = _compiled()
-    board, target = bytes([0] * 24 + [15, 0] + [0] * 26), bytes([0] * 24 + [15, 0])
-    with pytest.raises(ValueError, match="board: expected 52"):
-        compiled.checkerwise(board[:-1], target, bytes([6, 5]), 100)
-    with pytest.raises(ValueError, match="target: expected 26"):
-        compiled.checkerwise(board, target + b"\0", bytes([6, 5]), 100)
-    with pytest.raises(ValueError, match="dice: 7"):
-        compiled.checkerwise(board, target, bytes([7]), 100)
-    with pytest.raises(ValueError, match="target: count 16"):
-        compiled.checkerwise(board, bytes([16]) + target[1:], bytes([6, 5]), 100)
+_BOARD, _TARGET = bytes([0] * 24 + [15, 0] + [0] * 26), bytes([0] * 24 + [15, 0])
+
+
+@pytest.mark.parametrize("search", ["checkerwise", "find_sharing"])
+@pytest.mark.parametrize(
+    ("board", "target", "dice", "message"),
+    [
+        (_BOARD[:-1], _TARGET, bytes([6, 5]), "board: expected 52"),
+        (_BOARD, _TARGET + b"\0", bytes([6, 5]), "target: expected 26"),
+        (_BOARD, _TARGET[:-1], bytes([6, 5]), "target: expected 26"),
+        (_BOARD, bytes([16]) + _TARGET[1:], bytes([6, 5]), "target: count 16"),
+        (_BOARD, _TARGET, bytes([7]), "dice: 7"),
+        (_BOARD, _TARGET, bytes([0]), "dice: 0"),
+    ],
+)
+def test_the_compiled_searches_to_a_target_refuse_what_is_not_a_board(search, board, target, dice, message):
+    with pytest.raises(ValueError, match=message):
+        getattr(_compiled(), search)(board, target, dice, 100)
     assert fastgen.COMPILED
 
 
-def test_the_compiled_depth_first_search_refuses_what_is_not_a_board():
+def test_the_compiled_depth_first_search_refuses_an_unknown_order_and_proves_a_board_it_takes():
     compiled = _compiled()
-    board, target = bytes([0] * 24 + [15, 0] + [0] * 26), bytes([0] * 24 + [15, 0])
-    with pytest.raises(ValueError, match="board: expected 52"):
-        compiled.find_sharing(board[:-1], target, bytes([6, 5]), 100)
-    with pytest.raises(ValueError, match="target: expected 26"):
-        compiled.find_sharing(board, target[:-1], bytes([6, 5]), 100)
-    with pytest.raises(ValueError, match="target: count 16"):
-        compiled.find_sharing(board, bytes([16]) + target[1:], bytes([6, 5]), 100)
-    with pytest.raises(ValueError, match="dice: 0"):
-        compiled.find_sharing(board, target, bytes([0]), 100)
     with pytest.raises(ValueError, match="order: expected 0, 1 or 2, got 3"):
-        compiled.find_sharing(board, target, bytes([6, 5]), 100, 3)
+        compiled.find_sharing(_BOARD, _TARGET, bytes([6, 5]), 100, 3)
     # every checker must stay on 24, so none can take a die: proved at once, no way tried
-    assert compiled.find_sharing(board, target, bytes([6, 5]), 100) == (None, True, 0)
+    assert compiled.find_sharing(_BOARD, _TARGET, bytes([6, 5]), 100) == (None, True, 0)
 
 
 # ------------------------------------------------------------------ every die played: sharings
