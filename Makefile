@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint format test-slow bench bench-board bench-referee bench-vision bench-vision-speed bench-dice train-dice train-checkers train-checkers-cv train-evaluator bench-evaluator bench-checkers-real soak-board setup clean
+.PHONY: demo test lint format test-slow bench bench-board bench-referee bench-vision bench-vision-speed bench-dice train-dice train-dice-cv train-checkers train-checkers-cv train-evaluator bench-evaluator bench-checkers-real soak-board setup clean
 
 setup: $(STAMP)
 
@@ -68,13 +68,21 @@ $(TRAIN_STAMP): $(STAMP)
 # schedule, cut where the shipped run's time limit cut it), then 6,000 more from that network with
 # its batch norms fixed and a lower rate; the workers (batch-making processes) are the shipped runs'
 # and decide the batches
+DICE_BASE = --steps 12000 --stop-after 8709 --batch 32 --lr 3e-3 --rendered 600 --mix 0.3,0.4,0.15,0.15 --workers 7
+DICE_TUNE = --steps 6000 --batch 32 --lr 5e-4 --rendered 600 --mix 0.3,0.4,0.15,0.15 --workers 15 --seed 1
 train-dice: $(TRAIN_STAMP)
-	$(PY) training/train_dice.py --holdout-fold 4 --steps 12000 --stop-after 8709 --batch 32 --lr 3e-3 \
-		--rendered 600 --mix 0.3,0.4,0.15,0.15 --workers 7 --out build/dice/base.onnx
-	$(PY) training/train_dice.py --holdout-fold 4 --init build/dice/base.onnx --steps 6000 --batch 32 --lr 5e-4 \
-		--rendered 600 --mix 0.3,0.4,0.15,0.15 --workers 15 --seed 1 --out vision/models/dice.onnx
+	$(PY) training/train_dice.py --holdout-fold 4 $(DICE_BASE) --out build/dice/base.onnx
+	$(PY) training/train_dice.py --holdout-fold 4 --init build/dice/base.onnx $(DICE_TUNE) --out vision/models/dice.onnx
 	$(PY) training/train_dice_finder.py --steps 4000 --rendered 300 --workers 1 --threads 1 \
 		--out vision/models/dice_finder.onnx
+
+# the same two runs for each fifth of nell-byler/train left out (fold 4's is the shipped network),
+# read by `benchmarks/bench_dice.py --cv build/dice-cv --sets nell`
+train-dice-cv: $(TRAIN_STAMP)
+	for k in 0 1 2 3 4; do \
+		$(PY) training/train_dice.py --holdout-fold $$k $(DICE_BASE) --no-report --out build/dice-cv/base$$k.onnx \
+		&& $(PY) training/train_dice.py --holdout-fold $$k --init build/dice-cv/base$$k.onnx $(DICE_TUNE) \
+			--no-report --out build/dice-cv/fold$$k.onnx || exit 1; done
 
 # the learned checker reader: trains on the labelled real frames of ../shared/data/boards and rendered ones
 # (one CPU thread), writes vision/models/checkers.onnx

@@ -38,6 +38,7 @@ import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
 from training.dice_data import DATA, SHIPPED_HOLDOUT_FOLD, at_die_size, nell_fold, yolo_folder  # noqa: E402
+from vision import learned_dice  # noqa: E402
 from vision.config import default_config  # noqa: E402
 from vision.dice import read_dice  # noqa: E402
 
@@ -228,6 +229,23 @@ def eval_rendered(seeds, config=None, reader: str | None = None) -> Score:
     return s
 
 
+def cross_validated(photos, data: Path, folder: Path) -> Score:
+    """nell-byler/train read fifth by fifth, fold ``k`` by ``folder/fold{k}.onnx`` (trained without it), pooled."""
+    total = Score()
+    for k in range(5):
+        net = learned_dice.DiceNet(folder / f"fold{k}.onnx")
+        learned_dice._local.net = net
+        learned_dice._local.window_nets = tuple(learned_dice.DiceNet(net.path) for _ in learned_dice.READ_PX)
+        try:
+            s = photos(data / "nell-byler" / "train", names=nell_fold(data, k)[1])
+        finally:
+            learned_dice._local.net = learned_dice._local.window_nets = None
+        print(s.line(f"nell-byler/train f{k}"), flush=True)
+        for f in dataclasses.fields(Score):
+            setattr(total, f.name, getattr(total, f.name) + getattr(s, f.name))
+    return total
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=DATA)
@@ -253,8 +271,20 @@ def main(argv=None) -> int:
         help="read each photo scaled so that its die is this many px across, at that known size, as a calibrated "
         "board's field is read (a board camera's 720p frame shows dice about 16 px across)",
     )
+    ap.add_argument(
+        "--cv",
+        type=Path,
+        default=None,
+        help="a folder of fold0.onnx..fold4.onnx (make train-dice-cv): the nell set is read fold by fold, each "
+        "fifth by the network that never saw it (cross-validated)",
+    )
     ap.add_argument("-v", "--verbose", action="store_true", help="list the images with a mistake")
     args = ap.parse_args(argv)
+    if args.cv is not None:
+        missing = [str(args.cv / f"fold{k}.onnx") for k in range(5) if not (args.cv / f"fold{k}.onnx").is_file()]
+        if missing:
+            print(f"--cv: {missing[0]!r} does not exist (make train-dice-cv writes it)", file=sys.stderr)
+            return 2
     if args.die_px is not None and not 8 <= args.die_px <= 200:
         print(f"--die-px: {args.die_px}: expected 8 to 200 px", file=sys.stderr)
         return 2
@@ -266,7 +296,9 @@ def main(argv=None) -> int:
         results.append(("matteop65/Train", photos(args.data / "matteop65" / "Train")))
     if "valid" in sets:
         results.append(("matteop65/Valid", photos(args.data / "matteop65" / "Valid")))
-    if "nell" in sets:
+    if "nell" in sets and args.cv is not None:
+        results.append(("nell-byler/train, cv", cross_validated(photos, args.data, args.cv)))
+    elif "nell" in sets:
         results.append(("nell-byler/train", photos(args.data / "nell-byler" / "train")))
     if "held" in sets:
         _, held = nell_fold(args.data, SHIPPED_HOLDOUT_FOLD)

@@ -13,6 +13,7 @@ a GPU needs to be kept busy. Seeds are fixed.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import sys
@@ -47,9 +48,22 @@ RENDER_SEEDS = 900000  # the renderer's seeds for training frames start here
 
 @dataclass
 class Sample:
-    jpeg: bytes  # the image, JPEG-encoded to keep the set small in memory
+    jpeg: bytes  # the image as its file holds it
     dice: np.ndarray  # n x 5: cx, cy, side px, value 1..6, side known (1) or not (0)
     die_px: float | None = None  # a die's likely side where the image has none (a negative)
+
+    @functools.cached_property
+    def image(self) -> np.ndarray:
+        """The decoded image (BGR), decoded once: :func:`decode_all` decodes every sample before the
+        batch-making processes start, which then share the pixels rather than decode each crop."""
+        return cv2.imdecode(np.frombuffer(self.jpeg, np.uint8), cv2.IMREAD_COLOR)
+
+
+def decode_all(pools: list[list[Sample]]) -> None:
+    """Every sample of ``pools`` decoded (:attr:`Sample.image`), once, in this process."""
+    for pool in pools:
+        for sample in pool:
+            sample.image  # noqa: B018 - fills the cache
 
 
 def photo_samples(folder: Path, whole_die_boxes: bool, names: set[str] | None = None) -> list[Sample]:
@@ -191,7 +205,9 @@ def start(args: argparse.Namespace, mix: list[float]) -> tuple[str, list[list[Sa
     except ValueError as exc:
         print(exc, file=sys.stderr)
         return None
-    print(f"{loaded}; device {device}", flush=True)
+    t0 = time.time()
+    decode_all(pools)
+    print(f"{loaded}; {time.time() - t0:.0f} s to decode; device {device}", flush=True)
     return device, pools, shares, held
 
 
@@ -202,7 +218,7 @@ def augment(
     sample: Sample, rng: np.random.Generator, die_range: tuple[float, float] = (16.0, 56.0), crop: int = CROP
 ) -> tuple[np.ndarray, np.ndarray]:
     """A ``crop`` x ``crop`` training crop of ``sample``, its dice ``die_range`` px across, and its dice (n x 5, crop px)."""
-    image = cv2.imdecode(np.frombuffer(sample.jpeg, np.uint8), cv2.IMREAD_COLOR)
+    image = sample.image
     dice = sample.dice
     sides = dice[dice[:, 4] > 0, 2] if len(dice) else np.zeros(0)
     ref = float(np.median(sides)) if len(sides) else sample.die_px or max(image.shape[:2]) / 16
@@ -291,16 +307,22 @@ def targets(dice: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def make_batch(
     pools: list[list[Sample]], shares: list[float], batch: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, ...]:
-    """A batch of augmented crops drawn from ``pools`` by ``shares``: images (B x 3 x CROP x CROP, -0.5..0.5),
-    face heatmaps, log sides and their mask."""
+    """A batch of augmented crops drawn from ``pools`` by ``shares``: images (B x CROP x CROP x 3, uint8,
+    :func:`network_input` makes them the network's input), face heatmaps, log sides and their mask."""
     xs, hs, ss, ms = [], [], [], []
     for _ in range(batch):
         pool = pools[int(rng.choice(len(pools), p=shares))]
         img, dice = augment(pool[int(rng.integers(len(pool)))], rng)
         h, s, m = targets(dice)
-        xs.append(img.astype(np.float32).transpose(2, 0, 1) / 255 - 0.5)
+        xs.append(img)
         hs.append(h), ss.append(s), ms.append(m)
     return tuple(np.stack(v) for v in (xs, hs, ss, ms))
+
+
+def network_input(images: torch.Tensor, device: str) -> torch.Tensor:
+    """A batch of uint8 crops (B x H x W x 3, BGR) as the network reads them, on ``device``: B x 3 x H x W,
+    -0.5..0.5. The crops travel from the batch-making processes as bytes, a quarter of their floats."""
+    return images.to(device, non_blocking=True).permute(0, 3, 1, 2).float() / 255 - 0.5
 
 
 class Batches(torch.utils.data.IterableDataset):
@@ -561,7 +583,8 @@ def main(argv: list[str] | None = None) -> int:
     batches = Batches(pools, shares, args.batch, args.seed).tensors(args.workers, device == "cuda")
     t0 = time.time()
     for step, tensors in zip(range(args.steps), batches):
-        x, heat, size, mask = (t.to(device, non_blocking=True) for t in tensors)
+        x = network_input(tensors[0], device)
+        heat, size, mask = (t.to(device, non_blocking=True) for t in tensors[1:])
         out = model(x)
         loss_h = focal_loss(out[:, :6], heat)
         loss_s = (F.l1_loss(out[:, 6], size, reduction="none") * mask).sum() / mask.sum().clamp(min=1)

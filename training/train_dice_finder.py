@@ -38,6 +38,7 @@ from training.train_dice import (  # noqa: E402
     augment,
     export_onnx,
     focal_loss,
+    network_input,
     parse_mix,
     start,
 )
@@ -85,12 +86,12 @@ def targets(dice: np.ndarray, crop: int = CROP) -> np.ndarray:
 def make_batch(
     pools: list[list[Sample]], shares: list[float], batch: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A batch of crops (B x 3 x CROP x CROP, -0.5..0.5) drawn from ``pools`` by ``shares``, and their heatmaps."""
+    """A batch of crops (B x CROP x CROP x 3, uint8) drawn from ``pools`` by ``shares``, and their heatmaps."""
     xs, hs = [], []
     for _ in range(batch):
         pool = pools[int(rng.choice(len(pools), p=shares))]
         img, dice = augment(pool[int(rng.integers(len(pool)))], rng, DIE_RANGE, CROP)
-        xs.append(img.astype(np.float32).transpose(2, 0, 1) / 255 - 0.5)
+        xs.append(img)
         hs.append(targets(dice))
     return np.stack(xs), np.stack(hs)
 
@@ -162,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     batches = Batches(pools, shares, args.batch, args.seed, make_batch).tensors(args.workers, device == "cuda")
     t0 = time.time()
     for step, (x, heat) in zip(range(args.steps), batches):
-        loss = focal_loss(model(x.to(device)), heat.to(device))
+        loss = focal_loss(model(network_input(x, device)), heat.to(device))
         opt.zero_grad()
         loss.backward()
         opt.step()
