@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import json
 import sys
 import time
 from dataclasses import dataclass, field
@@ -229,6 +230,36 @@ def eval_rendered(seeds, config=None, reader: str | None = None) -> Score:
     return s
 
 
+def eval_board_photos(folder: Path, reader: str | None = None) -> Score:
+    """The labelled board photos (``tests/data/boards``), each read whole as ``tavli vision dice`` reads it.
+
+    Their labels give the dice's values, not where they lie: a photo's dice read right are the values
+    its reading and its label share (as multisets), the rest of its reading false dice."""
+    from collections import Counter
+
+    from training.checkers_data import LABELS
+
+    s = Score()
+    for name, label in sorted(json.loads(LABELS.read_text())["frames"].items()):
+        image = cv2.imread(str(folder / name))
+        if image is None:
+            continue
+        want = Counter(label["dice"] + label["dice_elsewhere"])
+        t0 = time.perf_counter()
+        readings = read_dice(default_config(), image, reader=reader)
+        s.seconds += time.perf_counter() - t0
+        got = Counter(r.value for r in readings)
+        right = sum((want & got).values())
+        s.images += 1
+        s.dice += sum(want.values())
+        s.found += right
+        s.read += right
+        s.false_pos += len(readings) - right
+        if right < sum(want.values()) or len(readings) > right:
+            s.misses.append((name, sorted(want.elements()), sorted(got.elements())))
+    return s
+
+
 def cross_validated(photos, data: Path, folder: Path) -> Score:
     """nell-byler/train read fifth by fifth, fold ``k`` by ``folder/fold{k}.onnx`` (trained without it), pooled."""
     total = Score()
@@ -252,7 +283,8 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--sets",
         default="train,valid,nell,held,render",
-        help="comma list of train, valid, nell (all of nell-byler/train), held (its fifth the shipped model never saw), render",
+        help="comma list of train, valid, nell (all of nell-byler/train), held (its fifth the shipped model never "
+        "saw), boards (the labelled board photos, whole: values only), render",
     )
     ap.add_argument(
         "--reader",
@@ -305,6 +337,8 @@ def main(argv=None) -> int:
         results.append(
             (f"nell-byler/train f{SHIPPED_HOLDOUT_FOLD}", photos(args.data / "nell-byler" / "train", names=held))
         )
+    if "boards" in sets:
+        results.append(("board photos, whole", eval_board_photos(args.data.parent / "boards" / "backgammoncv", reader)))
     if "render" in sets:
         a, b = (int(v) for v in args.seeds.split(":"))
         results.append((f"rendered {a}:{b}", eval_rendered(range(a, b), reader=reader)))

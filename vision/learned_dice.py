@@ -27,7 +27,8 @@ FINDER_PATH = Path(__file__).resolve().parent / "models" / "dice_finder.onnx"
 FINDER_STRIDE = 8  # the finder's input px per output cell
 STRIDE = 4  # input px per output cell
 MULTIPLE = 32  # the network's input sides are multiples of this (five halvings)
-PHOTO_SIDE = 1280  # a photo of unknown scale is read with its longer side at most this long...
+PHOTO_SIDE = 1280  # a photo of unknown scale is read with its longer side this long...
+PHOTO_ENLARGE = 2.0  # ...a smaller photo enlarged at most this much (the network reads a small die better larger)...
 PHOTO_LEVELS = 3  # ...and at half and a quarter of that, for dice of any size...
 PHOTO_TURNS = 4  # ...each level at this many quarter turns, pooled (:func:`_turned_outputs`)
 MIN_LEVEL_SIDE = 96  # no level shorter than this on its longer side
@@ -241,7 +242,8 @@ def find_dice(
     read in two passes (:func:`_find_then_read`: ``finder``, by default the shipped one, then
     ``net``), ``near`` (image px) are places read closely whatever the finder saw there, and a die
     measured outside :data:`KNOWN_SIDE` of that size is dropped. Without it the image is read at
-    :data:`PHOTO_LEVELS` scales, the first with its longer side at most :data:`PHOTO_SIDE` px, each
+    :data:`PHOTO_LEVELS` scales, the first with its longer side :data:`PHOTO_SIDE` px (enlarged at most
+    :data:`PHOTO_ENLARGE` times), each
     half the last, each at :data:`PHOTO_TURNS` quarter turns, and a die is taken from the scale that
     sees it :data:`DIE_RANGE` px across and within :data:`SIZE_SPREAD` of the sure dice's size. With
     ``mask`` (0/1, the image's size) only its box is read and only dice centred on it are kept. The
@@ -260,7 +262,7 @@ def find_dice(
         nets = (finder or _finder(), *((net,) * len(READ_PX) if net is not None else _window_nets()))
         found = _find_then_read(nets, whole, mask, (x0, y0) + image.shape[1::-1], die_px, min_score, near)
     else:
-        top = min(1.0, PHOTO_SIDE / max(image.shape[:2]))
+        top = min(PHOTO_ENLARGE, PHOTO_SIDE / max(image.shape[:2]))
         scales = [top / 2**k for k in range(PHOTO_LEVELS) if max(image.shape[:2]) * top / 2**k >= MIN_LEVEL_SIDE] or [
             top
         ]
