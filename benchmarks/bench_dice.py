@@ -264,13 +264,11 @@ def cross_validated(photos, data: Path, folder: Path) -> Score:
     """nell-byler/train read fifth by fifth, fold ``k`` by ``folder/fold{k}.onnx`` (trained without it), pooled."""
     total = Score()
     for k in range(5):
-        net = learned_dice.DiceNet(folder / f"fold{k}.onnx")
-        learned_dice._local.net = net
-        learned_dice._local.window_nets = tuple(learned_dice.DiceNet(net.path) for _ in learned_dice.READ_PX)
+        learned_dice.use_model(folder / f"fold{k}.onnx")
         try:
             s = photos(data / "nell-byler" / "train", names=nell_fold(data, k)[1])
         finally:
-            learned_dice._local.net = learned_dice._local.window_nets = None
+            learned_dice.use_model()
         print(s.line(f"nell-byler/train f{k}"), flush=True)
         for f in dataclasses.fields(Score):
             setattr(total, f.name, getattr(total, f.name) + getattr(s, f.name))

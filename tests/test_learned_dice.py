@@ -47,6 +47,22 @@ def test_a_missing_or_broken_model_file_is_a_clear_error(tmp_path):
             kind(bad)
 
 
+def test_a_thread_reads_with_the_model_it_is_given_until_given_the_shipped_one_again(tmp_path):
+    other = tmp_path / "fold0.onnx"
+    other.write_bytes(learned_dice.MODEL_PATH.read_bytes())
+    try:
+        learned_dice.use_model(other)
+        assert learned_dice.shared_net().path == other
+        assert {n.path for n in learned_dice._window_nets()} == {other}
+        with pytest.raises(learned_dice.DiceModelError, match="does not exist"):
+            learned_dice.use_model(tmp_path / "none.onnx")
+        assert learned_dice.shared_net().path == other  # a refused model changes nothing
+    finally:
+        learned_dice.use_model()
+    assert learned_dice.shared_net().path == learned_dice.MODEL_PATH
+    assert {n.path for n in learned_dice._window_nets()} == {learned_dice.MODEL_PATH}
+
+
 class _Finder:
     """A finder that sees a die at each of ``places`` (image px, with the scale it is given)."""
 

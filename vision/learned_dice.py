@@ -130,6 +130,15 @@ def shared_net() -> DiceNet:
     return net
 
 
+def use_model(path: Path | str = MODEL_PATH) -> None:
+    """Have this thread read dice with the dice network at ``path`` (by default the shipped one again),
+    as a benchmark reads each fold of a cross-validation with its own network.
+    Raises :class:`DiceModelError` where the file is missing or not a network."""
+    net = DiceNet(path)
+    _local.net = net
+    _local.window_nets = tuple(DiceNet(path) for _ in READ_PX)
+
+
 def _finder() -> FinderNet:
     """This thread's :class:`FinderNet` of the shipped model, loaded on first use."""
     net = getattr(_local, "finder", None)
