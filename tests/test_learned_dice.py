@@ -205,6 +205,18 @@ def test_a_small_photo_is_enlarged_so_that_its_small_dice_are_read(seed):
         )
 
 
+def test_a_weak_die_under_half_the_size_of_a_photos_sure_dice_is_none(monkeypatch):
+    # dice as the first level decodes them (x, y, side, value, score); the coarser levels see none
+    first = [(100, 100, 32, 3, 0.9), (300, 100, 32, 4, 0.8), (500, 100, 15, 1, 0.5), (700, 100, 17, 2, 0.5)]
+    levels = iter([first, [], []])
+    monkeypatch.setattr(learned_dice, "_turned_outputs", lambda net, image: (None, None))
+    monkeypatch.setattr(learned_dice, "decode", lambda scores, sides, min_score: next(levels))
+    monkeypatch.setattr(learned_dice, "shared_net", lambda: None)
+    image = np.zeros((400, 1280, 3), np.uint8)
+    found = learned_dice.find_dice(image, min_score=0.45)
+    assert [f.value for f in found] == [3, 4, 2]  # the one at 15 px, under half of 32 and weak, is none
+
+
 def test_a_die_filling_much_of_a_small_photo_is_read_at_a_coarser_level():
     frame = _frame(314)
     d = next(d for d in frame.dice if d.value == 5)

@@ -35,6 +35,7 @@ MIN_LEVEL_SIDE = 96  # no level shorter than this on its longer side
 DIE_RANGE = (12.0, 72.0)  # px: the dice a level reports (it was trained on 16-56)
 SIZE_SPREAD = 2.5  # a photo's dice are at most this many times larger or smaller than its sure dice's median...
 SURE_SCORE = 0.6  # ...those scoring this much (or the best die, where none does)
+WEAK_SIDE = 0.5  # a die scoring less than that and under this share of their size is none (a speck, a pip)
 READ_PX = (40.0, 24.0)  # a die of known size is read at this many px across, then this many where none was read...
 FIND_PX = 12.0  # ...where the finder, reading the whole image at this many px a die, saw something
 FIND_SCORE = 0.3  # a finder's peak this strong is worth reading closely
@@ -254,7 +255,8 @@ def find_dice(
     :data:`PHOTO_LEVELS` scales, the first with its longer side :data:`PHOTO_SIDE` px (enlarged at most
     :data:`PHOTO_ENLARGE` times), each
     half the last, each at :data:`PHOTO_TURNS` quarter turns, and a die is taken from the scale that
-    sees it :data:`DIE_RANGE` px across and within :data:`SIZE_SPREAD` of the sure dice's size. With
+    sees it :data:`DIE_RANGE` px across and within :data:`SIZE_SPREAD` of the sure dice's size (and,
+    scoring under :data:`SURE_SCORE`, at least :data:`WEAK_SIDE` of it). With
     ``mask`` (0/1, the image's size) only its box is read and only dice centred on it are kept. The
     caller checks the image, the mask and ``die_px``.
     """
@@ -293,7 +295,12 @@ def find_dice(
     if found and die_px is None:  # the dice of one photo are one size, give or take its perspective
         sure = [d[2] for d in found if d[4] >= SURE_SCORE] or [found[0][2]]
         anchor = float(np.median(sure))
-        found = [d for d in found if anchor / SIZE_SPREAD <= d[2] <= anchor * SIZE_SPREAD]
+        found = [
+            d
+            for d in found
+            if anchor / SIZE_SPREAD <= d[2] <= anchor * SIZE_SPREAD
+            and (d[4] >= SURE_SCORE or d[2] >= WEAK_SIDE * anchor)
+        ]
     kept: list[Found] = []
     for cx, cy, side, value, score in found:
         if all(math.hypot(cx - k.centre[0], cy - k.centre[1]) > 0.5 * max(side, k.side) for k in kept):
