@@ -30,6 +30,7 @@ import functools
 import json
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
+from training.checkers_data import LABELS  # noqa: E402
 from training.dice_data import DATA, SHIPPED_HOLDOUT_FOLD, at_die_size, nell_fold, yolo_folder  # noqa: E402
 from vision import learned_dice  # noqa: E402
 from vision.config import default_config  # noqa: E402
@@ -235,10 +237,6 @@ def eval_board_photos(folder: Path, reader: str | None = None) -> Score:
 
     Their labels give the dice's values, not where they lie: a photo's dice read right are the values
     its reading and its label share (as multisets), the rest of its reading false dice."""
-    from collections import Counter
-
-    from training.checkers_data import LABELS
-
     s = Score()
     for name, label in sorted(json.loads(LABELS.read_text())["frames"].items()):
         image = cv2.imread(str(folder / name))

@@ -48,7 +48,7 @@ RENDER_SEEDS = 900000  # the renderer's seeds for training frames start here
 
 @dataclass
 class Sample:
-    jpeg: bytes  # the image as its file holds it
+    jpeg: bytes  # the image JPEG-encoded (a photo's file as it is), as it travels between processes
     dice: np.ndarray  # n x 5: cx, cy, side px, value 1..6, side known (1) or not (0)
     die_px: float | None = None  # a die's likely side where the image has none (a negative)
 
