@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint format test-slow bench bench-board bench-referee bench-vision bench-vision-speed bench-dice train-dice train-dice-cv train-checkers train-checkers-cv train-evaluator bench-evaluator bench-checkers-real soak-board setup clean
+.PHONY: demo test lint format test-slow bench bench-board bench-referee bench-vision bench-vision-speed bench-dice train-dice train-dice-faces train-dice-cv train-checkers train-checkers-cv train-evaluator bench-evaluator bench-checkers-real soak-board setup clean
 
 setup: $(STAMP)
 
@@ -75,14 +75,21 @@ train-dice: $(TRAIN_STAMP)
 	$(PY) training/train_dice.py --holdout-fold 4 --init build/dice/base.onnx $(DICE_TUNE) --out vision/models/dice.onnx
 	$(PY) training/train_dice_finder.py --steps 4000 --rendered 300 --workers 1 --threads 1 \
 		--out vision/models/dice_finder.onnx
+	$(PY) training/train_dice_faces.py --out vision/models/dice_faces.onnx
 
-# the same two runs for each fifth of nell-byler/train left out (fold 4's is the shipped network),
+# the face classifier alone (the reader's second look at each weak die of a photo): two CPU threads
+train-dice-faces: $(TRAIN_STAMP)
+	$(PY) training/train_dice_faces.py --out vision/models/dice_faces.onnx
+
+# the same two runs and the face classifier for each fifth of nell-byler/train left out (fold 4's is the shipped network),
 # read by `benchmarks/bench_dice.py --cv build/dice-cv --sets nell`
 train-dice-cv: $(TRAIN_STAMP)
 	for k in 0 1 2 3 4; do \
 		$(PY) training/train_dice.py --holdout-fold $$k $(DICE_BASE) --no-report --out build/dice-cv/base$$k.onnx \
 		&& $(PY) training/train_dice.py --holdout-fold $$k --init build/dice-cv/base$$k.onnx $(DICE_TUNE) \
-			--no-report --out build/dice-cv/fold$$k.onnx || exit 1; done
+			--no-report --out build/dice-cv/fold$$k.onnx \
+		&& $(PY) training/train_dice_faces.py --holdout-fold $$k --dice-model build/dice-cv/fold$$k.onnx \
+			--out build/dice-cv/faces$$k.onnx || exit 1; done
 
 # the learned checker reader: trains on the labelled real frames of ../shared/data/boards and rendered ones
 # (one CPU thread), writes vision/models/checkers.onnx

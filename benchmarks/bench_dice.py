@@ -259,10 +259,11 @@ def eval_board_photos(folder: Path, reader: str | None = None) -> Score:
 
 
 def cross_validated(photos, data: Path, folder: Path) -> Score:
-    """nell-byler/train read fifth by fifth, fold ``k`` by ``folder/fold{k}.onnx`` (trained without it), pooled."""
+    """nell-byler/train read fifth by fifth, fold ``k`` by ``folder/fold{k}.onnx`` and ``folder/faces{k}.onnx``
+    (trained without it), pooled."""
     total = Score()
     for k in range(5):
-        learned_dice.use_model(folder / f"fold{k}.onnx")
+        learned_dice.use_model(folder / f"fold{k}.onnx", folder / f"faces{k}.onnx")
         try:
             s = photos(data / "nell-byler" / "train", names=nell_fold(data, k)[1])
         finally:
@@ -303,13 +304,18 @@ def main(argv=None) -> int:
         "--cv",
         type=Path,
         default=None,
-        help="a folder of fold0.onnx..fold4.onnx (make train-dice-cv): the nell set is read fold by fold, each "
+        help="a folder of fold0.onnx..fold4.onnx and faces0.onnx..faces4.onnx (make train-dice-cv): the nell set is read fold by fold, each "
         "fifth by the network that never saw it (cross-validated)",
     )
     ap.add_argument("-v", "--verbose", action="store_true", help="list the images with a mistake")
     args = ap.parse_args(argv)
     if args.cv is not None:
-        missing = [str(args.cv / f"fold{k}.onnx") for k in range(5) if not (args.cv / f"fold{k}.onnx").is_file()]
+        missing = [
+            str(args.cv / f"{kind}{k}.onnx")
+            for k in range(5)
+            for kind in ("fold", "faces")
+            if not (args.cv / f"{kind}{k}.onnx").is_file()
+        ]
         if missing:
             print(f"--cv: {missing[0]!r} does not exist (make train-dice-cv writes it)", file=sys.stderr)
             return 2

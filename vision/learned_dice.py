@@ -24,6 +24,7 @@ from board_rules.errors import TavliError
 
 MODEL_PATH = Path(__file__).resolve().parent / "models" / "dice.onnx"
 FINDER_PATH = Path(__file__).resolve().parent / "models" / "dice_finder.onnx"
+FACES_PATH = Path(__file__).resolve().parent / "models" / "dice_faces.onnx"
 FINDER_STRIDE = 8  # the finder's input px per output cell
 STRIDE = 4  # input px per output cell
 MULTIPLE = 32  # the network's input sides are multiples of this (five halvings)
@@ -42,6 +43,11 @@ FIND_SCORE = 0.3  # a finder's peak this strong is worth reading closely
 KNOWN_SIDE = (0.55, 2.0)  # a die of known size measured outside these shares of it is no die (a screw head, a checker)
 KEEP = 1.5  # dice: a window keeps the dice centred this near its middle (one nearer its edge has its own window)
 MIN_SCORE = 0.35  # a peak below this is no die
+FACE_PX = 48  # the face classifier reads a die cut out square at this many px...
+FACE_CROP = 1.6  # ...this many dice across (a die as the dice network measures it)
+FACE_SURE = (
+    0.8  # a photo's die the dice network scores this much keeps its reading; a weaker one takes the classifier's
+)
 
 
 class DiceModelError(TavliError, FileNotFoundError):
@@ -120,6 +126,37 @@ class FinderNet:
         ]
 
 
+class FaceNet:
+    """The face classifier loaded from an ONNX file: a second look at one die at a time, cut out by
+    :func:`face_crop`, that says which face is up or that no die is there (``make train-dice-faces``).
+    Instances are not shared between threads. Raises :class:`DiceModelError` where the file is missing
+    or not a network."""
+
+    def __init__(self, path: Path | str = FACES_PATH) -> None:
+        self.path = Path(path)
+        self._net = _load(self.path, "dice face classifier")
+
+    def scores(self, crops: Sequence[np.ndarray]) -> np.ndarray:
+        """``(n, 7)`` probabilities of the faces 1..6 and of no die, for :func:`face_crop`'s crops."""
+        if not crops:
+            return np.zeros((0, 7), np.float32)
+        blob = np.stack(crops).astype(np.float32).transpose(0, 3, 1, 2) * (1 / 255.0) - 0.5
+        self._net.setInput(np.ascontiguousarray(blob))
+        logits = self._net.forward().reshape(len(crops), 7)
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+
+def face_crop(image: np.ndarray, x: float, y: float, side: float, turn: float = 0.0) -> np.ndarray:
+    """The square :data:`FACE_PX` px crop of a BGR image about (x, y), :data:`FACE_CROP` times ``side``
+    across, turned ``turn`` degrees (training turns it; the reader does not)."""
+    k = FACE_PX / (FACE_CROP * side)
+    m = cv2.getRotationMatrix2D((x, y), turn, k)
+    m[0, 2] += FACE_PX / 2 - x
+    m[1, 2] += FACE_PX / 2 - y
+    return cv2.warpAffine(image, m, (FACE_PX, FACE_PX), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+
+
 _local = threading.local()
 
 
@@ -131,13 +168,14 @@ def shared_net() -> DiceNet:
     return net
 
 
-def use_model(path: Path | str = MODEL_PATH) -> None:
-    """Have this thread read dice with the dice network at ``path`` (by default the shipped one again),
-    as a benchmark reads each fold of a cross-validation with its own network.
-    Raises :class:`DiceModelError` where the file is missing or not a network."""
-    net = DiceNet(path)
+def use_model(path: Path | str = MODEL_PATH, faces: Path | str = FACES_PATH) -> None:
+    """Have this thread read dice with the dice network at ``path`` and the face classifier at ``faces``
+    (by default the shipped ones again), as a benchmark reads each fold of a cross-validation with its own.
+    Raises :class:`DiceModelError` where a file is missing or not a network; then nothing changes."""
+    net, face_net = DiceNet(path), FaceNet(faces)
     _local.net = net
     _local.window_nets = tuple(DiceNet(path) for _ in READ_PX)
+    _local.faces = face_net
 
 
 def _finder() -> FinderNet:
@@ -145,6 +183,14 @@ def _finder() -> FinderNet:
     net = getattr(_local, "finder", None)
     if net is None:
         net = _local.finder = FinderNet()
+    return net
+
+
+def _faces() -> FaceNet:
+    """This thread's :class:`FaceNet` of the shipped model, loaded on first use."""
+    net = getattr(_local, "faces", None)
+    if net is None:
+        net = _local.faces = FaceNet()
     return net
 
 
@@ -245,6 +291,8 @@ def find_dice(
     net: DiceNet | None = None,
     near: Sequence[tuple[float, float]] = (),
     finder: FinderNet | None = None,
+    faces: FaceNet | None = None,
+    second_look: bool = True,
 ) -> list[Found]:
     """All dice the network finds in a BGR uint8 image, sorted left to right (image px).
 
@@ -256,7 +304,9 @@ def find_dice(
     :data:`PHOTO_ENLARGE` times), each
     half the last, each at :data:`PHOTO_TURNS` quarter turns, and a die is taken from the scale that
     sees it :data:`DIE_RANGE` px across and within :data:`SIZE_SPREAD` of the sure dice's size (and,
-    scoring under :data:`SURE_SCORE`, at least :data:`WEAK_SIDE` of it). With
+    scoring under :data:`SURE_SCORE`, at least :data:`WEAK_SIDE` of it); each die then gets a second
+    look from the face classifier (:func:`_second_look`, ``faces``, by default the shipped one; not with
+    ``second_look`` False, which the classifier's training reads the network's own dice with). With
     ``mask`` (0/1, the image's size) only its box is read and only dice centred on it are kept. The
     caller checks the image, the mask and ``die_px``.
     """
@@ -280,7 +330,7 @@ def find_dice(
         found = []
         for scale in scales:
             scores, sides = _turned_outputs(net or shared_net(), _padded(image, scale))
-            for x, y, side, value, score in decode(scores, sides, min_score=min_score):
+            for x, y, side, value, score in decode(scores, sides, min_score=min(min_score, MIN_SCORE)):
                 if len(scales) > 1 and not DIE_RANGE[0] <= side <= DIE_RANGE[1]:
                     continue
                 found.append((x / scale + x0, y / scale + y0, side / scale, value, score))
@@ -301,11 +351,37 @@ def find_dice(
             if anchor / SIZE_SPREAD <= d[2] <= anchor * SIZE_SPREAD
             and (d[4] >= SURE_SCORE or d[2] >= WEAK_SIDE * anchor)
         ]
-    kept: list[Found] = []
-    for cx, cy, side, value, score in found:
-        if all(math.hypot(cx - k.centre[0], cy - k.centre[1]) > 0.5 * max(side, k.side) for k in kept):
-            kept.append(Found((cx, cy), side, value, min(1.0, score)))
-    return sorted(kept, key=lambda f: f.centre)
+    kept: list[tuple[float, float, float, int, float]] = []
+    for d in found:
+        if all(math.hypot(d[0] - k[0], d[1] - k[1]) > 0.5 * max(d[2], k[2]) for k in kept):
+            kept.append(d)
+    if kept and die_px is None and second_look:
+        kept = _second_look(faces or _faces(), whole, kept, anchor, min_score)
+    return sorted(
+        (Found((cx, cy), side, value, min(1.0, score)) for cx, cy, side, value, score in kept), key=lambda f: f.centre
+    )
+
+
+def _second_look(
+    faces: FaceNet,
+    image: np.ndarray,
+    found: list[tuple[float, float, float, int, float]],
+    side: float,
+    min_score: float,
+) -> list[tuple[float, float, float, int, float]]:
+    """The dice of a photo read again one by one by the face classifier, each cut out at the photo's
+    die ``side``. A die the dice network scores :data:`FACE_SURE` or more stands as read; a weaker one
+    takes the classifier's face, and one under ``min_score`` (down to :data:`MIN_SCORE`) is a die only
+    where the classifier gives its face ``min_score`` or more, which is then its score. The dice network
+    reads some multicolour dice weakly or wrongly (dark dice with red pips, blue on blue); the
+    classifier, seeing one die large, reads most of them right."""
+    weak = [i for i, d in enumerate(found) if d[4] < FACE_SURE]
+    out: list[tuple[float, float, float, int, float] | None] = list(found)
+    for i, p in zip(weak, faces.scores([face_crop(image, found[i][0], found[i][1], side) for i in weak])):
+        value = int(p[:6].argmax())
+        score = found[i][4] if found[i][4] >= min_score else float(p[value])
+        out[i] = (*found[i][:3], value + 1, score) if score >= min_score else None
+    return [d for d in out if d is not None and d[4] >= min_score]
 
 
 def _find_then_read(
