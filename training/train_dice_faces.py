@@ -133,7 +133,7 @@ def away_from_dice(photo: Photo, rng: random.Random) -> tuple[float, float] | No
 
 
 def to_tensor(crops: list[np.ndarray]) -> torch.Tensor:
-    """BGR uint8 crops as the network's input, as :func:`vision.learned_dice.face_scores` gives them."""
+    """BGR uint8 crops as the network's input, as :meth:`vision.learned_dice.FaceNet.scores` gives them."""
     return torch.from_numpy(np.stack(crops).astype(np.float32).transpose(0, 3, 1, 2) / 255.0 - 0.5)
 
 

@@ -45,9 +45,7 @@ KEEP = 1.5  # dice: a window keeps the dice centred this near its middle (one ne
 MIN_SCORE = 0.35  # a peak below this is no die
 FACE_PX = 48  # the face classifier reads a die cut out square at this many px...
 FACE_CROP = 1.6  # ...this many dice across (a die as the dice network measures it)
-FACE_SURE = (
-    0.8  # a photo's die the dice network scores this much keeps its reading; a weaker one takes the classifier's
-)
+FACE_SURE = 0.8  # a photo's die scoring this much keeps its reading; a weaker one takes the classifier's
 
 
 class DiceModelError(TavliError, FileNotFoundError):
@@ -67,10 +65,14 @@ def _load(path: Path, what: str):
         ) from None
 
 
+def _blob(images: np.ndarray) -> np.ndarray:
+    """BGR uint8 images ``(n, h, w, 3)`` as this module's networks read them: ``(n, 3, h, w)``, -0.5..0.5."""
+    return np.ascontiguousarray((images.astype(np.float32) * (1 / 255.0) - 0.5).transpose(0, 3, 1, 2))
+
+
 def _forward(net, image: np.ndarray) -> np.ndarray:
     """The raw output of a network of this module for a BGR uint8 image (sides multiples of 32)."""
-    blob = (image.astype(np.float32) * (1 / 255.0) - 0.5).transpose(2, 0, 1)[None]
-    net.setInput(np.ascontiguousarray(blob))
+    net.setInput(_blob(image[None]))
     return net.forward()
 
 
@@ -140,8 +142,7 @@ class FaceNet:
         """``(n, 7)`` probabilities of the faces 1..6 and of no die, for :func:`face_crop`'s crops."""
         if not crops:
             return np.zeros((0, 7), np.float32)
-        blob = np.stack(crops).astype(np.float32).transpose(0, 3, 1, 2) * (1 / 255.0) - 0.5
-        self._net.setInput(np.ascontiguousarray(blob))
+        self._net.setInput(_blob(np.stack(crops)))
         logits = self._net.forward().reshape(len(crops), 7)
         e = np.exp(logits - logits.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
@@ -327,10 +328,11 @@ def find_dice(
         scales = [top / 2**k for k in range(PHOTO_LEVELS) if max(image.shape[:2]) * top / 2**k >= MIN_LEVEL_SIDE] or [
             top
         ]
+        floor = min(min_score, MIN_SCORE) if second_look else min_score  # the second look admits weaker peaks
         found = []
         for scale in scales:
             scores, sides = _turned_outputs(net or shared_net(), _padded(image, scale))
-            for x, y, side, value, score in decode(scores, sides, min_score=min(min_score, MIN_SCORE)):
+            for x, y, side, value, score in decode(scores, sides, min_score=floor):
                 if len(scales) > 1 and not DIE_RANGE[0] <= side <= DIE_RANGE[1]:
                     continue
                 found.append((x / scale + x0, y / scale + y0, side / scale, value, score))
