@@ -269,9 +269,42 @@ def test_a_photos_weak_dice_take_the_face_classifiers_reading_and_a_sure_die_kee
     found = learned_dice.find_dice(image, min_score=0.45, faces=faces)
     assert asked[0] == learned_dice.MIN_SCORE  # peaks under the least score are looked at again
     assert [(f.centre[0], f.value) for f in found] == [(100, 3), (300, 2), (500, 1)]
-    # a die under the least score is admitted by the classifier's score, which becomes its own
-    assert [round(f.score, 2) for f in found] == [0.9, 0.7, 0.95]
+    # a weak die takes the better of the two scores; one under the least score is admitted by the classifier's
+    assert [round(f.score, 2) for f in found] == [0.9, 0.9, 0.95]
     assert len(faces.crops) == 3  # the sure die is not looked at again
+
+
+def test_a_boards_weak_dice_get_the_same_second_look_at_their_known_size(monkeypatch):
+    # (x, y, side, value, score) as the windows read them at a known die size of 20 px
+    read = [(100, 100, 18, 3, 0.9), (300, 100, 18, 4, 0.5), (500, 100, 19, 5, 0.4), (700, 100, 18, 6, 0.4)]
+    asked = []
+
+    def find_then_read(nets, image, mask, box, die_px, min_score, near):
+        asked.append(min_score)
+        return [d for d in read if d[4] >= min_score]
+
+    monkeypatch.setattr(learned_dice, "_find_then_read", find_then_read)
+    monkeypatch.setattr(learned_dice, "_finder", lambda: None)
+    monkeypatch.setattr(learned_dice, "_window_nets", lambda: (None, None))
+    image = np.zeros((200, 800, 3), np.uint8)
+    image[90:110, 290:310] = 200  # the classifier reads a two there, sure
+    image[90:110, 490:510] = 100  # a one, unsure; elsewhere (700, 100) no die at all
+
+    def classify(crop):
+        level = int(crop[24, 24, 0])
+        return {200: [0, 0.9, 0, 0, 0, 0, 0.1], 100: [0.5, 0, 0, 0, 0, 0, 0.5]}.get(level, [0.05, 0, 0, 0, 0, 0, 0.95])
+
+    faces = _Faces(classify)
+    found = learned_dice.find_dice(image, die_px=20.0, min_score=0.45, faces=faces)
+    assert asked == [learned_dice.MIN_SCORE]
+    assert [(f.centre[0], f.value, round(f.score, 2)) for f in found] == [(100, 3, 0.9), (300, 2, 0.9), (500, 1, 0.5)]
+    # each weak die is cut at the dice's measured size, 1.6 dice across, as a photo's are
+    assert len(faces.crops) == 3 and faces.crops[0].shape == (learned_dice.FACE_PX, learned_dice.FACE_PX, 3)
+    assert learned_dice.find_dice(image, die_px=20.0, min_score=0.45, second_look=False) == [
+        learned_dice.Found((100, 100), 18, 3, 0.9),
+        learned_dice.Found((300, 100), 18, 4, 0.5),
+    ]
+    assert asked[-1] == 0.45
 
 
 def test_a_die_filling_much_of_a_small_photo_is_read_at_a_coarser_level():

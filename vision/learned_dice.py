@@ -45,7 +45,7 @@ KEEP = 1.5  # dice: a window keeps the dice centred this near its middle (one ne
 MIN_SCORE = 0.35  # a peak below this is no die
 FACE_PX = 48  # the face classifier reads a die cut out square at this many px...
 FACE_CROP = 1.6  # ...this many dice across (a die as the dice network measures it)
-FACE_SURE = 0.8  # a photo's die scoring this much keeps its reading; a weaker one takes the classifier's
+FACE_SURE = 0.8  # a die scoring this much keeps its reading; a weaker one takes the classifier's
 
 
 class DiceModelError(TavliError, FileNotFoundError):
@@ -305,9 +305,9 @@ def find_dice(
     :data:`PHOTO_ENLARGE` times), each
     half the last, each at :data:`PHOTO_TURNS` quarter turns, and a die is taken from the scale that
     sees it :data:`DIE_RANGE` px across and within :data:`SIZE_SPREAD` of the sure dice's size (and,
-    scoring under :data:`SURE_SCORE`, at least :data:`WEAK_SIDE` of it); each die then gets a second
-    look from the face classifier (:func:`_second_look`, ``faces``, by default the shipped one; not with
-    ``second_look`` False, which the classifier's training reads the network's own dice with). With
+    scoring under :data:`SURE_SCORE`, at least :data:`WEAK_SIDE` of it). Either way each die then gets
+    a second look from the face classifier (:func:`_second_look`, ``faces``, by default the shipped one;
+    not with ``second_look`` False, which the classifier's training reads the network's own dice with). With
     ``mask`` (0/1, the image's size) only its box is read and only dice centred on it are kept. The
     caller checks the image, the mask and ``die_px``.
     """
@@ -320,15 +320,15 @@ def find_dice(
         m = int(math.ceil(die_px or 0))
         x0, y0 = max(0, bx - m), max(0, by - m)
         image = image[y0 : min(h, by + bh + m), x0 : min(w, bx + bw + m)]
+    floor = min(min_score, MIN_SCORE) if second_look else min_score  # the second look admits weaker peaks
     if die_px is not None:
         nets = (finder or _finder(), *((net,) * len(READ_PX) if net is not None else _window_nets()))
-        found = _find_then_read(nets, whole, mask, (x0, y0) + image.shape[1::-1], die_px, min_score, near)
+        found = _find_then_read(nets, whole, mask, (x0, y0) + image.shape[1::-1], die_px, floor, near)
     else:
         top = min(PHOTO_ENLARGE, PHOTO_SIDE / max(image.shape[:2]))
         scales = [top / 2**k for k in range(PHOTO_LEVELS) if max(image.shape[:2]) * top / 2**k >= MIN_LEVEL_SIDE] or [
             top
         ]
-        floor = min(min_score, MIN_SCORE) if second_look else min_score  # the second look admits weaker peaks
         found = []
         for scale in scales:
             scores, sides = _turned_outputs(net or shared_net(), _padded(image, scale))
@@ -357,8 +357,9 @@ def find_dice(
     for d in found:
         if all(math.hypot(d[0] - k[0], d[1] - k[1]) > 0.5 * max(d[2], k[2]) for k in kept):
             kept.append(d)
-    if kept and die_px is None and second_look:
-        kept = _second_look(faces or _faces(), whole, kept, anchor, min_score)
+    if kept and second_look:
+        crop_side = anchor if die_px is None else float(np.median([d[2] for d in kept]))
+        kept = _second_look(faces or _faces(), whole, kept, crop_side, min_score)
     return sorted(
         (Found((cx, cy), side, value, min(1.0, score)) for cx, cy, side, value, score in kept), key=lambda f: f.centre
     )
@@ -371,17 +372,19 @@ def _second_look(
     side: float,
     min_score: float,
 ) -> list[tuple[float, float, float, int, float]]:
-    """The dice of a photo read again one by one by the face classifier, each cut out at the photo's
+    """The dice of an image read again one by one by the face classifier, each cut out at the image's
     die ``side``. A die the dice network scores :data:`FACE_SURE` or more stands as read; a weaker one
-    takes the classifier's face, and one under ``min_score`` (down to :data:`MIN_SCORE`) is a die only
-    where the classifier gives its face ``min_score`` or more, which is then its score. The dice network
-    reads some multicolour dice weakly or wrongly (dark dice with red pips, blue on blue); the
-    classifier, seeing one die large, reads most of them right."""
+    takes the classifier's face and the better of the two scores, so one under ``min_score`` (down to
+    :data:`MIN_SCORE`) is a die only where the classifier gives its face ``min_score`` or more, and one
+    the classifier is sure of is as sure as a die the network is sure of (what the reader ``verified``
+    asks of a die the classical reader does not see). The dice network reads some multicolour dice
+    weakly or wrongly (dark dice with red pips, blue on blue); the classifier, seeing one die large,
+    reads most of them right."""
     weak = [i for i, d in enumerate(found) if d[4] < FACE_SURE]
     out: list[tuple[float, float, float, int, float] | None] = list(found)
     for i, p in zip(weak, faces.scores([face_crop(image, found[i][0], found[i][1], side) for i in weak])):
         value = int(p[:6].argmax())
-        score = found[i][4] if found[i][4] >= min_score else float(p[value])
+        score = max(found[i][4], float(p[value]))
         out[i] = (*found[i][:3], value + 1, score) if score >= min_score else None
     return [d for d in out if d is not None and d[4] >= min_score]
 
