@@ -124,9 +124,10 @@ def _read_learned(
 
 def _verified(cfg: VisionConfig, learned: list[DieReading], classical: list[DieReading]) -> list[DieReading]:
     """The network's dice that score ``learned_sure_score`` (the network's score or, for a die it read
-    weakly, its face classifier's) or that the classical reader also sees (within half a die), flagged cocked where the classical reader flags them and the network is not
-    sure of the face: a flat die a real camera sees a little from the side (a photo's perspective)
-    shows a side to the classical reader's test while its top reads plainly."""
+    weakly, its face classifier's) or that the classical reader also sees (within half a die), flagged
+    cocked where the classical reader flags them and neither network is sure of the face: a flat die
+    a real camera sees a little from the side (a photo's perspective) shows a side to the classical
+    reader's test while its top reads plainly."""
     out = []
     for r in learned:
         near = [
