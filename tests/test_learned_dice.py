@@ -298,7 +298,7 @@ def test_a_boards_weak_dice_get_the_same_second_look_at_their_known_size(monkeyp
     found = learned_dice.find_dice(image, die_px=20.0, min_score=0.45, faces=faces)
     assert asked == [learned_dice.MIN_SCORE]
     assert [(f.centre[0], f.value, round(f.score, 2)) for f in found] == [(100, 3, 0.9), (300, 2, 0.9), (500, 1, 0.5)]
-    # each weak die is cut at the dice's measured size, 1.6 dice across, as a photo's are
+    # the sure die is not looked at again; each weak one is cut out as a photo's are
     assert len(faces.crops) == 3 and faces.crops[0].shape == (learned_dice.FACE_PX, learned_dice.FACE_PX, 3)
     assert learned_dice.find_dice(image, die_px=20.0, min_score=0.45, second_look=False) == [
         learned_dice.Found((100, 100), 18, 3, 0.9),

@@ -381,12 +381,11 @@ def _second_look(
     weakly or wrongly (dark dice with red pips, blue on blue); the classifier, seeing one die large,
     reads most of them right."""
     weak = [i for i, d in enumerate(found) if d[4] < FACE_SURE]
-    out: list[tuple[float, float, float, int, float] | None] = list(found)
+    out = list(found)
     for i, p in zip(weak, faces.scores([face_crop(image, found[i][0], found[i][1], side) for i in weak])):
         value = int(p[:6].argmax())
-        score = max(found[i][4], float(p[value]))
-        out[i] = (*found[i][:3], value + 1, score) if score >= min_score else None
-    return [d for d in out if d is not None and d[4] >= min_score]
+        out[i] = (*found[i][:3], value + 1, max(found[i][4], float(p[value])))
+    return [d for d in out if d[4] >= min_score]
 
 
 def _find_then_read(
