@@ -50,6 +50,19 @@ def test_shipped_model_loads_and_gives_three_chances_a_crop():
     assert net.probabilities(np.zeros((0, CROP, CROP, 3), np.uint8)).shape == (0, 3)
 
 
+def test_a_crop_is_read_both_ways_round_across_its_point():
+    rng = np.random.default_rng(3)
+    crops = rng.integers(0, 256, (6, CROP, CROP, 3), dtype=np.uint8)
+    mirror = np.ascontiguousarray(crops[:, :, ::-1])  # columns run across the point
+    net = CheckerNet()
+    one_way, other_way = net.probabilities(crops, mirrored=False), net.probabilities(mirror, mirrored=False)
+    assert not np.allclose(one_way, other_way, atol=1e-3)
+    both = np.sqrt(one_way.astype(np.float64) * other_way)  # averaged logits: the chances' geometric mean
+    both /= both.sum(axis=1, keepdims=True)
+    assert np.allclose(net.probabilities(crops), both, atol=1e-5)
+    assert np.allclose(net.probabilities(mirror), both, atol=1e-5)
+
+
 def test_a_missing_model_is_a_checker_model_error(tmp_path):
     with pytest.raises(CheckerModelError, match="does not exist"):
         CheckerNet(tmp_path / "none.onnx")

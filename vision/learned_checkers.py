@@ -81,16 +81,23 @@ class CheckerNet:
                 f"checker model: {str(path)!r}: not a network OpenCV can load: {str(exc).strip()[-200:]}"
             ) from None
 
-    def probabilities(self, crops: np.ndarray) -> np.ndarray:
-        """Chances (N x 3: empty, light, dark) for N Lab uint8 crops (N x CROP x CROP x 3)."""
+    def probabilities(self, crops: np.ndarray, mirrored: bool = True) -> np.ndarray:
+        """Chances (N x 3: empty, light, dark) for N Lab uint8 crops (N x CROP x CROP x 3). With ``mirrored``
+        each crop is read a second time mirrored across its point, as training mirrored them, and the two
+        readings' logits are averaged: a board's drawing rarely looks like a checker both ways round."""
         if not len(crops):
             return np.zeros((0, len(CLASSES)), np.float32)
-        blob = np.ascontiguousarray((crops.astype(np.float32) * (1 / 255.0) - 0.5).transpose(0, 3, 1, 2))
-        self._net.setInput(blob)
-        logits = self._net.forward().reshape(len(crops), len(CLASSES)).astype(np.float64)
+        logits = self._logits(crops)
+        if mirrored:
+            logits = (logits + self._logits(crops[:, :, ::-1])) / 2
         logits -= logits.max(axis=1, keepdims=True)
         p = np.exp(logits)
         return (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
+
+    def _logits(self, crops: np.ndarray) -> np.ndarray:
+        blob = np.ascontiguousarray((crops.astype(np.float32) * (1 / 255.0) - 0.5).transpose(0, 3, 1, 2))
+        self._net.setInput(blob)
+        return self._net.forward().reshape(len(crops), len(CLASSES)).astype(np.float64)
 
 
 _local = threading.local()
