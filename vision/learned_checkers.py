@@ -83,8 +83,8 @@ class CheckerNet:
 
     def probabilities(self, crops: np.ndarray, mirrored: bool = True) -> np.ndarray:
         """Chances (N x 3: empty, light, dark) for N Lab uint8 crops (N x CROP x CROP x 3). With ``mirrored``
-        each crop is read a second time mirrored across its point, as training mirrored them, and the two
-        readings' logits are averaged: a board's drawing rarely looks like a checker both ways round."""
+        each crop is read a second time mirrored across its point (training mirrored crops, so both are
+        readings the network knows) and the two readings' logits are averaged, which errs less than either."""
         if not len(crops):
             return np.zeros((0, len(CLASSES)), np.float32)
         logits = self._logits(crops)
