@@ -1,6 +1,7 @@
 """One photo, no ritual: ``read_photo`` end to end on every labelled real board photo.
 
-Usage: python benchmarks/read_photos.py [--cv build/checkers-cv] [--only NAME ...] [--white-at auto|bottom|top] [--perturb]
+Usage: python benchmarks/read_photos.py [--cv build/checkers-cv] [--only NAME ...] [--white-at auto|bottom|top]
+       [--turn 90|180|270] [--perturb]
 
 Each board photo of ../shared/data/boards/backgammoncv labelled in
 tests/data/boards/backgammoncv.json is read by :func:`vision.read_photo.read_photo` twice: with the
@@ -24,6 +25,9 @@ changed as another camera or light would show it (:data:`PERTURBATIONS`: darker,
 or cool cast, more colour, light falling off across the picture, blur, JPEG at quality 25, sensor
 noise), and each change prints its points right, photos exact, dice right, the arms held back and
 the hand-free photos held back: how far the reading holds off the light these photos were taken in.
+
+With ``--turn DEGREES`` every photo is first turned that far clockwise, as a phone held another way
+round takes it, and read with the field found only (the labelled corners are the upright photo's).
 """
 
 from __future__ import annotations
@@ -53,6 +57,13 @@ from vision.read_photo import read_photo  # noqa: E402
 DATA = ROOT.parent / "shared" / "data" / "boards" / "backgammoncv"
 LABELS = ROOT / "tests" / "data" / "boards" / "backgammoncv.json"
 CV = ROOT / "build" / "checkers-cv"
+
+
+TURNS = {
+    90: lambda image: cv2.rotate(image, cv2.ROTATE_90_CLOCKWISE),
+    180: lambda image: cv2.rotate(image, cv2.ROTATE_180),
+    270: lambda image: cv2.rotate(image, cv2.ROTATE_90_COUNTERCLOCKWISE),
+}
 
 
 def turns(points: list[int]) -> list[list[int]]:
@@ -150,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=None, help="photo stems to read")
     ap.add_argument("--white-at", choices=("auto", "bottom", "top"), default="auto", help="with the field found")
     ap.add_argument("--perturb", action="store_true", help="the profile mode only, under changed light and camera")
+    ap.add_argument("--turn", type=int, choices=sorted(TURNS), default=None, help="degrees clockwise; field found only")
     args = ap.parse_args(argv)
     if not DATA.is_dir():
         print(f"no photos at {DATA}: nothing to measure")
@@ -157,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     frames = json.loads(LABELS.read_text(encoding="utf-8"))["frames"]
     if args.perturb:
         return perturbed(frames, args.cv, args.only)
+    modes = ("found",) if args.turn else MODES
+    change = TURNS[args.turn] if args.turn else None
     totals = {m: [0] * 5 for m in MODES}  # points right, readable, exact photos, photos, exact with dice
     held = {m: [0, 0] for m in MODES}  # photos with an arm over the board: held back, all
     way_round = [0, 0]  # photos found and read whose white's row was the labels' one, all found and read
@@ -173,14 +187,14 @@ def main(argv: list[str] | None = None) -> int:
         readable = sum(1 for t in truth if t is not None)
         line = [f"{stem:10s}"]
         with held_out_net(args.cv, camera):
-            for how in MODES:
+            for how in modes:
                 if how != "found" and label.get("corners") is None:
                     line.append(f"{how}: no corners labelled")
                     continue
                 if how == "profile" and measured_profile(camera) is None:
                     continue
                 start = time.perf_counter()
-                status, points, dice = read_one(DATA / file, label, how, camera, args.white_at)
+                status, points, dice = read_one(DATA / file, label, how, camera, args.white_at, change)
                 took = time.perf_counter() - start
                 if label.get("occluded"):  # an arm over the board: right where held back
                     held[how][0] += status == "occluded"
@@ -206,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     for how, says in zip(
         MODES, ("with the field found", "with the labelled corners", "calibrated with the board's measured profile")
     ):
+        if how not in modes:
+            continue
         right_, readable, exact, photos, with_dice = totals[how]
         share = 100.0 * right_ / readable if readable else 0.0
         print(

@@ -481,3 +481,15 @@ def test_a_base_snapped_onto_the_frame_beyond_its_row_s_end_is_put_back(start_fr
     # a snap inward, or along the base, is the snap's to make
     inward = _moved_bases(truth, (0.01, 0.01), (0.99, 0.99))
     assert find_board._bases_kept(fine.lab, truth, inward, params) is None
+
+
+@pytest.mark.skipif(not _hand_free_labelled_photos(), reason="needs ../shared/data/boards/backgammoncv")
+def test_a_photo_turned_a_quarter_round_is_read_as_upright(capsys):
+    """benchmarks/read_photos.py --turn: a phone held the other way round; the field is found, not given."""
+    from benchmarks.read_photos import main as read_photos_main
+
+    assert read_photos_main(["--turn", "90", "--only", "test10"]) == 0
+    out = capsys.readouterr().out
+    (line,) = [row for row in out.splitlines() if row.startswith("test10")]
+    assert "24/24 dice [2, 5] (" in line and "corners:" not in line
+    assert "with the field found: points right 24/24" in out and "labelled corners" not in out
