@@ -51,6 +51,14 @@ class MatchSpec:
             raise JournalError(f"match.kind: {self.kind!r} must be one of {list(MATCH_KINDS)}")
         if self.games is not None and (self.kind != "money" or not isinstance(self.games, int) or self.games < 1):
             raise JournalError(f"match.games: {self.games!r}: a money session's number of games (1 or more), or null")
+        if not isinstance(self.cube, dict):
+            raise JournalError(f"match.cube: {self.cube!r} must be an object of cube options")
+        if not isinstance(self.variant_options, dict) or not all(
+            isinstance(k, str) and isinstance(v, dict) for k, v in self.variant_options.items()
+        ):
+            raise JournalError(
+                f"match.variant_options: {self.variant_options!r} must map variant names to objects of options"
+            )
         try:
             self.new_scoreboard()
             for name in self.variant_options:

@@ -531,3 +531,17 @@ def test_reopening_after_zero_bytes_at_the_end(tmp_path):
     with J.Journal.open(path) as jr:
         jr.append(E.opening_roll(2, 5))
     assert len(J.read_journal(path).events) == 5
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("variant_options", ["BACKGAMMON"]),
+        ("variant_options", {"plakoto": ["mother_rule"]}),
+        ("cube", ["beavers"]),
+    ],
+)
+def test_a_spec_whose_tables_are_not_objects_is_refused_with_the_field_named(field, value):
+    data = {**MONEY.to_dict(), field: value}
+    with pytest.raises(J.JournalError, match=f"match.{field}"):
+        MatchSpec.from_dict(data)
