@@ -59,7 +59,7 @@ LABELS = ROOT / "tests" / "data" / "boards" / "backgammoncv.json"
 CV = ROOT / "build" / "checkers-cv"
 
 
-TURNS = {
+ROTATIONS = {
     90: lambda image: cv2.rotate(image, cv2.ROTATE_90_CLOCKWISE),
     180: lambda image: cv2.rotate(image, cv2.ROTATE_180),
     270: lambda image: cv2.rotate(image, cv2.ROTATE_90_COUNTERCLOCKWISE),
@@ -161,7 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=None, help="photo stems to read")
     ap.add_argument("--white-at", choices=("auto", "bottom", "top"), default="auto", help="with the field found")
     ap.add_argument("--perturb", action="store_true", help="the profile mode only, under changed light and camera")
-    ap.add_argument("--turn", type=int, choices=sorted(TURNS), default=None, help="degrees clockwise; field found only")
+    ap.add_argument(
+        "--turn", type=int, choices=sorted(ROTATIONS), default=None, help="degrees clockwise; field found only"
+    )
     args = ap.parse_args(argv)
     if not DATA.is_dir():
         print(f"no photos at {DATA}: nothing to measure")
@@ -170,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.perturb:
         return perturbed(frames, args.cv, args.only)
     modes = ("found",) if args.turn else MODES
-    change = TURNS[args.turn] if args.turn else None
+    change = ROTATIONS[args.turn] if args.turn else None
     totals = {m: [0] * 5 for m in MODES}  # points right, readable, exact photos, photos, exact with dice
     held = {m: [0, 0] for m in MODES}  # photos with an arm over the board: held back, all
     way_round = [0, 0]  # photos found and read whose white's row was the labels' one, all found and read
