@@ -1,7 +1,7 @@
 """One photo, no ritual: ``read_photo`` end to end on every labelled real board photo.
 
 Usage: python benchmarks/read_photos.py [--cv build/checkers-cv] [--only NAME ...] [--white-at auto|bottom|top]
-       [--turn 90|180|270] [--perturb]
+       [--turn 90|180|270] [--scale F] [--perturb]
 
 Each board photo of ../shared/data/boards/backgammoncv labelled in
 tests/data/boards/backgammoncv.json is read by :func:`vision.read_photo.read_photo` twice: with the
@@ -28,6 +28,9 @@ the hand-free photos held back: how far the reading holds off the light these ph
 
 With ``--turn DEGREES`` every photo is first turned that far clockwise, as a phone held another way
 round takes it, and read with the field found only (the labelled corners are the upright photo's).
+With ``--scale F`` every photo is first resized F times (0.1 to 4; area-averaged when shrunk), as a
+camera of fewer or more px takes it, and read with the field found only; with ``--turn`` too, it is
+turned after.
 """
 
 from __future__ import annotations
@@ -155,6 +158,21 @@ def read_one(
     return obs.status, [int(v) for v in obs.checkers.points], sorted(d.value for d in obs.dice if d.value)
 
 
+def photo_change(turn: int | None, scale: float | None) -> Callable[[np.ndarray], np.ndarray] | None:
+    """What ``--turn`` and ``--scale`` do to each photo before it is read (resized, then turned), or None."""
+    if turn is None and scale is None:
+        return None
+
+    def change(image: np.ndarray) -> np.ndarray:
+        if scale is not None and scale != 1.0:
+            h, w = image.shape[:2]
+            size = (max(1, round(w * scale)), max(1, round(h * scale)))
+            image = cv2.resize(image, size, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR)
+        return ROTATIONS[turn](image) if turn else image
+
+    return change
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cv", type=Path, default=None, help="the leave-one-camera-out networks (build/checkers-cv)")
@@ -164,15 +182,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--turn", type=int, choices=sorted(ROTATIONS), default=None, help="degrees clockwise; field found only"
     )
+    ap.add_argument("--scale", type=float, default=None, help="resize every photo F times; field found only")
     args = ap.parse_args(argv)
+    if args.scale is not None and not 0.1 <= args.scale <= 4:
+        ap.error(f"--scale: {args.scale}: expected a number from 0.1 to 4")
     if not DATA.is_dir():
         print(f"no photos at {DATA}: nothing to measure")
         return 0
     frames = json.loads(LABELS.read_text(encoding="utf-8"))["frames"]
     if args.perturb:
         return perturbed(frames, args.cv, args.only)
-    modes = ("found",) if args.turn else MODES
-    change = ROTATIONS[args.turn] if args.turn else None
+    modes = ("found",) if args.turn or args.scale else MODES
+    change = photo_change(args.turn, args.scale)
     totals = {m: [0] * 5 for m in MODES}  # points right, readable, exact photos, photos, exact with dice
     held = {m: [0, 0] for m in MODES}  # photos with an arm over the board: held back, all
     way_round = [0, 0]  # photos found and read whose white's row was the labels' one, all found and read

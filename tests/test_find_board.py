@@ -493,3 +493,23 @@ def test_a_photo_turned_a_quarter_round_is_read_as_upright(capsys):
     (line,) = [row for row in out.splitlines() if row.startswith("test10")]
     assert "24/24 dice [2, 5] (" in line and "corners:" not in line
     assert "with the field found: points right 24/24" in out and "labelled corners" not in out
+
+
+@pytest.mark.skipif(not _hand_free_labelled_photos(), reason="needs ../shared/data/boards/backgammoncv")
+def test_a_photo_of_half_the_px_is_read_as_taken(capsys):
+    """benchmarks/read_photos.py --scale: a camera of fewer px; the field is found, not given."""
+    from benchmarks.read_photos import main as read_photos_main
+
+    assert read_photos_main(["--scale", "0.5", "--only", "test10"]) == 0
+    out = capsys.readouterr().out
+    (line,) = [row for row in out.splitlines() if row.startswith("test10")]
+    assert "24/24 dice [2, 5] (" in line and "corners:" not in line
+
+
+def test_read_photos_refuses_a_scale_out_of_range(capsys):
+    from benchmarks.read_photos import main as read_photos_main
+
+    with pytest.raises(SystemExit) as exc:
+        read_photos_main(["--scale", "9"])
+    assert exc.value.code == 2
+    assert "--scale: 9.0: expected a number from 0.1 to 4" in capsys.readouterr().err
