@@ -10,6 +10,7 @@ aspect from its corners' perspective (:func:`field_aspect`) and the pattern sear
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -110,13 +111,14 @@ _MIN_CONVERGE = 0.15
 _POINT_LO, _POINT_HI, _POINT_FALLOFF = 3.5, 6.5, 0.6
 
 
-def _prior(aspect: float, params: np.ndarray) -> float:
-    """How plausible a fit's proportions are, 0..1: its field's aspect, and its points' length over their width."""
+def _prior(aspects: np.ndarray, params: np.ndarray) -> np.ndarray:
+    """How plausible fits' proportions are, 0..1: each field's aspect (of ``aspects``), and its points' length
+    over their width."""
     bar, margin, plen = (float(v) for v in params)
-    point = 12 * plen / max(aspect * (1 - bar - 4 * margin), 1e-9)
-    off = max(0.0, _ASPECT_LO - aspect, aspect - _ASPECT_HI) / _ASPECT_FALLOFF
-    off_point = max(0.0, _POINT_LO - point, point - _POINT_HI) / _POINT_FALLOFF
-    return math.exp(-(off**2) - off_point**2)
+    point = 12 * plen / np.maximum(aspects * (1 - bar - 4 * margin), 1e-9)
+    off = np.maximum(0.0, np.maximum(_ASPECT_LO - aspects, aspects - _ASPECT_HI)) / _ASPECT_FALLOFF
+    off_point = np.maximum(0.0, np.maximum(_POINT_LO - point, point - _POINT_HI)) / _POINT_FALLOFF
+    return np.exp(-(off**2) - off_point**2)
 
 
 # both rows of points stand out from the field: the fainter at least this share of the other, or the fit pays in proportion
@@ -129,20 +131,27 @@ def field_aspect(hom: np.ndarray, size: tuple[int, int]) -> float:
     Its focal length comes from the vanishing points of both pairs of the rectangle's sides where both
     pairs converge (by ``_MIN_CONVERGE``), kept within a plausible range of the image's diagonal; else
     (a view straight on, or tilted one way only) it is taken as ``_FOCAL_DEFAULT`` times the diagonal."""
+    return float(_aspects(np.asarray(hom, np.float64)[None], size)[0])
+
+
+def _aspects(homs: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """:func:`field_aspect` of each of a stack of homographies ``(T, 3, 3)``."""
     w, h = size
     diag = math.hypot(w, h)
-    t = np.array([[1.0, 0.0, -w / 2], [0.0, 1.0, -h / 2], [0.0, 0.0, 1.0]]) @ hom
-    h1, h2 = t[:, 0], t[:, 1]
-    f2 = (diag * _FOCAL_DEFAULT) ** 2
+    t = np.array([[1.0, 0.0, -w / 2], [0.0, 1.0, -h / 2], [0.0, 0.0, 1.0]]) @ homs
+    h1, h2 = t[:, :, 0], t[:, :, 1]
     # how far each pair of opposite sides converges: the third coordinate's share of the vanishing point
-    converge = [abs(v[2]) * diag / max(math.hypot(v[0], v[1]), 1e-12) for v in (h1, h2)]
-    if min(converge) > _MIN_CONVERGE:
-        est = -(h1[0] * h2[0] + h1[1] * h2[1]) / (h1[2] * h2[2])
-        if est > 0:
-            f2 = min(max(est, (_FOCAL_LO * diag) ** 2), (_FOCAL_HI * diag) ** 2)
-    a = math.sqrt((h1[0] ** 2 + h1[1] ** 2) / f2 + h1[2] ** 2)
-    b = math.sqrt((h2[0] ** 2 + h2[1] ** 2) / f2 + h2[2] ** 2)
-    return a / max(b, 1e-12)
+    converge = np.minimum(*(np.abs(v[:, 2]) * diag / np.maximum(np.hypot(v[:, 0], v[:, 1]), 1e-12) for v in (h1, h2)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        est = -(h1[:, 0] * h2[:, 0] + h1[:, 1] * h2[:, 1]) / (h1[:, 2] * h2[:, 2])
+    f2 = np.where(
+        (converge > _MIN_CONVERGE) & (est > 0),
+        np.clip(np.nan_to_num(est), (_FOCAL_LO * diag) ** 2, (_FOCAL_HI * diag) ** 2),
+        (diag * _FOCAL_DEFAULT) ** 2,
+    )
+    a = np.sqrt((h1[:, 0] ** 2 + h1[:, 1] ** 2) / f2 + h1[:, 2] ** 2)
+    b = np.sqrt((h2[:, 0] ** 2 + h2[:, 1] ** 2) / f2 + h2[:, 2] ** 2)
+    return a / np.maximum(b, 1e-12)
 
 
 # the fit gains by the root of how strongly the photo shows an edge across the model's triangle sides (over its 90th percentile), up to this
@@ -165,14 +174,14 @@ def _side_samples(params: np.ndarray, per_side: int = 8) -> np.ndarray:
     return base[:, None, :] + (tip - base)[:, None, :] * t
 
 
-def _median(a: np.ndarray) -> float:
-    """``np.median`` of a flat array, by partition (a tenth of the cost on a few hundred values)."""
-    n = len(a)
+def _medians(a: np.ndarray) -> np.ndarray:
+    """``np.median`` of each row of ``a``, by partition (a tenth of the cost on a few hundred values)."""
+    n = a.shape[1]
     h = n // 2
     if n % 2:
-        return float(np.partition(a, h)[h])
-    part = np.partition(a, (h - 1, h))
-    return float((part[h - 1] + part[h]) / 2)
+        return np.partition(a, h, axis=1)[:, h]
+    part = np.partition(a, (h - 1, h), axis=1)
+    return (part[:, h - 1] + part[:, h]) / 2
 
 
 def unit_to_image(corners: np.ndarray) -> np.ndarray | None:
@@ -186,6 +195,34 @@ def unit_to_image(corners: np.ndarray) -> np.ndarray | None:
     return cv2.getPerspectiveTransform(UNIT, np.float32(c)).astype(np.float64)
 
 
+def _homographies(corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The homographies from field units to image px of a stack of corners ``(T, 4, 2)``, and which of them
+    bound a convex quadrilateral (the others' homographies are the identity). The corners are taken in
+    single precision, as :func:`unit_to_image` hands them to OpenCV; the square-to-quadrilateral map
+    is solved in closed form, so a stack costs what one does."""
+    c = np.asarray(corners, np.float32).astype(np.float64)
+    d = np.roll(c, -1, axis=1) - c
+    e = np.roll(d, -1, axis=1)
+    turns = d[..., 0] * e[..., 1] - d[..., 1] * e[..., 0]
+    convex = np.all(turns > 0, axis=1) | np.all(turns < 0, axis=1)
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = (c[:, k].T for k in range(4))
+    dx1, dx2, dx3 = x1 - x2, x3 - x2, x0 - x1 + x2 - x3
+    dy1, dy2, dy3 = y1 - y2, y3 - y2, y0 - y1 + y2 - y3
+    den = dx1 * dy2 - dx2 * dy1
+    convex &= np.abs(den) > 1e-12
+    den = np.where(convex, den, 1.0)
+    g = (dx3 * dy2 - dx2 * dy3) / den
+    h = (dx1 * dy3 - dx3 * dy1) / den
+    homs = np.stack(
+        [x1 - x0 + g * x1, x3 - x0 + h * x3, x0, y1 - y0 + g * y1, y3 - y0 + h * y3, y0, g, h, np.ones_like(g)], 1
+    ).reshape(-1, 3, 3)
+    homs[~convex] = np.eye(3)
+    return homs, convex
+
+
+_MODELS_KEPT = 16
+
+
 class Scorer:
     """How much of a work image's colour the field model explains, laid over it at given corners."""
 
@@ -193,8 +230,9 @@ class Scorer:
         self.lab = lab
         self.grid = _grid(nu, nv)
         self.noise = noise
-        self._labels: tuple[tuple[float, ...], np.ndarray] | None = None
-        self._sides: tuple[tuple[float, ...], np.ndarray] | None = None
+        # per proportions: the model's one-hot regions and its triangle sides' samples, the last few kept
+        # (a pattern search tries the same proportions again after each move of the corners)
+        self._by_params: OrderedDict[tuple[float, ...], tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self.evaluations = 0
         gx = cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3) / 8
         gy = cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3) / 8
@@ -225,42 +263,52 @@ class Scorer:
 
     def sides(self, params: np.ndarray) -> np.ndarray:
         """The triangle sides' samples (:func:`_side_samples`) in homogeneous field units: (sides, samples, 3)."""
+        return self._model(params)[1]
+
+    def _model(self, params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         key = tuple(float(v) for v in params)
-        if self._sides is None or self._sides[0] != key:
+        model = self._by_params.get(key)
+        if model is None:
+            labels = model_labels(self.grid, params)
+            onehot = np.zeros((len(labels), _REGIONS), np.float32)
+            onehot[np.arange(len(labels)), labels] = 1.0
             pts = _side_samples(params)
-            self._sides = (key, np.concatenate([pts, np.ones(pts.shape[:2] + (1,))], axis=2))
-        return self._sides[1]
+            model = (onehot, np.concatenate([pts, np.ones(pts.shape[:2] + (1,))], axis=2))
+            self._by_params[key] = model
+            if len(self._by_params) > _MODELS_KEPT:
+                self._by_params.popitem(last=False)
+        else:
+            self._by_params.move_to_end(key)
+        return model
 
     def side_edges(self, hom: np.ndarray, params: np.ndarray) -> float:
         """How strongly the photo shows an edge along the model's triangle sides, across them: the median
         over the sides' samples, over the photo's strong edges (its 90th percentile)."""
+        return float(self._side_edges(np.asarray(hom, np.float64)[None], params)[0])
+
+    def _side_edges(self, homs: np.ndarray, params: np.ndarray) -> np.ndarray:
+        """:meth:`side_edges` through each of a stack of homographies ``(T, 3, 3)``."""
         pts = self.sides(params)  # (sides, samples, 3) in homogeneous field units
         k, m = pts.shape[:2]
-        p = pts.reshape(-1, 3) @ hom.T
-        xy = p[:, :2] / p[:, 2:3]
-        ends = xy.reshape(k, m, 2)
-        d = ends[:, -1] - ends[:, 0]
-        normal = np.stack([-d[:, 1], d[:, 0]], 1) / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
+        p = pts.reshape(-1, 3) @ homs.transpose(0, 2, 1)  # (T, sides * samples, 3)
+        xy = p[..., :2] / p[..., 2:3]
+        ends = xy.reshape(len(homs), k, m, 2)
+        d = ends[:, :, -1] - ends[:, :, 0]
+        normal = np.stack([-d[..., 1], d[..., 0]], -1) / np.maximum(np.linalg.norm(d, axis=-1, keepdims=True), 1e-9)
         t = cv2.remap(
             self.tensor,
-            xy[:, 0].astype(np.float32).reshape(1, -1),
-            xy[:, 1].astype(np.float32).reshape(1, -1),
+            xy[..., 0].astype(np.float32),
+            xy[..., 1].astype(np.float32),
             cv2.INTER_LINEAR,
             borderMode=cv2.BORDER_CONSTANT,
-        ).reshape(k, m, 3)
-        nx, ny = normal[:, None, 0], normal[:, None, 1]
+        ).reshape(len(homs), k, m, 3)
+        nx, ny = normal[..., None, 0], normal[..., None, 1]
         across = np.sqrt(np.maximum(nx * nx * t[..., 0] + 2 * nx * ny * t[..., 1] + ny * ny * t[..., 2], 0.0))
-        return _median(across.ravel()) / self.strong
+        return _medians(across.reshape(len(homs), -1)) / self.strong
 
     def onehot(self, params: np.ndarray) -> np.ndarray:
         """The model's region of each sample, one-hot: (samples, regions)."""
-        key = tuple(float(v) for v in params)
-        if self._labels is None or self._labels[0] != key:
-            labels = model_labels(self.grid, params)
-            onehot = np.zeros((len(labels), _REGIONS), np.float32)
-            onehot[np.arange(len(labels)), labels] = 1.0
-            self._labels = (key, onehot)
-        return self._labels[1]
+        return self._model(params)[0]
 
     def score(self, corners: np.ndarray, params: np.ndarray) -> float:
         """How well the field model fits the photo at ``corners`` with proportions ``params`` (higher is
@@ -270,52 +318,61 @@ class Scorer:
         (:func:`_prior`); the balance of the two rows of points (the fainter standing out from the field
         at least ``_MIN_BALANCE`` as much as the other, or in proportion); and the root of the edge
         across the triangles' sides (:meth:`side_edges`)."""
-        self.evaluations += 1
-        hom = unit_to_image(corners)
-        if hom is None:
-            return -1.0
-        p = self.grid.homogeneous @ hom.T
-        z = p[:, 2]
-        if z.min() <= 1e-9:
-            return -1.0
-        xs = (p[:, 0] / z).astype(np.float32)
-        ys = (p[:, 1] / z).astype(np.float32)
+        return float(self.scores(np.asarray(corners, np.float64)[None], params)[0])
+
+    def scores(self, corners: np.ndarray, params: np.ndarray) -> np.ndarray:
+        """:meth:`score` of each of a stack of corners ``(T, 4, 2)``, all with proportions ``params``: one
+        pass over all of them, each scored as it would be alone."""
+        corners = np.asarray(corners, np.float64).reshape(-1, 4, 2)
+        trials = len(corners)
+        self.evaluations += trials
+        homs, ok = _homographies(corners)
+        p = self.grid.homogeneous @ homs.transpose(0, 2, 1)  # (T, samples, 3)
+        z = p[..., 2]
+        ok &= z.min(axis=1) > 1e-9
+        z = np.where(ok[:, None], z, 1.0)
+        xs = (p[..., 0] / z).astype(np.float32)
+        ys = (p[..., 1] / z).astype(np.float32)
         h, w = self.lab.shape[:2]
         inside = (xs >= 0) & (xs <= w - 1) & (ys >= 0) & (ys <= h - 1)
-        n = int(inside.sum())
-        if n < 0.3 * len(xs):
-            return -1.0
-        nv, nu = self.grid.shape
-        x = cv2.remap(
-            self.lab, xs.reshape(nv, nu), ys.reshape(nv, nu), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
-        ).reshape(-1, 3)
+        n = inside.sum(axis=1)
+        samples = xs.shape[1]
+        ok &= n >= 0.3 * samples
+        if not ok.any():
+            return np.full(trials, -1.0)
+        xs[~ok] = 0.0
+        ys[~ok] = 0.0
+        x = cv2.remap(self.lab, xs, ys, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)  # (T, samples, 3)
+        x = np.ascontiguousarray(x.transpose(0, 2, 1))  # (T, channels, samples): far faster to work on
         weight = inside.astype(np.float32)
-        rows = np.empty((5, len(x)), np.float32)
-        rows[:3] = x.T * weight
-        rows[3] = weight
-        rows[4] = np.einsum("ij,ij->i", x, x) * weight
-        stats = (rows @ self.onehot(params)).astype(np.float64)
-        sums, counts, squares = stats[:3], stats[3], stats[4]
-        n_in = float(counts.sum())
-        total_sum = sums.sum(1)
-        between = float((sums**2 / np.maximum(counts, 1e-9)).sum() - (total_sum**2).sum() / n_in)
-        total = float(squares.sum()) - float((total_sum**2).sum()) / n_in
-        means = sums / np.maximum(counts, 1e-9)
+        rows = np.empty((trials, 5, samples), np.float32)
+        rows[:, :3] = x * weight[:, None]
+        rows[:, 3] = weight
+        rows[:, 4] = (x[:, 0] * x[:, 0] + x[:, 1] * x[:, 1] + x[:, 2] * x[:, 2]) * weight
+        stats = (rows @ self.onehot(params)).astype(np.float64)  # (T, 5, regions)
+        sums, counts, squares = stats[:, :3], stats[:, 3], stats[:, 4]
+        n_in = np.maximum(counts.sum(axis=1), 1e-9)
+        total_sum = sums.sum(axis=2)
+        safe = np.maximum(counts, 1e-9)[:, None]
+        between = (sums**2 / safe).sum(axis=(1, 2)) - (total_sum**2).sum(axis=1) / n_in
+        total = squares.sum(axis=1) - (total_sum**2).sum(axis=1) / n_in
+        means = sums / safe
         shown = []  # how far each row's points stand out from the field beside them, per sample of its band
         for points, back in (((_TOP_EVEN, _TOP_ODD), _BACK_TOP), ((_BOTTOM_EVEN, _BOTTOM_ODD), _BACK_BOTTOM)):
-            contrast = sum(counts[k] * float(((means[:, k] - means[:, back]) ** 2).sum()) for k in points)
-            shown.append(contrast / max(counts[points[0]] + counts[points[1]] + counts[back], 1.0))
-        balance = min(shown) / max(max(shown), 1e-9)
-        prior = _prior(field_aspect(hom, (w, h)), params)
-        sides = math.sqrt(min(self.side_edges(hom, params), _SIDE_EDGES_MAX))
-        return (
+            contrast = sum(counts[:, k] * ((means[:, :, k] - means[:, :, back]) ** 2).sum(axis=1) for k in points)
+            shown.append(contrast / np.maximum(counts[:, points[0]] + counts[:, points[1]] + counts[:, back], 1.0))
+        balance = np.minimum(*shown) / np.maximum(np.maximum(*shown), 1e-9)
+        prior = _prior(_aspects(homs, (w, h)), params)
+        sides = np.sqrt(np.minimum(self._side_edges(homs, params), _SIDE_EDGES_MAX))
+        fit = (
             between
             / (total + self.noise * n_in)
-            * math.sqrt(n / len(xs))
+            * np.sqrt(n / samples)
             * prior
-            * min(1.0, balance / _MIN_BALANCE)
+            * np.minimum(1.0, balance / _MIN_BALANCE)
             * sides
         )
+        return np.where(ok, fit, -1.0)
 
 
 def _moves(corners: np.ndarray) -> np.ndarray:
@@ -336,6 +393,10 @@ def _moves(corners: np.ndarray) -> np.ndarray:
     return np.array(out)
 
 
+# a pattern search scores this many samples of the model at once (a stack of trial corners)
+_SAMPLES_AT_ONCE = 40_000
+
+
 def refine(
     scorer: Scorer,
     corners: np.ndarray,
@@ -346,29 +407,42 @@ def refine(
     max_sweeps: int = 300,
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Pattern search over the corners (unless ``fixed_corners``) and the proportions, from steps of
-    ``step_px`` (the proportions' own steps alongside) halved down to ``min_step_px``."""
+    ``step_px`` (the proportions' own steps alongside) halved down to ``min_step_px``.
+
+    Each sweep tries the moves in turn, each forward then back, and takes every one that scores better
+    than the fit so far. The trials ahead are scored as a stack (:meth:`Scorer.scores`) and the first
+    that scores better is taken, which is the move trying them one by one would take; the stack is cut
+    to ``_SAMPLES_AT_ONCE`` samples, since the trials after a move taken are scored again from there."""
     c = np.asarray(corners, np.float64).ravel().copy()
     p = np.asarray(params, np.float64).copy()
     best = scorer.score(c.reshape(4, 2), p)
+    at_once = max(1, _SAMPLES_AT_ONCE // (2 * len(scorer.grid.u)))
     scale = 1.0
     sweeps = 0
     while step_px * scale >= min_step_px and sweeps < max_sweeps:
         improved = False
-        moves = [] if fixed_corners else list(_moves(c) * step_px * scale)
-        trials = [(m, None) for m in moves] + [(None, i) for i in range(3)]
-        for move, i in trials:
+        moves = np.zeros((0, 8)) if fixed_corners else _moves(c) * step_px * scale
+        j = 0
+        while j < len(moves):
+            ahead = moves[j : j + at_once]
+            trials = (c + np.stack([ahead, -ahead], 1)).reshape(-1, 8)  # each move forward, then back
+            scores = scorer.scores(trials.reshape(-1, 4, 2), p)
+            better = np.flatnonzero(scores > best)
+            if better.size == 0:
+                j += len(ahead)
+                continue
+            k = int(better[0])
+            c, best, improved = trials[k], float(scores[k]), True
+            j += k // 2 + 1
+        for i in range(3):
             for sign in (1.0, -1.0):
-                if move is not None:
-                    c2, p2 = c + sign * move, p
-                else:
-                    p2 = p.copy()
-                    p2[i] = min(PARAM_HI[i], max(PARAM_LO[i], p2[i] + sign * _PARAM_STEPS[i] * scale))
-                    if p2[i] == p[i]:
-                        continue
-                    c2 = c
-                s = scorer.score(c2.reshape(4, 2), p2)
+                p2 = p.copy()
+                p2[i] = min(PARAM_HI[i], max(PARAM_LO[i], p2[i] + sign * _PARAM_STEPS[i] * scale))
+                if p2[i] == p[i]:
+                    continue
+                s = scorer.score(c.reshape(4, 2), p2)
                 if s > best:
-                    c, p, best, improved = c2, p2, s, True
+                    p, best, improved = p2, s, True
                     break
         sweeps += 1
         if not improved:
