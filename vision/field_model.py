@@ -4,18 +4,28 @@ Owns the model (two rows of twelve triangles in alternating colours, split by th
 the ends, the frame band around: :data:`REGIONS`, :func:`model_labels`) laid over a photo through a
 homography from field units (:func:`unit_to_image`), its score (:class:`Scorer`), the field's
 aspect from its corners' perspective (:func:`field_aspect`) and the pattern search that fits it
-(:func:`refine`). Imports nothing of ours; must not import ``firmware_bridge`` or ``referee``.
+(:func:`refine`). The score is compiled (``vision/_fieldscore.c``, the same scores to about 1e-13) where
+it was built, numpy where not. Imports nothing of ours but that; must not import ``firmware_bridge`` or
+``referee``.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 
 import cv2
 import numpy as np
+
+try:
+    if os.environ.get("TAVLI_PURE_PYTHON"):
+        raise ImportError("TAVLI_PURE_PYTHON is set")
+    from vision import _fieldscore as _compiled
+except ImportError:
+    _compiled = None
 
 _OUT = 0.04  # the frame band around the field in the model, a fraction of the field's width and height
 UNIT = np.float32([[0, 0], [1, 0], [1, 1], [0, 1]])
@@ -220,60 +230,84 @@ def _homographies(corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return homs, convex
 
 
-_MODELS_KEPT = 16
+_MODELS_KEPT = 16  # how many proportions' models (regions, triangle sides) a Scorer keeps
 
 
 class Scorer:
     """How much of a work image's colour the field model explains, laid over it at given corners."""
 
     def __init__(self, lab: np.ndarray, nu: int, nv: int, noise: float = 20.0) -> None:
-        self.lab = lab
+        self.lab = np.ascontiguousarray(lab, np.float32)
         self.grid = _grid(nu, nv)
+        self._uv = np.ascontiguousarray(np.c_[self.grid.u, self.grid.v], np.float64)
         self.noise = noise
-        # per proportions: the model's one-hot regions and its triangle sides' samples, the last few kept
-        # (a pattern search tries the same proportions again after each move of the corners)
+        # per proportions: the model's regions and its triangle sides' samples,
+        # the last few kept (a pattern search tries the same proportions again after each move of the corners)
         self._by_params: OrderedDict[tuple[float, ...], tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self.evaluations = 0
-        gx = cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3) / 8
-        gy = cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3) / 8
+        gx = cv2.Sobel(self.lab, cv2.CV_32F, 1, 0, ksize=3) / 8
+        gy = cv2.Sobel(self.lab, cv2.CV_32F, 0, 1, ksize=3) / 8
         # the colour gradient's structure tensor: across a direction n, the change is sqrt(n' J n)
-        self.tensor = np.dstack([(gx * gx).sum(2), (gx * gy).sum(2), (gy * gy).sum(2)])
+        self.tensor = np.ascontiguousarray(np.dstack([(gx * gx).sum(2), (gx * gy).sum(2), (gy * gy).sum(2)]))
         strength = np.sqrt(self.tensor[..., 0] + self.tensor[..., 2])
         self.strong = max(float(np.percentile(strength, 90)), 1.0)
+        # what the compiled scores take of this module's constants, in its order (vision/_fieldscore.c)
+        self._constants = np.array(
+            [noise, self.strong, _ASPECT_LO, _ASPECT_HI, _ASPECT_FALLOFF, _POINT_LO, _POINT_HI, _POINT_FALLOFF]
+            + [_FOCAL_LO, _FOCAL_HI, _FOCAL_DEFAULT, _MIN_CONVERGE, _MIN_BALANCE, _SIDE_EDGES_MAX]
+            + [_TOP_EVEN, _TOP_ODD, _BACK_TOP, _BOTTOM_EVEN, _BOTTOM_ODD, _BACK_BOTTOM],
+            np.float64,
+        )
 
     def region_colours(self, corners: np.ndarray, params: np.ndarray) -> np.ndarray:
         """The mean Lab colour of each of the model's regions at ``corners`` (``_REGIONS`` x 3; NaN for a region with no sample in the photo)."""
-        hom = unit_to_image(corners)
-        if hom is None:
+        homs, ok = _homographies(np.asarray(corners, np.float64).reshape(1, 4, 2))
+        stats, _, ok = self._region_stats(homs, ok, params)
+        if not ok[0]:
             return np.full((_REGIONS, 3), np.nan)
-        p = self.grid.homogeneous @ hom.T
-        xs = (p[:, 0] / p[:, 2]).astype(np.float32)
-        ys = (p[:, 1] / p[:, 2]).astype(np.float32)
-        h, w = self.lab.shape[:2]
-        inside = (xs >= 0) & (xs <= w - 1) & (ys >= 0) & (ys <= h - 1)
-        nv, nu = self.grid.shape
-        x = cv2.remap(
-            self.lab, xs.reshape(nv, nu), ys.reshape(nv, nu), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
-        ).reshape(-1, 3)
-        labels = np.argmax(self.onehot(params), axis=1)[inside]
-        counts = np.bincount(labels, minlength=_REGIONS).astype(np.float64)
-        sums = np.stack([np.bincount(labels, weights=x[inside, c], minlength=_REGIONS) for c in range(3)], 1)
+        sums, counts = stats[0, :3].T, stats[0, 3]
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(counts[:, None] > 0, sums / counts[:, None], np.nan)
+
+    def _region_stats(
+        self, homs: np.ndarray, ok: np.ndarray, params: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per homography ``(T, 3, 3)``: the sums per model region (``(T, 5, regions)``: the Lab channels,
+        the count, the sum of squares) over the samples that fall inside the photo, how many do, and
+        ``ok`` where every sample lies in front of the camera. The photo's colour at a sample is
+        OpenCV's bilinear read."""
+        trials = len(homs)
+        h, w = self.lab.shape[:2]
+        p = self.grid.homogeneous @ homs.transpose(0, 2, 1)  # (T, samples, 3)
+        z = p[..., 2]
+        ok = ok & (z.min(axis=1) > 1e-9)
+        z = np.where(ok[:, None], z, 1.0)
+        xs = (p[..., 0] / z).astype(np.float32)
+        ys = (p[..., 1] / z).astype(np.float32)
+        inside = (xs >= 0) & (xs <= w - 1) & (ys >= 0) & (ys <= h - 1) & ok[:, None]
+        xs[~ok] = 0.0
+        ys[~ok] = 0.0
+        x = cv2.remap(self.lab, xs, ys, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)  # (T, samples, 3)
+        x = np.ascontiguousarray(x.transpose(0, 2, 1), np.float64)  # (T, channels, samples): far faster to work on
+        weight = inside.astype(np.float64)
+        rows = np.empty((trials, 5, xs.shape[1]))
+        rows[:, :3] = x * weight[:, None]
+        rows[:, 3] = weight
+        rows[:, 4] = (x[:, 0] * x[:, 0] + x[:, 1] * x[:, 1] + x[:, 2] * x[:, 2]) * weight
+        return rows @ self.onehot(params), inside.sum(axis=1).astype(np.float64), ok
 
     def sides(self, params: np.ndarray) -> np.ndarray:
         """The triangle sides' samples (:func:`_side_samples`) in homogeneous field units: (sides, samples, 3)."""
         return self._model(params)[1]
 
     def _model(self, params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The model's region of each sample and its triangle sides' samples (homogeneous) for ``params``."""
         key = tuple(float(v) for v in params)
         model = self._by_params.get(key)
         if model is None:
-            labels = model_labels(self.grid, params)
-            onehot = np.zeros((len(labels), _REGIONS), np.float32)
-            onehot[np.arange(len(labels)), labels] = 1.0
             pts = _side_samples(params)
-            model = (onehot, np.concatenate([pts, np.ones(pts.shape[:2] + (1,))], axis=2))
+            sides = np.concatenate([pts, np.ones(pts.shape[:2] + (1,))], axis=2)
+            model = (model_labels(self.grid, params).astype(np.uint8), sides)
             self._by_params[key] = model
             if len(self._by_params) > _MODELS_KEPT:
                 self._by_params.popitem(last=False)
@@ -308,7 +342,7 @@ class Scorer:
 
     def onehot(self, params: np.ndarray) -> np.ndarray:
         """The model's region of each sample, one-hot: (samples, regions)."""
-        return self._model(params)[0]
+        return np.eye(_REGIONS)[self._model(params)[0]]
 
     def score(self, corners: np.ndarray, params: np.ndarray) -> float:
         """How well the field model fits the photo at ``corners`` with proportions ``params`` (higher is
@@ -323,33 +357,25 @@ class Scorer:
     def scores(self, corners: np.ndarray, params: np.ndarray) -> np.ndarray:
         """:meth:`score` of each of a stack of corners ``(T, 4, 2)``, all with proportions ``params``: one
         pass over all of them, each scored as it would be alone."""
-        corners = np.asarray(corners, np.float64).reshape(-1, 4, 2)
+        corners = np.ascontiguousarray(corners, np.float64).reshape(-1, 4, 2)
         trials = len(corners)
         self.evaluations += trials
+        if _compiled is not None:  # the same scores, about 1e-13 apart
+            out = np.empty(trials)
+            labels, sides = self._model(params)
+            h, w = self.lab.shape[:2]
+            flat = sides.reshape(-1, 3)
+            here = np.ascontiguousarray(params, np.float64)
+            args = (self.lab, self.tensor, h, w, self._uv, labels, _REGIONS, flat, sides.shape[1], corners, here)
+            _compiled.scores(*args, self._constants, out)
+            return out
         homs, ok = _homographies(corners)
-        p = self.grid.homogeneous @ homs.transpose(0, 2, 1)  # (T, samples, 3)
-        z = p[..., 2]
-        ok &= z.min(axis=1) > 1e-9
-        z = np.where(ok[:, None], z, 1.0)
-        xs = (p[..., 0] / z).astype(np.float32)
-        ys = (p[..., 1] / z).astype(np.float32)
-        h, w = self.lab.shape[:2]
-        inside = (xs >= 0) & (xs <= w - 1) & (ys >= 0) & (ys <= h - 1)
-        n = inside.sum(axis=1)
-        samples = xs.shape[1]
+        stats, n, ok = self._region_stats(homs, ok, params)
+        samples = len(self.grid.u)
         ok &= n >= 0.3 * samples
         if not ok.any():
             return np.full(trials, -1.0)
-        xs[~ok] = 0.0
-        ys[~ok] = 0.0
-        x = cv2.remap(self.lab, xs, ys, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)  # (T, samples, 3)
-        x = np.ascontiguousarray(x.transpose(0, 2, 1))  # (T, channels, samples): far faster to work on
-        weight = inside.astype(np.float32)
-        rows = np.empty((trials, 5, samples), np.float32)
-        rows[:, :3] = x * weight[:, None]
-        rows[:, 3] = weight
-        rows[:, 4] = (x[:, 0] * x[:, 0] + x[:, 1] * x[:, 1] + x[:, 2] * x[:, 2]) * weight
-        stats = (rows @ self.onehot(params)).astype(np.float64)  # (T, 5, regions)
+        h, w = self.lab.shape[:2]
         sums, counts, squares = stats[:, :3], stats[:, 3], stats[:, 4]
         n_in = np.maximum(counts.sum(axis=1), 1e-9)
         total_sum = sums.sum(axis=2)
@@ -393,10 +419,6 @@ def _moves(corners: np.ndarray) -> np.ndarray:
     return np.array(out)
 
 
-# a pattern search scores this many samples of the model at once (a stack of trial corners)
-_SAMPLES_AT_ONCE = 40_000
-
-
 def refine(
     scorer: Scorer,
     corners: np.ndarray,
@@ -409,31 +431,22 @@ def refine(
     """Pattern search over the corners (unless ``fixed_corners``) and the proportions, from steps of
     ``step_px`` (the proportions' own steps alongside) halved down to ``min_step_px``.
 
-    Each sweep tries the moves in turn, each forward then back, and takes every one that scores better
-    than the fit so far. The trials ahead are scored as a stack (:meth:`Scorer.scores`) and the first
-    that scores better is taken, which is the move trying them one by one would take; the stack is cut
-    to ``_SAMPLES_AT_ONCE`` samples, since the trials after a move taken are scored again from there."""
+    Each sweep tries the moves in turn, each forward then back (both scored in one pass: the compiled
+    scores cost little more for two), and takes every one that scores better than the fit so far."""
     c = np.asarray(corners, np.float64).ravel().copy()
     p = np.asarray(params, np.float64).copy()
     best = scorer.score(c.reshape(4, 2), p)
-    at_once = max(1, _SAMPLES_AT_ONCE // (2 * len(scorer.grid.u)))
     scale = 1.0
     sweeps = 0
     while step_px * scale >= min_step_px and sweeps < max_sweeps:
         improved = False
         moves = np.zeros((0, 8)) if fixed_corners else _moves(c) * step_px * scale
-        j = 0
-        while j < len(moves):
-            ahead = moves[j : j + at_once]
-            trials = (c + np.stack([ahead, -ahead], 1)).reshape(-1, 8)  # each move forward, then back
-            scores = scorer.scores(trials.reshape(-1, 4, 2), p)
-            better = np.flatnonzero(scores > best)
-            if better.size == 0:
-                j += len(ahead)
-                continue
-            k = int(better[0])
-            c, best, improved = trials[k], float(scores[k]), True
-            j += k // 2 + 1
+        for move in moves:
+            both = np.stack([c + move, c - move])
+            forward, back = scorer.scores(both.reshape(2, 4, 2), p)
+            if forward > best or back > best:
+                k = 0 if forward > best else 1
+                c, best, improved = both[k], float((forward, back)[k]), True
         for i in range(3):
             for sign in (1.0, -1.0):
                 p2 = p.copy()
