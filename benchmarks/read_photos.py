@@ -1,7 +1,7 @@
 """One photo, no ritual: ``read_photo`` end to end on every labelled real board photo.
 
 Usage: python benchmarks/read_photos.py [--cv build/checkers-cv] [--only NAME ...] [--white-at auto|bottom|top]
-       [--turn 90|180|270] [--scale F] [--perturb]
+       [--turn 90|180|270] [--scale F] [--perturb [profile|found]]
 
 Each board photo of ../shared/data/boards/backgammoncv labelled in
 tests/data/boards/backgammoncv.json is read by :func:`vision.read_photo.read_photo` twice: with the
@@ -25,6 +25,8 @@ changed as another camera or light would show it (:data:`PERTURBATIONS`: darker,
 or cool cast, more colour, light falling off across the picture, blur, JPEG at quality 25, sensor
 noise), and each change prints its points right, photos exact, dice right, the arms held back and
 the hand-free photos held back: how far the reading holds off the light these photos were taken in.
+``--perturb found`` does the same with every photo's field found (``--turn`` and ``--scale``
+apply first).
 
 With ``--turn DEGREES`` every photo is first turned that far clockwise, as a phone held another way
 round takes it, and read with the field found only (the labelled corners are the upright photo's).
@@ -178,7 +180,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cv", type=Path, default=None, help="the leave-one-camera-out networks (build/checkers-cv)")
     ap.add_argument("--only", nargs="*", default=None, help="photo stems to read")
     ap.add_argument("--white-at", choices=("auto", "bottom", "top"), default="auto", help="with the field found")
-    ap.add_argument("--perturb", action="store_true", help="the profile mode only, under changed light and camera")
+    ap.add_argument(
+        "--perturb",
+        nargs="?",
+        const="profile",
+        choices=("profile", "found"),
+        default=None,
+        help="under changed light and camera: the profile mode (the default) or the field found",
+    )
     ap.add_argument(
         "--turn", type=int, choices=sorted(ROTATIONS), default=None, help="degrees clockwise; field found only"
     )
@@ -190,18 +199,47 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no photos at {DATA}: nothing to measure")
         return 0
     frames = json.loads(LABELS.read_text(encoding="utf-8"))["frames"]
-    if args.perturb:
+    if args.perturb == "profile":
         return perturbed(frames, args.cv, args.only)
     modes = ("found",) if args.turn or args.scale else MODES
     change = photo_change(args.turn, args.scale)
-    totals = {m: [0] * 5 for m in MODES}  # points right, readable, exact photos, photos, exact with dice
-    held = {m: [0, 0] for m in MODES}  # photos with an arm over the board: held back, all
-    way_round = [0, 0]  # photos found and read whose white's row was the labels' one, all found and read
+    if args.perturb == "found":
+        print("with the field found, each photo changed:")
+        for name, perturbation in PERTURBATIONS.items():
+            both = perturbation if change is None else (lambda im, _p=perturbation: _p(change(im)))
+            tally = read_all(frames, args.cv, args.only, ("found",), args.white_at, both, show=False)
+            print(f"  {name}:")
+            summary(tally, ("found",), args.white_at, indent="    ")
+        return 0
+    summary(read_all(frames, args.cv, args.only, modes, args.white_at, change), modes, args.white_at)
+    return 0
+
+
+Tally = tuple[dict[str, list[int]], dict[str, list[int]], list[int], list[str]]
+
+
+def read_all(
+    frames: dict[str, dict],
+    cv: Path | None,
+    only: list[str] | None,
+    modes: tuple[str, ...],
+    white_at: str,
+    change: Callable[[np.ndarray], np.ndarray] | None,
+    show: bool = True,
+) -> Tally:
+    """Every labelled board photo read in each of ``modes`` (changed by ``change`` first), a line a photo
+    printed where ``show``; the totals per mode (points right, readable, photos exact, photos, exact with
+    their dice), the arms held back per mode (held, all), white's row told right (right, all) and the
+    hand-free photos held back or not found."""
+    totals = {m: [0] * 5 for m in MODES}
+    held = {m: [0, 0] for m in MODES}
+    way_round = [0, 0]
+    lost: list[str] = []
     for file, label in frames.items():
         stem = Path(file).stem
         if not label.get("board") or label.get("points") is None:
             continue
-        if args.only and stem not in args.only:
+        if only and stem not in only:
             continue
         if not (DATA / file).exists():
             continue
@@ -209,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         truth = label["points"]
         readable = sum(1 for t in truth if t is not None)
         line = [f"{stem:10s}"]
-        with held_out_net(args.cv, camera):
+        with held_out_net(cv, camera):
             for how in modes:
                 if how != "found" and label.get("corners") is None:
                     line.append(f"{how}: no corners labelled")
@@ -217,13 +255,15 @@ def main(argv: list[str] | None = None) -> int:
                 if how == "profile" and measured_profile(camera) is None:
                     continue
                 start = time.perf_counter()
-                status, points, dice = read_one(DATA / file, label, how, camera, args.white_at, change)
+                status, points, dice = read_one(DATA / file, label, how, camera, white_at, change)
                 took = time.perf_counter() - start
                 if label.get("occluded"):  # an arm over the board: right where held back
                     held[how][0] += status == "occluded"
                     held[how][1] += 1
                     line.append(f"{how}: {status:9s} (an arm over the board) ({took:.1f} s)")
                     continue
+                if points is None:
+                    lost.append(f"{stem} ({how}: {status.split(' (')[0]})")
                 turned = turns(points) if points is not None and how == "found" else [points]
                 got = 0 if points is None else max(right(p, truth) for p in turned)
                 if points is not None and how == "found":  # white's row: as read or home-mirrored, not turned round
@@ -239,7 +279,14 @@ def main(argv: list[str] | None = None) -> int:
                 line.append(
                     f"{how}: {status:9s} {got:2d}/{readable} dice {dice}{'' if dice_right else ' (wrong)'} ({took:.1f} s)"
                 )
-        print("  ".join(line), flush=True)
+        if show:
+            print("  ".join(line), flush=True)
+    return totals, held, way_round, lost
+
+
+def summary(tally: Tally, modes: tuple[str, ...], white_at: str, indent: str = "") -> None:
+    """The figures of :func:`read_all`'s tally, a line a mode."""
+    totals, held, way_round, lost = tally
     for how, says in zip(
         MODES, ("with the field found", "with the labelled corners", "calibrated with the board's measured profile")
     ):
@@ -248,13 +295,13 @@ def main(argv: list[str] | None = None) -> int:
         right_, readable, exact, photos, with_dice = totals[how]
         share = 100.0 * right_ / readable if readable else 0.0
         print(
-            f"{says}: points right {right_}/{readable} ({share:.1f}%), photos read exactly {exact} of {photos} "
+            f"{indent}{says}: points right {right_}/{readable} ({share:.1f}%), photos read exactly {exact} of {photos} "
             f"({with_dice} with their dice); "
             f"photos with an arm over the board held back {held[how][0]} of {held[how][1]}"
         )
     told = f"{way_round[0]} of {way_round[1]} photos"
-    print(f"with the field found, white's row told right (--white-at {args.white_at}): {told}")
-    return 0
+    print(f"{indent}with the field found, white's row told right (--white-at {white_at}): {told}")
+    print(f"{indent}hand-free photos held back or not found: {', '.join(lost) or 'none'}", flush=True)
 
 
 def perturbed(frames: dict[str, dict], cv: Path | None, only: list[str] | None) -> int:

@@ -377,6 +377,21 @@ def test_photos_of_boards_with_a_measured_profile_read_at_it_hold_under_other_li
 
 
 @pytest.mark.skipif(not _hand_free_labelled_photos(), reason="needs ../shared/data/boards/backgammoncv")
+def test_photos_with_the_field_found_are_read_under_other_light(capsys):
+    """benchmarks/read_photos.py --perturb found: each photo's field found, as taken and changed."""
+    from benchmarks.read_photos import PERTURBATIONS
+    from benchmarks.read_photos import main as read_photos_main
+
+    assert read_photos_main(["--perturb", "found", "--only", "test3"]) == 0
+    out = capsys.readouterr().out
+    assert [line.strip(" :") for line in out.splitlines() if line.startswith("  ") and line.endswith(":")] == list(
+        PERTURBATIONS
+    )
+    as_taken = out.split(f"  {list(PERTURBATIONS)[1]}:")[0]
+    assert "with the field found: points right 24/24" in as_taken and "held back or not found: none" in as_taken
+
+
+@pytest.mark.skipif(not _hand_free_labelled_photos(), reason="needs ../shared/data/boards/backgammoncv")
 def test_a_dim_photo_is_read_not_held_back():
     # darkened to 0.55, these two lost the edges between their points and the field beside them (a
     # difference of 17 Lab against the 20 asked of a photo in good light) and were held back as occluded

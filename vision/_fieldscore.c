@@ -260,7 +260,8 @@ static PyObject *scores(PyObject *self, PyObject *args) {
         goto done;
     Py_ssize_t pixels = (Py_ssize_t)h * w * 3 * (Py_ssize_t)sizeof(float);
     if (h < 1 || w < 1 || lab.len != pixels || tensor.len != pixels || labelled != n || n < 1 || regions < 1 ||
-        regions > 255 || per_side < 2 || k < per_side || k % per_side || np_ != 3 || nk != K_COUNT || cells != trials) {
+        regions > 255 || per_side < 2 || per_side > 1024 || k < per_side || k % per_side || np_ != 3 || nk != K_COUNT ||
+        cells != trials) {
         PyErr_SetString(PyExc_ValueError, "scores: the buffers' sizes do not agree");
         goto done;
     }
