@@ -3,7 +3,7 @@
  * at each, the sums per model region, the edge across the model's triangle sides and the score they
  * make. The photo is read as OpenCV's remap reads a float image (bilinear, positions rounded to 1/32
  * px, the same weights, the same sums in the same order), so the colours are the same floats, and
- * the scores agree with the numpy's to about 1e-15; tests/test_field_compiled.py holds them to it.
+ * the scores agree with the numpy's to about 1e-13; tests/test_field_compiled.py holds them to it.
  * Optional: where it does not build, the numpy runs.
  *
  * Images are float32, rows of W pixels of 3 channels; homographies float64, row-major 3x3 each.
@@ -34,9 +34,11 @@ static void tables(void) {
 
 static int clamp(int v, int n) { return v < 0 ? 0 : (v >= n ? n - 1 : v); }
 
-/* The image at (x, y), 3 channels, beyond its edges the edge's own (replicate) or 0 (constant). */
-static inline __attribute__((always_inline)) void sample(const float *img, int h, int w, float x, float y, int replicate, float out[3]) {
-    if (!(fabsf(x) < 1e6f && fabsf(y) < 1e6f)) { /* far off, or not a number: OpenCV's read is 0 there */
+/* The image at (x, y), 3 channels, beyond its edges the edge's own (replicate) or 0 (constant). The
+ * replicated reads are of samples inside the photo only; the constant ones may lie anywhere. */
+static inline __attribute__((always_inline)) void sample(const float *img, int h, int w, float x, float y,
+                                                         int replicate, float out[3]) {
+    if (!(fabsf(x) < 1e6f && fabsf(y) < 1e6f)) { /* far off, or not a number: OpenCV reads 0 there (constant) */
         out[0] = out[1] = out[2] = 0.f;
         return;
     }
