@@ -111,3 +111,24 @@ def test_a_skin_coloured_patch_in_the_middle_of_the_field_is_not_a_hand_one_at_i
         cv2.circle(image, (int(centre[0]), int(centre[1])), radius, (100, 120, 200), -1)  # skin, darker than the wood
         v = view(geometry, image)
         assert bool(hands(v.lab, v.layout, v.ppm, [], **limits())) is expected, (x, y)
+
+
+def test_a_skin_coloured_strip_along_the_fields_side_is_not_a_hand_one_reaching_in_is():
+    # shade or the frame's reflection lies along the field's edge; an arm reaches in across it
+    empty = Position.from_dict(
+        {"variant": "backgammon", "turn": "white", "points": [0] * 24, "bar": {"white": 0, "black": 0}}
+        | {"off": {"white": 15, "black": 15}}
+    )
+    frame = render(empty, seed=2, dice=[])
+    geometry = calibrate(frame.image)
+    lay = view(geometry, frame.image).layout
+    x0, y0, x1, y1 = lay.field
+    mid_y = (y0 + y1) / 2
+    for (depth, along), expected in (((25.0, 150.0), False), ((60.0, 50.0), True)):
+        image = frame.image.copy()
+        corners = np.array([[x1 - depth, mid_y - along / 2], [x1, mid_y - along / 2], [x1, mid_y + along / 2]])
+        corners = np.vstack([corners, [[x1 - depth, mid_y + along / 2]]])
+        px = np.round(geometry.to_image(corners)).astype(np.int32)
+        cv2.fillPoly(image, [px], (100, 120, 200))  # skin, darker than the wood
+        v = view(geometry, image)
+        assert bool(hands(v.lab, v.layout, v.ppm, [], **limits())) is expected, (depth, along)

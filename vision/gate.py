@@ -157,6 +157,9 @@ _SKIN_LAB = ((60, 235), (133, 165), (133, 170))
 _HAND_PX_PER_MM = 1.0  # a hand is looked for at this many px a mm (at 0.5 its fingers were lost)
 _CLASS_BORDER_MM = 2.5  # px this near a border between the board's colours are left out (drawing, warp)
 _FOREIGN_WEIGHTS = np.array([0.5, 1.0, 1.0], np.float32)  # lightness counted half: light and shade
+# An arm comes in over the field's edge and reaches into it, at least this share of its extent along
+# that edge; shade or a reflection of the frame lies along the edge instead.
+_ARM_MIN_DEPTH = 1 / 3
 
 
 @lru_cache(maxsize=8)
@@ -210,7 +213,8 @@ def hands(
     told from the frame itself: its median, and how far its px lie from it. A px further than ``spread``
     times that median distance (and ``min_lab``) is foreign; a patch of foreign px at least
     ``min_checkers`` checker tops in area, where nothing read lies (``covers``: discs in board mm), is a
-    hand where at least ``min_skin`` of it is skin-coloured. The edge test (:func:`occlusion`) misses a
+    hand where at least ``min_skin`` of it is skin-coloured and it comes in over the field's edge, reaching
+    into the field (:data:`_ARM_MIN_DEPTH`). The edge test (:func:`occlusion`) misses a
     hand whose fingers show edges enough, or over checkers read under it."""
     step = max(1, int(round(ppm / _HAND_PX_PER_MM)))
     small = (
@@ -256,8 +260,13 @@ def hands(
         if stats[i, cv2.CC_STAT_AREA] < least:
             continue
         x, y, w, h = stats[i, :4]
-        if min(x, y, small.shape[1] - (x + w), small.shape[0] - (y + h)) > reach:
-            continue  # an arm comes in over the field's edge: a patch in the middle is a logo or a cup
+        # an arm comes in over the field's edge and reaches into it: a patch in the middle of the field is
+        # a logo or a cup, one lying along its edge shade or the frame's reflection
+        over = (x, small.shape[1] - (x + w)), (y, small.shape[0] - (y + h))  # to the left, right; top, bottom
+        if not any(
+            min(gaps) <= reach and depth >= _ARM_MIN_DEPTH * along for gaps, depth, along in zip(over, (w, h), (h, w))
+        ):
+            continue
         blob = labels[y : y + h, x : x + w] == i
         if np.count_nonzero(skin_px[y : y + h, x : x + w][blob]) >= min_skin * np.count_nonzero(blob):
             under.update(int(k) for k in np.unique(region[y : y + h, x : x + w][blob]) if k >= 0)
