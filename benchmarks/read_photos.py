@@ -195,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.scale is not None and not 0.1 <= args.scale <= 4:
         ap.error(f"--scale: {args.scale}: expected a number from 0.1 to 4")
+    if args.perturb == "profile" and (args.turn or args.scale):
+        ap.error("--turn and --scale read with the field found: with --perturb, give --perturb found")
     if not DATA.is_dir():
         print(f"no photos at {DATA}: nothing to measure")
         return 0

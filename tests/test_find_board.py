@@ -528,3 +528,7 @@ def test_read_photos_refuses_a_scale_out_of_range(capsys):
         read_photos_main(["--scale", "9"])
     assert exc.value.code == 2
     assert "--scale: 9.0: expected a number from 0.1 to 4" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        read_photos_main(["--perturb", "--turn", "90"])
+    assert exc.value.code == 2
+    assert "give --perturb found" in capsys.readouterr().err
