@@ -92,15 +92,20 @@ def test_a_photo_with_a_hand_on_the_board_is_held_back_and_a_clear_one_is_not(na
         assert obs.status == "settling" and not any("hand" in m for m in obs.messages)
 
 
-def test_a_skin_coloured_patch_in_the_middle_of_the_field_is_not_a_hand_one_at_its_side_is():
-    # an arm reaches in over the field's edge; a logo or a cup in the middle of the field does not
+def _empty_board():
+    """A rendered empty board (every checker borne off), its calibration and its layout."""
     empty = Position.from_dict(
         {"variant": "backgammon", "turn": "white", "points": [0] * 24, "bar": {"white": 0, "black": 0}}
         | {"off": {"white": 15, "black": 15}}
     )
     frame = render(empty, seed=2, dice=[])
     geometry = calibrate(frame.image)
-    lay = view(geometry, frame.image).layout
+    return frame, geometry, view(geometry, frame.image).layout
+
+
+def test_a_skin_coloured_patch_in_the_middle_of_the_field_is_not_a_hand_one_at_its_side_is():
+    # an arm reaches in over the field's edge; a logo or a cup in the middle of the field does not
+    frame, geometry, lay = _empty_board()
     x0, y0, x1, y1 = lay.field
     mid_x = (x0 + lay.geometry.bar[0]) / 2  # the middle of the left half
     for (x, y), expected in (((mid_x, (y0 + y1) / 2), False), ((mid_x, y1 - 10.0), True)):
@@ -115,13 +120,7 @@ def test_a_skin_coloured_patch_in_the_middle_of_the_field_is_not_a_hand_one_at_i
 
 def test_a_skin_coloured_strip_along_the_fields_side_is_not_a_hand_one_reaching_in_is():
     # shade or the frame's reflection lies along the field's edge; an arm reaches in across it
-    empty = Position.from_dict(
-        {"variant": "backgammon", "turn": "white", "points": [0] * 24, "bar": {"white": 0, "black": 0}}
-        | {"off": {"white": 15, "black": 15}}
-    )
-    frame = render(empty, seed=2, dice=[])
-    geometry = calibrate(frame.image)
-    lay = view(geometry, frame.image).layout
+    frame, geometry, lay = _empty_board()
     x0, y0, x1, y1 = lay.field
     mid_y = (y0 + y1) / 2
     for (depth, along), expected in (((25.0, 150.0), False), ((60.0, 50.0), True)):
