@@ -35,7 +35,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from vision.find_board import BoardNotFoundError, FieldConfig, FieldFit, find_field  # noqa: E402
+from vision.find_board import BoardNotFoundError, FieldConfig, FieldFit, _work_image, find_field  # noqa: E402
 from vision.images import ImageError, load_image  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "boards" / "backgammoncv"
@@ -91,9 +91,7 @@ def draw(image: np.ndarray, fit: FieldFit | None, label) -> np.ndarray:
 
 def reference(config: FieldConfig, image: np.ndarray) -> float:
     """Seconds for the reference work: a hundred Gaussian blurs (sigma 2) of ``image`` at the finder's working size."""
-    h, w = image.shape[:2]
-    scale = min(1.0, config.work_side_px / max(h, w))
-    work = cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))), interpolation=cv2.INTER_AREA)
+    work, _ = _work_image(config, image)
     t0 = time.perf_counter()
     for _ in range(100):
         cv2.GaussianBlur(work, (0, 0), 2.0)

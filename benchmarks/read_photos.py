@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-Tally = tuple[dict[str, list[int]], dict[str, list[int]], list[int], list[str]]
+Tally = tuple[dict[str, list[int]], dict[str, list[int]], list[int], list[tuple[str, str, str]]]
 
 
 def read_all(
@@ -231,12 +231,12 @@ def read_all(
 ) -> Tally:
     """Every labelled board photo read in each of ``modes`` (changed by ``change`` first), a line a photo
     printed where ``show``; the totals per mode (points right, readable, photos exact, photos, exact with
-    their dice), the arms held back per mode (held, all), white's row told right (right, all) and the
-    hand-free photos held back or not found."""
-    totals = {m: [0] * 5 for m in MODES}
+    their dice, dice right), the arms held back per mode (held, all), white's row told right (right, all)
+    and the hand-free photos held back or not found (stem, mode, status)."""
+    totals = {m: [0] * 6 for m in MODES}
     held = {m: [0, 0] for m in MODES}
     way_round = [0, 0]
-    lost: list[str] = []
+    lost: list[tuple[str, str, str]] = []
     for file, label in frames.items():
         stem = Path(file).stem
         if not label.get("board") or label.get("points") is None:
@@ -265,7 +265,7 @@ def read_all(
                     line.append(f"{how}: {status:9s} (an arm over the board) ({took:.1f} s)")
                     continue
                 if points is None:
-                    lost.append(f"{stem} ({how}: {status.split(' (')[0]})")
+                    lost.append((stem, how, status.split(" (")[0]))
                 turned = turns(points) if points is not None and how == "found" else [points]
                 got = 0 if points is None else max(right(p, truth) for p in turned)
                 if points is not None and how == "found":  # white's row: as read or home-mirrored, not turned round
@@ -278,6 +278,7 @@ def read_all(
                 t[2] += got == readable
                 t[3] += 1
                 t[4] += got == readable and dice_right
+                t[5] += dice_right
                 line.append(
                     f"{how}: {status:9s} {got:2d}/{readable} dice {dice}{'' if dice_right else ' (wrong)'} ({took:.1f} s)"
                 )
@@ -294,7 +295,7 @@ def summary(tally: Tally, modes: tuple[str, ...], white_at: str, indent: str = "
     ):
         if how not in modes:
             continue
-        right_, readable, exact, photos, with_dice = totals[how]
+        right_, readable, exact, photos, with_dice, _ = totals[how]
         share = 100.0 * right_ / readable if readable else 0.0
         print(
             f"{indent}{says}: points right {right_}/{readable} ({share:.1f}%), photos read exactly {exact} of {photos} "
@@ -303,41 +304,21 @@ def summary(tally: Tally, modes: tuple[str, ...], white_at: str, indent: str = "
         )
     told = f"{way_round[0]} of {way_round[1]} photos"
     print(f"{indent}with the field found, white's row told right (--white-at {white_at}): {told}")
-    print(f"{indent}hand-free photos held back or not found: {', '.join(lost) or 'none'}", flush=True)
+    named = ", ".join(f"{stem} ({how}: {status})" for stem, how, status in lost)
+    print(f"{indent}hand-free photos held back or not found: {named or 'none'}", flush=True)
 
 
 def perturbed(frames: dict[str, dict], cv: Path | None, only: list[str] | None) -> int:
     """``--perturb``: each photo with a measured profile read in the profile mode under each of :data:`PERTURBATIONS`."""
     print("calibrated with the board's measured profile, each photo changed:")
     for name, change in PERTURBATIONS.items():
-        right_ = readable = exact = photos = dice_right = 0
-        held, arms, held_clear = 0, 0, []
-        for file, label in frames.items():
-            stem = Path(file).stem
-            camera = label.get("camera") or stem
-            if not label.get("board") or label.get("points") is None or label.get("corners") is None:
-                continue
-            if measured_profile(camera) is None or (only and stem not in only) or not (DATA / file).exists():
-                continue
-            with held_out_net(cv, camera):
-                status, points, dice = read_one(DATA / file, label, "profile", camera, change=change)
-            if label.get("occluded"):
-                arms += 1
-                held += status == "occluded"
-                continue
-            truth = label["points"]
-            n = sum(1 for t in truth if t is not None)
-            got = 0 if points is None else right(points, truth)
-            photos += 1
-            readable += n
-            right_ += got
-            exact += got == n
-            dice_right += points is not None and dice == sorted(label.get("dice") or [])
-            if points is None:
-                held_clear.append(stem)
+        totals, held, _, lost = read_all(frames, cv, only, ("profile",), "auto", change, show=False)
+        right_, readable, exact, photos, _, dice_right = totals["profile"]
+        held_clear = ", ".join(stem for stem, _, _ in lost) or "none"
         print(
             f"  {name:22s} points right {right_}/{readable}, photos exact {exact} of {photos}, dice right on "
-            f"{dice_right}; arms held back {held} of {arms}; hand-free held back: {', '.join(held_clear) or 'none'}",
+            f"{dice_right}; arms held back {held['profile'][0]} of {held['profile'][1]}; hand-free held back: "
+            f"{held_clear}",
             flush=True,
         )
     return 0
