@@ -75,7 +75,7 @@ def test_a_fit_is_the_same_compiled_or_not(photo, monkeypatch):
 def test_compiled_scores_refuse_buffers_that_do_not_agree(photo):
     module = _compiled()
     scorer = Scorer(photo, 64, 52)
-    labels, sides = scorer._model(np.array([0.08, 0.005, 0.42]))
+    labels, sides, _ = scorer._model(np.array([0.08, 0.005, 0.42]))
     h, w = photo.shape[:2]
     corners = np.zeros((2, 4, 2))
     params = np.array([0.08, 0.005, 0.42])

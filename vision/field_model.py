@@ -243,7 +243,9 @@ class Scorer:
         self.noise = noise
         # per proportions: the model's regions and its triangle sides' samples,
         # the last few kept (a pattern search tries the same proportions again after each move of the corners)
-        self._by_params: OrderedDict[tuple[float, ...], tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._by_params: OrderedDict[tuple[float, ...], tuple[np.ndarray, np.ndarray, np.ndarray | None]] = (
+            OrderedDict()
+        )
         self.evaluations = 0
         gx = cv2.Sobel(self.lab, cv2.CV_32F, 1, 0, ksize=3) / 8
         gy = cv2.Sobel(self.lab, cv2.CV_32F, 0, 1, ksize=3) / 8
@@ -300,14 +302,16 @@ class Scorer:
         """The triangle sides' samples (:func:`_side_samples`) in homogeneous field units: (sides, samples, 3)."""
         return self._model(params)[1]
 
-    def _model(self, params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The model's region of each sample and its triangle sides' samples (homogeneous) for ``params``."""
+    def _model(self, params: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The model's region of each sample, its triangle sides' samples (homogeneous) and, where the numpy
+        scores (no compiled module), the regions one-hot, for ``params``."""
         key = tuple(float(v) for v in params)
         model = self._by_params.get(key)
         if model is None:
             pts = _side_samples(params)
             sides = np.concatenate([pts, np.ones(pts.shape[:2] + (1,))], axis=2)
-            model = (model_labels(self.grid, params).astype(np.uint8), sides)
+            labels = model_labels(self.grid, params).astype(np.uint8)
+            model = (labels, sides, None if _compiled is not None else np.eye(_REGIONS)[labels])
             self._by_params[key] = model
             if len(self._by_params) > _MODELS_KEPT:
                 self._by_params.popitem(last=False)
@@ -342,7 +346,8 @@ class Scorer:
 
     def onehot(self, params: np.ndarray) -> np.ndarray:
         """The model's region of each sample, one-hot: (samples, regions)."""
-        return np.eye(_REGIONS)[self._model(params)[0]]
+        labels, _, onehot = self._model(params)
+        return onehot if onehot is not None else np.eye(_REGIONS)[labels]
 
     def score(self, corners: np.ndarray, params: np.ndarray) -> float:
         """How well the field model fits the photo at ``corners`` with proportions ``params`` (higher is
@@ -362,7 +367,7 @@ class Scorer:
         self.evaluations += trials
         if _compiled is not None:  # the same scores, about 1e-13 apart
             out = np.empty(trials)
-            labels, sides = self._model(params)
+            labels, sides, _ = self._model(params)
             h, w = self.lab.shape[:2]
             flat = sides.reshape(-1, 3)
             here = np.ascontiguousarray(params, np.float64)
