@@ -499,26 +499,17 @@ def test_a_base_snapped_onto_the_frame_beyond_its_row_s_end_is_put_back(start_fr
 
 
 @pytest.mark.skipif(not _hand_free_labelled_photos(), reason="needs ../shared/data/boards/backgammoncv")
-def test_a_photo_turned_a_quarter_round_is_read_as_upright(capsys):
-    """benchmarks/read_photos.py --turn: a phone held the other way round; the field is found, not given."""
+@pytest.mark.parametrize("change", [["--turn", "90"], ["--scale", "0.5"]], ids=["turned a quarter", "half the px"])
+def test_a_photo_turned_or_of_fewer_px_is_read_as_taken(capsys, change):
+    """benchmarks/read_photos.py --turn, --scale: a phone held the other way round, a camera of fewer px;
+    the field is found, not given."""
     from benchmarks.read_photos import main as read_photos_main
 
-    assert read_photos_main(["--turn", "90", "--only", "test10"]) == 0
+    assert read_photos_main([*change, "--only", "test10"]) == 0
     out = capsys.readouterr().out
     (line,) = [row for row in out.splitlines() if row.startswith("test10")]
     assert "24/24 dice [2, 5] (" in line and "corners:" not in line
     assert "with the field found: points right 24/24" in out and "labelled corners" not in out
-
-
-@pytest.mark.skipif(not _hand_free_labelled_photos(), reason="needs ../shared/data/boards/backgammoncv")
-def test_a_photo_of_half_the_px_is_read_as_taken(capsys):
-    """benchmarks/read_photos.py --scale: a camera of fewer px; the field is found, not given."""
-    from benchmarks.read_photos import main as read_photos_main
-
-    assert read_photos_main(["--scale", "0.5", "--only", "test10"]) == 0
-    out = capsys.readouterr().out
-    (line,) = [row for row in out.splitlines() if row.startswith("test10")]
-    assert "24/24 dice [2, 5] (" in line and "corners:" not in line
 
 
 def test_read_photos_refuses_a_scale_out_of_range(capsys):
