@@ -75,6 +75,8 @@ __all__ = [
     "TypedOpening",
 ]
 
+_UNREAD = "a die whose face the camera could not read (0): throw again where it sees the dice clearly"
+
 
 @dataclass(frozen=True, slots=True)
 class Step:
@@ -384,6 +386,8 @@ class GameFlow:
             return self._calls()
         if cocked:
             return self._refuse("a cocked die: throw again")
+        if 0 in values:
+            return self._refuse(_UNREAD)
         by_half = dict(zip(halves, values))
         white, black = by_half.get(RIGHT_HAND_HALF[Side.WHITE]), by_half.get(RIGHT_HAND_HALF[Side.BLACK])
         if len(by_half) != 2 or white is None or black is None:
@@ -398,6 +402,8 @@ class GameFlow:
         side = self.on_roll
         if cocked:
             return self._refuse("a cocked die: throw again")
+        if halves and 0 in values:  # seen, not typed: a typed 0 is refused below with its field named
+            return self._refuse(_UNREAD)
         if self.dice_rule and halves and any(h != RIGHT_HAND_HALF[side] for h in halves):
             return self._refuse(f"the dice must come to rest in {side.value}'s right-hand board: throw again")
         try:

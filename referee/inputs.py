@@ -36,8 +36,8 @@ class SeenBoard:
 
 @dataclass(frozen=True, slots=True)
 class SeenDice:
-    """Dice at rest (``values``), or picked up (``values`` None: that ends the turn). ``halves``: where
-    each die lies (``"left"``/``"right"`` as white sees it, None off the field); empty when typed in."""
+    """Dice at rest (``values``, 0 for a die whose face was not read), or picked up (``values`` None: that
+    ends the turn). ``halves``: where each die lies (``"left"``/``"right"`` as white sees it, None off the field); empty when typed in."""
 
     values: tuple[int, int] | None
     halves: tuple[str | None, ...] = ()
@@ -46,7 +46,8 @@ class SeenDice:
 
 @dataclass(frozen=True, slots=True)
 class SeenOpeningDice:
-    """The opening roll as the camera sees it: one die in each player's right-hand board."""
+    """The opening roll as the camera sees it: one die in each player's right-hand board (0 for a die whose
+    face was not read)."""
 
     values: tuple[int, int]
     halves: tuple[str | None, str | None]

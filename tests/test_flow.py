@@ -90,6 +90,9 @@ def test_every_kind_of_call_says_its_places_in_one_numbering_and_whose():
         "the dice must come to rest in white's right-hand board: throw again"
     ]
     assert _says(flow.handle(F.SeenDice((6, 5), cocked=True))) == ["a cocked die: throw again"]
+    assert _says(flow.handle(F.SeenDice((6, 0), ("right", "right")))) == [
+        "a die whose face the camera could not read (0): throw again where it sees the dice clearly"
+    ]
     assert _says(flow.handle(F.SeenDice((6, 5), ("right", "right")))) == ["white rolls 6-5"]
     step = flow.handle(F.Conflict((P(13),)))
     assert _says(step) == ["white's 13: a checker on a point that is not open to it"]

@@ -10,6 +10,7 @@ import dataclasses
 import json
 import random
 
+import cv2
 import pytest
 
 from benchmarks import tournament_frames as tf
@@ -20,8 +21,9 @@ from vision.checkers import read_checkers
 from vision.config import default_config
 from vision.gate import learned_samples
 from vision.images import load_image
-from vision.observe import read_frame, reads_as_photo
+from vision.observe import read_frame, reads_as_photo, too_small_to_read
 from vision.profile import ProfileError, find_profile, layout
+from vision.read_photo import read_photo
 from vision.render import render
 
 needs_frames = pytest.mark.skipif(not tf.DATA.is_dir(), reason=f"{tf.DATA} is absent")
@@ -157,3 +159,20 @@ def test_these_hand_free_frames_are_read_exactly_dice_included(name):
     0.49, under the 0.6 it needs where the classical reader does not see it, and the later runs
     miss it too (docs/learned-dice.md)."""
     assert tf.read_exactly(name, tf.read(name)[1]) is True
+
+
+@needs_frames
+def test_dice_too_few_px_across_to_read_are_found_with_no_value_and_say_so():
+    labels = json.loads(tf.LABELS.read_text())["frames"]
+    label = labels["test9.jpg"]
+    image = load_image(tf.DATA / "test9.jpg")
+    full = read_photo(image, corners=label["corners"], home=label["home"])
+    assert too_small_to_read(default_config(), full.geometry) is None
+    assert sorted(d.value for d in full.observation.dice) == sorted(label["dice"])
+    # a third of the size: the dice are about 6 px across, where the readers gave wrong values
+    small = cv2.resize(image, None, fx=0.3, fy=0.3, interpolation=cv2.INTER_AREA)
+    corners = [[x * 0.3, y * 0.3] for x, y in label["corners"]]
+    obs = read_photo(small, corners=corners, home=label["home"]).observation
+    assert obs.status == "settling" and obs.dice
+    assert all(d.value is None and not d.cocked for d in obs.dice)
+    assert any("too few to read their faces" in m for m in obs.messages)

@@ -88,6 +88,7 @@ _KEYS = {
     "dice_die_target_px": ("dice", "die_target_px"),
     "dice_die_max_px": ("dice", "die_max_px"),
     "dice_die_min_px": ("dice", "die_min_px"),
+    "dice_min_legible_px": ("dice", "min_legible_px"),
     "dice_kernel_per_die": ("dice", "kernel_per_die"),
     "dice_pip_max_per_die": ("dice", "pip_max_per_die"),
     "dice_side_run_near": ("dice", "side_run_near"),
@@ -211,6 +212,7 @@ class VisionConfig:
     dice_die_target_px: float = 24.0
     dice_die_max_px: float = 36.0
     dice_die_min_px: float = 20.0
+    dice_min_legible_px: float = 9.0
     dice_kernel_per_die: float = 0.45
     dice_pip_max_per_die: float = 0.35
     dice_side_run_near: float = 0.42
@@ -262,6 +264,7 @@ class VisionConfig:
             "hand_min_checkers",
             "foreign_min_lab",
             "foreign_spread",
+            "dice_min_legible_px",
         ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:

@@ -170,15 +170,26 @@ def _dice_field(config: VisionConfig, geometry: Geometry, shape: tuple[int, int]
     )
 
 
+def too_small_to_read(config: VisionConfig, geometry: Geometry) -> float | None:
+    """A real board's die size in px where it is under ``dice_min_legible_px`` (its faces are not read),
+    else None. The renderer's crisp dice are read at any size."""
+    if as_rendered(geometry.layout):
+        return None
+    side = die_px(geometry, geometry.layout.profile.die_size_mm)
+    return side if side < config.dice_min_legible_px else None
+
+
 def read_dice_on_board(config: VisionConfig, geometry: Geometry, image: np.ndarray) -> list[DieObservation]:
     """The dice on a calibrated board's playing field (never on its frame, trays, clocks or score cards), read at
     a die's known size by the config's ``board_reader`` on the renderer's board, ``real_board_reader`` on any
-    other; ``image`` is a frame at the geometry's size.
+    other; ``image`` is a frame at the geometry's size. On a real board whose dice are too few px across to
+    read (:func:`too_small_to_read`) the dice are found, each with no value.
 
     Raises :class:`vision.dice.DiceImageError` for an image that is not BGR or not the geometry's size.
     """
     lay = geometry.layout
     die_mm = lay.profile.die_size_mm
+    legible = too_small_to_read(config, geometry) is None
     out = []
     reader = None if as_rendered(lay) else config.real_board_dice_reader  # None: the config's board_reader
     where = _dice_field(config, geometry, image.shape[:2])
@@ -196,7 +207,7 @@ def read_dice_on_board(config: VisionConfig, geometry: Geometry, image: np.ndarr
             continue
         out.append(
             DieObservation(
-                None if d.cocked else d.value,
+                d.value if legible and not d.cocked else None,
                 (float(d.centre[0]), float(d.centre[1])),
                 (float(mm[0]), float(mm[1])),
                 lay.half_at(float(mm[0]), float(mm[1])),
@@ -296,6 +307,12 @@ def read_frame(
                 f"a photo's bar and trays are not read: {on_bar[0]} white and {on_bar[1]} black on the bar, "
                 f"{off[0]} white and {off[1]} black borne off, told from the checkers on the points",
             )
+    small = too_small_to_read(cfg, geometry) if dice else None
+    if small is not None:
+        messages += (
+            f"the dice are about {small:.0f} px across, too few to read their faces "
+            f"(at least {cfg.dice_min_legible_px:g}): bring the camera closer or give it more px",
+        )
     reading = field.with_bar(bar.checkers, bar.confidence)
     return _gated(geometry, image, cfg, v, reading, dice, bar, board_edges, photo, messages)
 
