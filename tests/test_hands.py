@@ -131,3 +131,16 @@ def test_a_skin_coloured_strip_along_the_fields_side_is_not_a_hand_one_reaching_
         cv2.fillPoly(image, [px], (100, 120, 200))  # skin, darker than the wood
         v = view(geometry, image)
         assert bool(hands(v.lab, v.layout, v.ppm, [], **limits())) is expected, (depth, along)
+
+
+@pytest.mark.parametrize("bgr", [(100, 120, 200), (28, 40, 62)])
+def test_a_hand_of_light_or_dark_skin_reaching_in_is_a_hand(bgr):
+    # the second is dark skin in dim light: Lab lightness 47, under the 60 the hand test once asked for
+    frame, geometry, lay = _empty_board()
+    x0, y0, x1, y1 = lay.field
+    mid_y = (y0 + y1) / 2
+    corners = np.array([[x1 - 60.0, mid_y - 25.0], [x1, mid_y - 25.0], [x1, mid_y + 25.0], [x1 - 60.0, mid_y + 25.0]])
+    image = frame.image.copy()
+    cv2.fillPoly(image, [np.round(geometry.to_image(corners)).astype(np.int32)], bgr)
+    v = view(geometry, image)
+    assert hands(v.lab, v.layout, v.ppm, [], **limits())

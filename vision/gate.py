@@ -153,7 +153,7 @@ def occlusion(
 
 
 # Skin in OpenCV's 8-bit Lab (L, a and b ranges): hands in daylight and lamplight, light and dark.
-_SKIN_LAB = ((60, 235), (133, 165), (133, 170))
+_SKIN_LAB = ((40, 235), (133, 165), (133, 170))
 _HAND_PX_PER_MM = 1.0  # a hand is looked for at this many px a mm (at 0.5 its fingers were lost)
 _CLASS_BORDER_MM = 2.5  # px this near a border between the board's colours are left out (drawing, warp)
 _FOREIGN_WEIGHTS = np.array([0.5, 1.0, 1.0], np.float32)  # lightness counted half: light and shade
