@@ -242,7 +242,7 @@ class VisionConfig:
     photo_dice_reader: str = "learned"
     board_dice_reader: str = "classical"
     real_board_dice_reader: str = "verified"
-    learned_min_score: float = 0.35
+    learned_min_score: float = 0.45
     learned_sure_score: float = 0.6
     learned_alone_score: float = 0.45
 
