@@ -75,7 +75,7 @@ __all__ = [
     "TypedOpening",
 ]
 
-_UNREAD = "a die whose face the camera could not read (0): throw again where it sees the dice clearly"
+_UNREAD = "a die whose face the camera could not read: throw again where it sees the dice clearly"
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,8 @@ class SeenBoard:
 @dataclass(frozen=True, slots=True)
 class SeenDice:
     """Dice at rest (``values``, 0 for a die whose face was not read), or picked up (``values`` None: that
-    ends the turn). ``halves``: where each die lies (``"left"``/``"right"`` as white sees it, None off the field); empty when typed in."""
+    ends the turn). ``halves``: where each die lies (``"left"``/``"right"`` as white sees it, None off the
+    field); empty when typed in."""
 
     values: tuple[int, int] | None
     halves: tuple[str | None, ...] = ()

@@ -91,7 +91,7 @@ def test_every_kind_of_call_says_its_places_in_one_numbering_and_whose():
     ]
     assert _says(flow.handle(F.SeenDice((6, 5), cocked=True))) == ["a cocked die: throw again"]
     assert _says(flow.handle(F.SeenDice((6, 0), ("right", "right")))) == [
-        "a die whose face the camera could not read (0): throw again where it sees the dice clearly"
+        "a die whose face the camera could not read: throw again where it sees the dice clearly"
     ]
     assert _says(flow.handle(F.SeenDice((6, 5), ("right", "right")))) == ["white rolls 6-5"]
     step = flow.handle(F.Conflict((P(13),)))
