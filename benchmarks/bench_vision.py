@@ -1,6 +1,7 @@
 """Accuracy of the camera pipeline on rendered frames whose seeds no tuning used.
 
 Usage: python benchmarks/bench_vision.py [--frames 500] [--first-seed 500000] [--hands 0.2] [--reader classical]
+       [--profile NAME|FILE.toml[:NAME]|random] [--home right|left|random] [--stitch 0.5] [--glare 0.5]
 
 Each frame is a random position (backgammon with hits and bear-offs, plakoto,
 fevga and long nardy with stacks to 15), a random board style and checker
@@ -11,6 +12,13 @@ exact rate over unoccluded frames, dice value accuracy, cocked-die detection,
 cube accuracy, occluded frames wrongly passed as readable (which the gate would
 call stable once they held), clear frames wrongly called occluded, and the time
 per frame with its ratio to a reference (warping the frame to the top-down view, no maps kept) in the same run.
+
+``--profile`` draws another board (a profile of vision.toml, a maker's profile file, or
+``random``: each frame its own board of plausible proportions, ``vision.render.random_profile``),
+calibrated with that profile as its owner would; any board but the renderer's own is read as a
+real board is (the learned checker reader, the hand test, the dice verified). ``--home`` puts
+white's home on the left, ``--stitch`` stitches the points' sides on a share of the frames (a
+leather board) and ``--glare`` lays a lamp's reflection over a share of them.
 """
 
 from __future__ import annotations
@@ -29,10 +37,11 @@ import numpy as np  # noqa: E402
 from board_rules import find_variant  # noqa: E402
 from tests.positions import random_backgammon, random_plakoto, random_same_direction  # noqa: E402
 from vision.calibrate import calibrate  # noqa: E402
+from vision.cli import _profile_arg  # noqa: E402
 from vision.learned_checkers import READERS, checker_reader  # noqa: E402
 from vision.observe import read_frame  # noqa: E402
 from vision.rectify import warp  # noqa: E402
-from vision.render import BOARD_STYLES, CHECKER_STYLES, DIE_COLOURS, DieSpec, render  # noqa: E402
+from vision.render import BOARD_STYLES, CHECKER_STYLES, DIE_COLOURS, DieSpec, random_profile, render  # noqa: E402
 
 
 def scene(seed: int, hand_share: float):
@@ -60,6 +69,22 @@ def scene(seed: int, hand_share: float):
         checkers=rng.choice(sorted(CHECKER_STYLES)),
         hand=rng.random() < hand_share,
     )
+
+
+def board(seed: int, args) -> dict:
+    """The board of frame ``seed`` under ``--profile``, ``--home``, ``--stitch`` and ``--glare``
+    (drawn from their own stream, so the scene of each seed stays what it is without them)."""
+    rng = random.Random(seed * 7 + 1)
+    out = {}
+    if args.profile is not None:
+        out["profile"] = random_profile(seed) if args.profile == "random" else _profile_arg(args.profile)
+    if args.home is not None:
+        out["home"] = rng.choice(["right", "left"]) if args.home == "random" else args.home
+    if rng.random() < args.stitch:
+        out["stitch"] = rng.choice([(235, 235, 235), (90, 200, 230), (25, 25, 25)])
+    if rng.random() < args.glare:
+        out["glare"] = rng.uniform(0.3, 0.7)
+    return out
 
 
 def main() -> int:
@@ -92,6 +117,12 @@ def main() -> int:
         default=None,
         help="the checker reader of the points (default: vision.toml's [learned_checkers] reader)",
     )
+    ap.add_argument(
+        "--profile", default=None, help="the board: a profile's name, FILE.toml[:NAME], or random (each frame its own)"
+    )
+    ap.add_argument("--home", choices=["right", "left", "random"], default=None, help="white's home side")
+    ap.add_argument("--stitch", type=float, default=0.0, help="share of frames whose points are stitched")
+    ap.add_argument("--glare", type=float, default=0.0, help="share of frames with a lamp's reflection")
     args = ap.parse_args()
     size = tuple(int(v) for v in args.size.lower().split("x"))
     noise_rng = np.random.default_rng(args.first_seed)
@@ -106,18 +137,23 @@ def main() -> int:
     for seed in range(args.first_seed, args.first_seed + args.frames):
         s = scene(seed, args.hands)
         pos = s.pop("position")
-        frame = render(pos, seed=seed, size=size, relief=args.relief, **s)
+        b = board(seed, args)
+        frame = render(pos, seed=seed, size=size, relief=args.relief, **s, **b)
         if args.sensor_noise > 0:
             img = frame.image.astype(np.int16) + noise_rng.normal(0, args.sensor_noise, frame.image.shape).astype(
                 np.int16
             )
             frame = replace(frame, image=np.clip(img, 0, 255).astype(np.uint8))
+        mine = {k: b[k] for k in ("profile", "home") if k in b}
         geometry = (
             calibrate(
-                render(pos, seed=seed, size=size, style=s["style"], checkers=s["checkers"], relief=args.relief).image
+                render(
+                    pos, seed=seed, size=size, style=s["style"], checkers=s["checkers"], relief=args.relief, **b
+                ).image,
+                **mine,
             )
             if s["hand"]
-            else calibrate(frame.image)
+            else calibrate(frame.image, **mine)
         )
         if args.read_relief:
             geometry = replace(geometry, relief=True)
@@ -149,7 +185,12 @@ def main() -> int:
             exact += 1
         else:
             failures.append(
-                (seed, f"points {wrong} bar {pos.bar}->{c.bar} off {pos.off}->{c.off} ({s['style']}, {s['checkers']})")
+                (
+                    seed,
+                    f"points {wrong} bar {pos.bar}->{c.bar} off {pos.off}->{c.off} ({s['style']}, {s['checkers']}"
+                    + "".join(f", {k}" for k in b)
+                    + ")",
+                )
             )
         # dice: match each true die to the nearest reading within half a die
         seen = list(obs.dice)
@@ -186,8 +227,11 @@ def main() -> int:
         elif obs.cube is not None:
             cube_false += 1
     frames = n_clear + n_hand
+    boards = f"; board {args.profile}" if args.profile else ""
+    boards += f", home {args.home}" if args.home else ""
+    boards += f", stitched {args.stitch:g}, glare {args.glare:g}" if args.stitch or args.glare else ""
     print(
-        f"checker reader: {args.reader or checker_reader(rendered=True)}; "
+        f"checker reader: {args.reader or checker_reader(rendered=args.profile is None)}{boards}; "
         f"frames: {frames} {size[0]}x{size[1]}, sensor noise {args.sensor_noise:g} ({n_clear} clear, {n_hand} with a hand), seeds {args.first_seed}..{args.first_seed + args.frames - 1}"
     )
     print(

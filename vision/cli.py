@@ -168,6 +168,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--relief", action="store_true", help="the checkers standing on the field: tops lifted, sides showing"
     )
+    p.add_argument(
+        "--profile",
+        default="rendered",
+        help="the board drawn: 'rendered' (the default), a [board_profile.<name>] of vision.toml, e.g. "
+        "'tournament', or FILE.toml[:NAME]; calibrate the frame with the same --profile",
+    )
+    p.add_argument("--home", choices=("right", "left"), default="right", help="the side of white's home board")
+    p.add_argument(
+        "--stitch", type=_colour, default=None, metavar="B,G,R", help="stitch the points' sides in this colour"
+    )
+    p.add_argument(
+        "--glare", type=float, default=0.0, metavar="0..1", help="a lamp's reflection over the frame, this strong"
+    )
     p.add_argument("--truth", "--labels", dest="truth", help="write the ground truth JSON here")
 
 
@@ -209,6 +222,10 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
             checkers=args.checkers,
             hand=args.hand,
             relief=args.relief,
+            profile=_profile_arg(args.profile),
+            home=args.home,
+            stitch=args.stitch,
+            glare=args.glare,
         )
     except ValueError as exc:
         print(f"tavli vision render: {exc}", file=sys.stderr)
@@ -235,6 +252,18 @@ def _dumps(data, indent: int | None = None) -> str:
         raise TypeError(f"{type(v).__name__} {v!r}: not JSON")
 
     return json.dumps(data, indent=indent, default=plain)
+
+
+def _colour(text: str) -> tuple[int, int, int]:
+    """``--stitch``: a BGR colour written ``B,G,R``, each 0..255."""
+    parts = text.split(",")
+    try:
+        bgr = tuple(int(v) for v in parts)
+    except ValueError:
+        bgr = ()
+    if len(bgr) != 3 or not all(0 <= v <= 255 for v in bgr):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected B,G,R, three whole numbers 0..255")
+    return bgr  # type: ignore[return-value]
 
 
 def _profile_arg(text: str):

@@ -25,18 +25,12 @@ from vision.board import (
     BOARD_HEIGHT_MM,
     BOARD_WIDTH_MM,
     CHECKER_HEIGHT_MM,
-    CHECKER_STEP_MM,
     CUBE_SIZE_MM,
-    DIE_SIZE_MM,
     FIELD_Y0,
     FIELD_Y1,
-    GEOMETRY,
-    LEFT_X0,
-    RIGHT_X0,
-    RIGHT_X1,
-    checker_slot,
     lifted,
 )
+from vision.profile import DEFAULT_PROFILE, BoardProfile, Layout, layout
 from vision.render_draw import (
     BOARD_STYLES,
     CHECKER_STYLES,
@@ -151,6 +145,17 @@ CUBE_PLACES = {
 }
 
 
+def cube_places(lay: Layout) -> dict[str, tuple[float, float]]:
+    """Where the cube lies on ``lay``'s bar (board mm): in the middle, or at either side's end."""
+    x0, y0, x1, y1 = lay.geometry.bar
+    half = lay.profile.cube_size_mm / 2
+    return {
+        "centre": ((x0 + x1) / 2, (y0 + y1) / 2),
+        "white": ((x0 + x1) / 2, y1 - half - 4),
+        "black": ((x0 + x1) / 2, y0 + half + 4),
+    }
+
+
 def camera_pose(
     seed: int = 0,
     *,
@@ -162,8 +167,10 @@ def camera_pose(
     fill: float = 0.86,
     fill_jitter: float = 0.06,
     shift_jitter: float = 0.03,
+    board_mm: tuple[float, float] = (BOARD_WIDTH_MM, BOARD_HEIGHT_MM),
 ) -> Camera:
-    """A jittered camera pose (seeded) looking at the board from white's side; angles in degrees."""
+    """A jittered camera pose (seeded) looking at a board ``board_mm`` wide and high from white's
+    side; angles in degrees."""
     rng = np.random.default_rng([seed, 1])
     t = -math.radians(tilt + rng.uniform(-1, 1) * tilt_jitter)
     yw = math.radians(rng.uniform(-1, 1) * yaw_jitter)
@@ -172,10 +179,9 @@ def camera_pose(
     ry = np.array([[math.cos(yw), 0, math.sin(yw)], [0, 1, 0], [-math.sin(yw), 0, math.cos(yw)]])
     rz = np.array([[math.cos(rl), -math.sin(rl), 0], [math.sin(rl), math.cos(rl), 0], [0, 0, 1]])
     r = rz @ rx @ ry
-    corners = np.array(
-        [(0, 0), (BOARD_WIDTH_MM, 0), (BOARD_WIDTH_MM, BOARD_HEIGHT_MM), (0, BOARD_HEIGHT_MM)], dtype=np.float64
-    )
-    centred = np.c_[corners - (BOARD_WIDTH_MM / 2, BOARD_HEIGHT_MM / 2), np.zeros(4)]
+    bw, bh = board_mm
+    corners = np.array([(0, 0), (bw, 0), (bw, bh), (0, bh)], dtype=np.float64)
+    centred = np.c_[corners - (bw / 2, bh / 2), np.zeros(4)]
     away = np.array([0, 0, 1100.0])  # the camera 1,100 mm from the board's centre
     cam = centred @ r.T + away
     proj = cam[:, :2] / cam[:, 2:3]
@@ -187,8 +193,46 @@ def camera_pose(
     img = (proj - mid) * f + np.array([w / 2, h / 2]) + shift
     hom = cv2.getPerspectiveTransform(corners.astype(np.float32), img.astype(np.float32)).astype(np.float64)
     eye = -r.T @ away  # the camera's centre, in the board's centred mm
-    eye_mm = (float(eye[0] + BOARD_WIDTH_MM / 2), float(eye[1] + BOARD_HEIGHT_MM / 2), float(abs(eye[2])))
+    eye_mm = (float(eye[0] + bw / 2), float(eye[1] + bh / 2), float(abs(eye[2])))
     return Camera(hom, (int(w), int(h)), eye_mm)
+
+
+def random_profile(seed: int) -> BoardProfile:
+    """A board of plausible proportions, seeded: points 32-44 mm wide and 36-45% of the field's
+    height long, with or without margins, bars from a narrow 20 mm to 60 mm, checkers 82-95% of a
+    point across lined 5 or 6 along a point (6 where the field has room), dice of 12-18 mm, a tray
+    with or without a gap. Scaled down, as a real board's nominal mm are, where it would not fit
+    the rectified canvas."""
+    rng = np.random.default_rng([seed, 9])
+    pw = rng.uniform(32, 44)
+    diameter = pw * rng.uniform(0.82, 0.95)
+    step = diameter + rng.uniform(0, 2)
+    field_h = pw * rng.uniform(10.2, 12.0)
+    mm = dict(
+        border_mm=rng.uniform(38, 55),
+        point_width_mm=pw,
+        point_length_mm=field_h * rng.uniform(0.36, 0.45),
+        point_margin_mm=rng.choice([0.0, rng.uniform(1, 5)]),
+        bar_width_mm=rng.uniform(20, 60),
+        field_height_mm=field_h,
+        tray_gap_mm=rng.choice([0.0, rng.uniform(4, 10)]),
+        tray_width_mm=rng.uniform(30, 55),
+        checker_diameter_mm=diameter,
+        checker_step_mm=step,
+        die_size_mm=rng.uniform(12, 18),
+        cube_size_mm=rng.uniform(25, 32),
+    )
+    per_row = 6 if field_h / 2 >= 6 * step - 5 and rng.random() < 0.7 else 5
+    w = 2 * mm["border_mm"] + 12 * pw + 4 * mm["point_margin_mm"] + mm["bar_width_mm"]
+    w += mm["tray_gap_mm"] + mm["tray_width_mm"]
+    h = 2 * mm["border_mm"] + field_h
+    k = min(1.0, BOARD_WIDTH_MM / w, BOARD_HEIGHT_MM / h) * 0.999
+    return BoardProfile(
+        f"random-{seed}",
+        "a board drawn by vision.render.random_profile",
+        checkers_per_row=per_row,
+        **{name: float(v) * k for name, v in mm.items()},
+    )
 
 
 def _apply(hom: np.ndarray, pts) -> np.ndarray:
@@ -197,9 +241,12 @@ def _apply(hom: np.ndarray, pts) -> np.ndarray:
     return q[:, :2] / q[:, 2:3]
 
 
-def _hand_polygon(rng: np.random.Generator, hom: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+def _hand_polygon(
+    rng: np.random.Generator, hom: np.ndarray, size: tuple[int, int], field: tuple[float, float, float, float]
+) -> np.ndarray:
     """A hand and forearm reaching in from white's edge of the image towards a random spot on the field."""
-    target = _apply(hom, [(rng.uniform(LEFT_X0 + 40, RIGHT_X1 - 40), rng.uniform(FIELD_Y0 + 60, FIELD_Y1 - 60))])[0]
+    fx0, fy0, fx1, fy1 = field
+    target = _apply(hom, [(rng.uniform(fx0 + 40, fx1 - 40), rng.uniform(fy0 + 60, fy1 - 60))])[0]
     w, h = size
     entry = np.array([np.clip(target[0] + rng.uniform(-200, 200), 0, w), h + 40.0])
     d = target - entry
@@ -239,6 +286,10 @@ def render(
     jpeg: int | None = 85,
     scale: float = 2.0,
     scene_seed: int | None = None,
+    profile: BoardProfile | str = DEFAULT_PROFILE,
+    home: str = "right",
+    stitch: Colour | None = None,
+    glare: float = 0.0,
 ) -> Frame:
     """Draw a camera frame of ``position`` with dice and cube, and its ground truth.
 
@@ -251,8 +302,13 @@ def render(
     ``CHECKER_HEIGHT_MM`` high standing on the field or on the checkers under it, its top nearer the
     camera (further from the point under the eye, and larger) than its foot, its side showing
     between; without the camera's eye (a :class:`Camera` made without one) nothing is lifted.
+    ``profile`` (a name of ``vision.toml`` or a :class:`~vision.profile.BoardProfile`) and ``home``
+    draw another board, as :func:`vision.profile.layout` lays it out: its points, bar and tray, its
+    checkers' size and row length, its dice. ``stitch`` (BGR) stitches the points' sides as on a
+    leather board; ``glare`` (0..1) lays a lamp's or window's reflection over the frame.
 
-    Raises ValueError for unknown styles, dice or cube places.
+    Raises ValueError for unknown styles, dice or cube places (ProfileError, a ValueError, for an
+    unknown profile or home side).
     """
     if isinstance(style, str) and style not in BOARD_STYLES:
         raise ValueError(f"style: {style!r}: expected one of {sorted(BOARD_STYLES)}")
@@ -268,15 +324,27 @@ def render(
         raise ValueError(f"cube: {cube!r}: expected (1..64 power of two, 'centre' | 'white' | 'black')")
     if cube_colour not in CUBE_COLOURS:
         raise ValueError(f"cube_colour: {cube_colour!r}: expected one of {sorted(CUBE_COLOURS)}")
+    if not 0 <= glare <= 1:
+        raise ValueError(f"glare: {glare!r}: expected 0..1")
+    lay = layout(profile, home)
+    prof, geo = lay.profile, lay.geometry
+    board_w, board_h = prof.board_size_mm
     cam = camera or camera_pose(
-        seed, size=size, tilt=tilt, tilt_jitter=tilt_jitter, yaw_jitter=yaw_jitter, roll_jitter=roll_jitter
+        seed,
+        size=size,
+        tilt=tilt,
+        tilt_jitter=tilt_jitter,
+        yaw_jitter=yaw_jitter,
+        roll_jitter=roll_jitter,
+        board_mm=(board_w, board_h),
     )
     hom = cam.homography
     w, h = cam.size
 
     s = scale
-    canvas = np.zeros((int(round(BOARD_HEIGHT_MM * s)), int(round(BOARD_WIDTH_MM * s)), 3), np.uint8)
-    draw_board(canvas, s, bstyle, np.random.default_rng([scene, 2]))
+    canvas = np.zeros((int(round(board_h * s)), int(round(board_w * s)), 3), np.uint8)
+    draw_board(canvas, s, bstyle, np.random.default_rng([scene, 2]), geo, stitch)
+    diameter = prof.checker_diameter_mm
 
     truth_checkers: list[CheckerTruth] = []
     colours = {"white": cstyle.white, "black": cstyle.black}
@@ -285,37 +353,38 @@ def render(
 
     def put(where, point, side, centre_mm, layer):
         if eye is None or where != "point":
-            draw_checker(canvas, s, centre_mm, colours[side], cstyle.finish, max(layer, 0))
+            draw_checker(canvas, s, centre_mm, colours[side], cstyle.finish, max(layer, 0), 1.0, diameter)
         else:  # its side from its foot up, then its top
             foot = max(layer, 0) * CHECKER_HEIGHT_MM
             for k in range(4):
                 at, scale = lifted(eye, centre_mm, foot + CHECKER_HEIGHT_MM * k / 4)
-                draw_checker(canvas, s, at, colours[side], "side", max(layer, 0), scale)
+                draw_checker(canvas, s, at, colours[side], "side", max(layer, 0), scale, diameter)
             at, scale = lifted(eye, centre_mm, foot + CHECKER_HEIGHT_MM)
-            draw_checker(canvas, s, at, colours[side], cstyle.finish, max(layer, 0), scale)
+            draw_checker(canvas, s, at, colours[side], cstyle.finish, max(layer, 0), scale, diameter)
         c = _apply(hom, [centre_mm])[0]
         truth_checkers.append(CheckerTruth(where, point, side, (float(c[0]), float(c[1])), layer, colours[side]))
 
     for i, v in enumerate(position.points):
         if position.pinned[i]:
-            x, y, _ = checker_slot(i + 1, 0)
+            x, y, _ = lay.checker_slot(i + 1, 0)
             put("point", i + 1, "white" if position.pinned[i] > 0 else "black", (x, y), -1)
         side = "white" if v > 0 else "black"
         for k in range(abs(v)):
-            x, y, layer = checker_slot(i + 1, k)
+            x, y, layer = lay.checker_slot(i + 1, k)
             if position.pinned[i]:  # sits a little offset on the pinned checker
-                y += GEOMETRY.points[i].direction * 6
+                y += geo.points[i].direction * 6
             put("point", i + 1, side, (x, y), layer)
-    bx = BAR_X0 + BAR_WIDTH_MM / 2
-    mid = (FIELD_Y0 + FIELD_Y1) / 2
+    bx = (geo.bar[0] + geo.bar[2]) / 2
+    mid = lay.mid_y
+    step = prof.checker_step_mm
     for side_index, side in enumerate(("white", "black")):
         d = 1 if side == "white" else -1  # white's bar checkers on white's (lower) half of the bar
         for k in range(position.bar[side_index]):
             layer, j = divmod(k, 4)
-            y = mid + d * (CUBE_SIZE_MM / 2 + 25 + j * CHECKER_STEP_MM + layer * CHECKER_STEP_MM / 2)
+            y = mid + d * (prof.cube_size_mm / 2 + 25 + j * step + layer * step / 2)
             put("bar", None, side, (bx, y), layer)
     for side_index, side in enumerate(("white", "black")):
-        tray = GEOMETRY.tray_white if side == "white" else GEOMETRY.tray_black
+        tray = geo.tray_white if side == "white" else geo.tray_black
         x0, y0, x1, y1 = tray
         for k in range(position.off[side_index]):
             yy = (y1 - 6 - k * 13.5) if side == "white" else (y0 + 6 + k * 13.5)
@@ -325,34 +394,34 @@ def render(
 
     cube_truth = None
     if cube is not None:
-        centre = CUBE_PLACES[cube[1]]
-        draw_cube(canvas, s, centre, 64 if cube[0] == 1 else cube[0], cube_colour)
+        centre = cube_places(lay)[cube[1]]
+        draw_cube(canvas, s, centre, 64 if cube[0] == 1 else cube[0], cube_colour, prof.cube_size_mm)
         c = _apply(hom, [centre])[0]
         cube_truth = CubeTruth(cube[0], cube[1], (float(c[0]), float(c[1])))
 
     rng_dice = np.random.default_rng([seed, 3])
     placed: list[np.ndarray] = []
     dice_truth = []
+    die = prof.die_size_mm
+    rx0, ry0, rx1, ry1 = geo.right_half
     for spec in specs:
         if spec.at is not None:
             at = np.array(spec.at, dtype=np.float64)
         else:
             for _ in range(200):
-                at = np.array(
-                    [rng_dice.uniform(RIGHT_X0 + 15, RIGHT_X1 - 15), rng_dice.uniform(FIELD_Y0 + 15, FIELD_Y1 - 15)]
-                )
-                if all(np.linalg.norm(at - p) > DIE_SIZE_MM * 1.8 for p in placed):
+                at = np.array([rng_dice.uniform(rx0 + 15, rx1 - 15), rng_dice.uniform(ry0 + 15, ry1 - 15)])
+                if all(np.linalg.norm(at - p) > die * 1.8 for p in placed):
                     break
         placed.append(at)
         angle = spec.angle if spec.angle is not None else float(rng_dice.uniform(0, 90))
-        draw_die(canvas, s, (float(at[0]), float(at[1])), spec.value, angle, DIE_COLOURS[spec.colour], spec.cocked)
+        draw_die(canvas, s, (float(at[0]), float(at[1])), spec.value, angle, DIE_COLOURS[spec.colour], spec.cocked, die)
         c = _apply(hom, [at])[0]
         dice_truth.append(
             DieTruth(
                 spec.value,
                 (float(c[0]), float(c[1])),
                 (float(at[0]), float(at[1])),
-                GEOMETRY.half_at(*at),
+                lay.half_at(*at),
                 spec.cocked,
                 DIE_COLOURS[spec.colour][0],
             )
@@ -370,7 +439,7 @@ def render(
     hand_poly = None
     if hand:
         rng_hand = np.random.default_rng([seed, 5])
-        hand_poly = _hand_polygon(rng_hand, hom, (w, h))
+        hand_poly = _hand_polygon(rng_hand, hom, (w, h), lay.field)
         draw_hand(image, hand_poly, rng_hand)
 
     image = _finish(
@@ -381,8 +450,9 @@ def render(
         noise=noise,
         blur=blur,
         jpeg=jpeg,
+        glare=(glare, np.random.default_rng([scene, 8])),
     )
-    markers = {i: _apply(hom, GEOMETRY.markers[i]) for i in range(4)}
+    markers = {i: _apply(hom, geo.markers[i]) for i in range(4)}
     return Frame(image, hom, markers, tuple(truth_checkers), tuple(dice_truth), cube_truth, hand_poly, position, seed)
 
 
@@ -395,9 +465,18 @@ def _finish(
     noise: float,
     blur: float,
     jpeg: int | None,
+    glare: tuple[float, np.random.Generator] = (0.0, None),
 ) -> np.ndarray:
     h, w = image.shape[:2]
     img = image.astype(np.float32)
+    strength, rng_glare = glare
+    if strength > 0:  # a lamp or a window mirrored in a varnished board: a soft, bright streak
+        mask = np.zeros((h, w), np.float32)
+        centre = (int(rng_glare.uniform(0.2, 0.8) * w), int(rng_glare.uniform(0.2, 0.8) * h))
+        axes = (int(rng_glare.uniform(0.06, 0.18) * w), int(rng_glare.uniform(0.02, 0.06) * w))
+        cv2.ellipse(mask, centre, axes, float(rng_glare.uniform(0, 180)), 0, 360, 1.0, -1, cv2.LINE_AA)
+        mask = cv2.GaussianBlur(mask, (0, 0), max(2.0, axes[1] * 0.4))[..., None] * strength
+        img = img * (1 - mask) + 255.0 * mask
     if lighting:  # a gradient, a warm spot and a soft shadow band
         ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
         gx, gy = rng.uniform(-0.25, 0.25, 2)

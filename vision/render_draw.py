@@ -16,22 +16,12 @@ import cv2
 import numpy as np
 
 from vision.board import (
-    BAR_X0,
-    BAR_X1,
     CHECKER_DIAMETER_MM,
     CUBE_SIZE_MM,
     DIE_SIZE_MM,
-    FIELD_Y0,
-    FIELD_Y1,
     GEOMETRY,
-    LEFT_X0,
-    LEFT_X1,
     MARKER_QUIET_MM,
-    MARKER_SIZE_MM,
-    RIGHT_X0,
-    RIGHT_X1,
-    TRAY_X0,
-    TRAY_X1,
+    BoardGeometry,
 )
 
 Colour = tuple[int, int, int]  # BGR
@@ -114,7 +104,17 @@ def _shade(c: Colour, k: float) -> Colour:
     return tuple(int(max(0, min(255, v * k))) for v in c)  # type: ignore[return-value]
 
 
-def draw_board(canvas: np.ndarray, s: float, style: BoardStyle, rng: np.random.Generator) -> None:
+def draw_board(
+    canvas: np.ndarray,
+    s: float,
+    style: BoardStyle,
+    rng: np.random.Generator,
+    geometry: BoardGeometry = GEOMETRY,
+    stitch: Colour | None = None,
+) -> None:
+    """The frame, field, bar, tray, points and markers of ``geometry`` (a profile's layout:
+    :func:`vision.profile.layout`) on ``canvas``. ``stitch``: the colour of a leather board's
+    stitching, dashes along each point's sides (None: none)."""
     h, w = canvas.shape[:2]
     canvas[:] = style.frame
     if style.grain > 0:
@@ -127,28 +127,39 @@ def draw_board(canvas: np.ndarray, s: float, style: BoardStyle, rng: np.random.G
     def rect(x0, y0, x1, y1, c):
         cv2.rectangle(canvas, tuple(_fx((x0, y0), s)), tuple(_fx((x1, y1), s)), c, -1, cv2.LINE_AA, _SHIFT)
 
-    for x0, x1 in ((LEFT_X0, LEFT_X1), (RIGHT_X0, RIGHT_X1)):
-        rect(x0, FIELD_Y0, x1, FIELD_Y1, style.field)
-    rect(BAR_X0, FIELD_Y0, BAR_X1, FIELD_Y1, style.bar)
-    rect(TRAY_X0 + 3, FIELD_Y0, TRAY_X1 - 3, FIELD_Y1, style.tray)
-    mid = (FIELD_Y0 + FIELD_Y1) / 2
-    rect(TRAY_X0, mid - 2, TRAY_X1, mid + 2, style.frame)
-    for p in GEOMETRY.points:
+    for x0, y0, x1, y1 in (geometry.left_half, geometry.right_half):
+        rect(x0, y0, x1, y1, style.field)
+    rect(*geometry.bar, style.bar)
+    tx0, ty0, tx1, _ = geometry.tray_black
+    ty1 = geometry.tray_white[3]
+    rect(tx0 + 3, ty0, tx1 - 3, ty1, style.tray)
+    mid = (ty0 + ty1) / 2
+    rect(tx0, mid - 2, tx1, mid + 2, style.frame)
+    for p in geometry.points:
         tri = np.array([(p.x0 + 1, p.base_y), (p.x1 - 1, p.base_y), (p.centre_x, p.tip_y)])
         colour = style.point_a if p.number % 2 else style.point_b
         cv2.fillPoly(canvas, [_fx(tri, s)], colour, cv2.LINE_AA, _SHIFT)
-    # markers with their quiet zone
+        if stitch is not None:  # 2.5 mm dashes every 4 mm, 2.5 mm inside each side
+            for side in (-1, 1):
+                base = np.array([p.centre_x + side * ((p.x1 - p.x0) / 2 - 1), p.base_y])
+                tip = np.array([p.centre_x, p.tip_y])
+                length = float(np.hypot(*(tip - base)))
+                along = (tip - base) / length
+                inward = np.array([-side * 2.5, p.direction * 0.0])
+                for d in np.arange(2.0, length - 6.0, 4.0):
+                    a = base + along * d + inward
+                    b = a + along * 2.5
+                    cv2.line(
+                        canvas, tuple(_fx(a, s)), tuple(_fx(b, s)), stitch, max(1, int(0.8 * s)), cv2.LINE_AA, _SHIFT
+                    )
+    # markers with their quiet zone (narrower where the frame is)
     dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
-    px = int(round(MARKER_SIZE_MM * s))
-    for marker_id, corners in enumerate(GEOMETRY.markers):
-        (x0, y0) = corners[0]
-        rect(
-            x0 - MARKER_QUIET_MM,
-            y0 - MARKER_QUIET_MM,
-            x0 + MARKER_SIZE_MM + MARKER_QUIET_MM,
-            y0 + MARKER_SIZE_MM + MARKER_QUIET_MM,
-            (255, 255, 255),
-        )
+    for marker_id, corners in enumerate(geometry.markers):
+        (x0, y0), (x1, _) = corners[0], corners[1]
+        size = x1 - x0
+        px = int(round(size * s))
+        quiet = min(MARKER_QUIET_MM, max(x0, 1.0))
+        rect(x0 - quiet, y0 - quiet, x0 + size + quiet, y0 + size + quiet, (255, 255, 255))
         img = cv2.aruco.generateImageMarker(dictionary, marker_id, px)
         ix, iy = int(round(x0 * s)), int(round(y0 * s))
         canvas[iy : iy + px, ix : ix + px] = img[..., None]
@@ -162,12 +173,13 @@ def draw_checker(
     finish: str,
     layer: int,
     scale: float = 1.0,
+    diameter: float = CHECKER_DIAMETER_MM,
 ) -> None:
-    """A checker's top at ``centre`` (board mm), ``scale`` times its size (a top lifted towards the
-    camera, :func:`vision.render.lifted`); ``finish`` ``"side"``: a slice of its side, its edge's
-    colour a little darker."""
+    """A checker ``diameter`` mm across with its top at ``centre`` (board mm), ``scale`` times its
+    size (a top lifted towards the camera, :func:`vision.render.lifted`); ``finish`` ``"side"``: a
+    slice of its side, its edge's colour a little darker."""
     c = _fx(centre, s)
-    r = CHECKER_DIAMETER_MM / 2 * scale
+    r = diameter / 2 * scale
     edge = _shade(colour, 0.55) if sum(colour) > 300 else _shade(colour, 0.5) if sum(colour) > 150 else (90, 90, 90)
     if finish == "side":
         cv2.circle(canvas, tuple(c), int(r * s * _ONE), _shade(edge, 0.8), -1, cv2.LINE_AA, _SHIFT)
@@ -233,10 +245,17 @@ def _pips(value: int) -> list[tuple[float, float]]:
 
 
 def draw_die(
-    canvas: np.ndarray, s: float, centre: tuple[float, float], value: int, angle: float, colours, cocked: bool
+    canvas: np.ndarray,
+    s: float,
+    centre: tuple[float, float],
+    value: int,
+    angle: float,
+    colours,
+    cocked: bool,
+    size: float = DIE_SIZE_MM,
 ) -> None:
     body, pip = colours
-    half = DIE_SIZE_MM / 2
+    half = size / 2
     t = math.radians(angle)
     rot = np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]])
     sq = np.array([(-half, -half), (half, -half), (half, half), (-half, half)])
@@ -255,15 +274,22 @@ def draw_die(
     cv2.polylines(canvas, [_fx(pts, s)], True, _shade(body, 0.7), 1, cv2.LINE_AA, _SHIFT)
     squash = np.array([1.0, 0.7]) if cocked else np.array([1.0, 1.0])
     offset = np.array([0, -half * 0.3]) if cocked else np.zeros(2)
-    r = DIE_SIZE_MM * 0.085
+    r = size * 0.085
     for u, v in _pips(value):
-        p = (np.array([u, v]) * DIE_SIZE_MM * squash + offset) @ rot.T + centre
+        p = (np.array([u, v]) * size * squash + offset) @ rot.T + centre
         axes = (int(r * s * _ONE), int(r * squash[1] * s * _ONE))  # pips on a foreshortened face are ellipses
         cv2.ellipse(canvas, tuple(_fx(p, s)), axes, angle, 0, 360, pip, -1, cv2.LINE_AA, _SHIFT)
 
 
-def draw_cube(canvas: np.ndarray, s: float, centre: tuple[float, float], value: int, colour: str = "white") -> None:
-    half = CUBE_SIZE_MM / 2
+def draw_cube(
+    canvas: np.ndarray,
+    s: float,
+    centre: tuple[float, float],
+    value: int,
+    colour: str = "white",
+    size: float = CUBE_SIZE_MM,
+) -> None:
+    half = size / 2
     x, y = centre
     face, ink = CUBE_COLOURS[colour]
     cv2.rectangle(
@@ -279,7 +305,7 @@ def draw_cube(canvas: np.ndarray, s: float, centre: tuple[float, float], value: 
         _SHIFT,
     )
     text = str(value)
-    scale = 0.028 * s * CUBE_SIZE_MM / max(1, len(text))
+    scale = 0.028 * s * size / max(1, len(text))
     (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, max(1, int(s)))
     org = (int(x * s - tw / 2), int(y * s + th / 2))
     cv2.putText(canvas, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, ink, max(1, int(s)), cv2.LINE_AA)

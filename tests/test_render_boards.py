@@ -1,0 +1,109 @@
+"""The renderer draws other boards than its own: a profile's proportions, white's home on the left,
+stitched points and a lamp's reflection, and the camera pipeline reads them as a real board."""
+
+import random
+
+import numpy as np
+import pytest
+
+from board_rules import Position
+from tests.positions import random_backgammon
+from vision.board import BOARD_HEIGHT_MM
+from vision.calibrate import calibrate
+from vision.observe import read_frame
+from vision.profile import ProfileError, find_profile, layout
+from vision.render import DieSpec, random_profile, render
+
+START = Position.start("backgammon")
+
+
+def _board_mm(frame, xy):
+    q = np.linalg.inv(frame.homography) @ np.array([xy[0], xy[1], 1.0])
+    return q[0] / q[2], q[1] / q[2]
+
+
+@pytest.mark.parametrize("profile", ["tournament", random_profile(3), random_profile(11)])
+@pytest.mark.parametrize("home", ["right", "left"])
+def test_each_checker_stands_on_its_point_of_the_profile(profile, home):
+    frame = render(START, seed=1, profile=profile, home=home, dice=[(2, None), (6, None)])
+    lay = layout(profile, home)
+    on_points = [c for c in frame.checkers if c.where == "point"]
+    assert len(on_points) == 30
+    for c in on_points:
+        assert lay.point_at(*_board_mm(frame, c.centre)) == c.point
+    for d in frame.dice:
+        assert lay.half_at(*d.centre_mm) == "right" == d.half
+
+
+def test_random_profiles_are_valid_boards_of_either_row_length_and_fixed_by_their_seed():
+    boards = [random_profile(s) for s in range(300)]
+    assert {b.checkers_per_row for b in boards} == {5, 6}
+    assert min(b.bar_width_mm for b in boards) < 25 < 55 < max(b.bar_width_mm for b in boards)
+    assert all(b.board_size_mm[1] <= BOARD_HEIGHT_MM for b in boards)
+    assert random_profile(7) == random_profile(7) != random_profile(8)
+
+
+@pytest.mark.parametrize(
+    "board",
+    [
+        dict(profile="tournament", checkers="metal", stitch=(25, 25, 25)),
+        dict(profile=random_profile(5), home="left", glare=0.5),
+        dict(profile=random_profile(21), style="felt", stitch=(235, 235, 235)),
+    ],
+)
+def test_a_profile_board_calibrated_with_its_profile_is_read_exactly(board):
+    pos = random_backgammon(random.Random(4))
+    frame = render(pos, seed=4, dice=[DieSpec(3), DieSpec(5)], **board)
+    geometry = calibrate(frame.image, profile=board["profile"], home=board.get("home", "right"))
+    obs = read_frame(geometry, frame.image)
+    assert obs.status == "settling", obs.messages
+    assert obs.checkers.points == pos.points
+    assert sorted(d.value for d in obs.dice) == [3, 5]
+
+
+def test_stitches_and_glare_change_the_board_only_where_they_lie():
+    plain = dict(seed=2, jpeg=None, noise=0, profile="tournament")
+    base = render(START, **plain).image.astype(int)
+    stitched = render(START, stitch=(25, 25, 25), **plain).image.astype(int)
+    glared = render(START, glare=0.6, **plain).image.astype(int)
+    changed = np.abs(stitched - base).sum(axis=2) > 30
+    assert 0.002 < changed.mean() < 0.05  # thin dashes along the points
+    brighter = (glared - base).sum(axis=2)
+    assert (brighter >= -3).all() and (brighter > 60).mean() > 0.005
+
+
+def test_a_bad_board_is_refused_with_its_field_named():
+    with pytest.raises(ProfileError, match="nosuch"):
+        render(START, profile="nosuch")
+    with pytest.raises(ProfileError, match="home"):
+        render(START, home="up")
+    with pytest.raises(ValueError, match="glare"):
+        render(START, glare=1.5)
+    assert find_profile("tournament").checkers_per_row == 6
+
+
+def _cli(argv):
+    import argparse
+
+    from vision import cli
+
+    parser = argparse.ArgumentParser(prog="tavli")
+    cli.add_parser(parser.add_subparsers(dest="command", required=True))
+    return cli.run(parser.parse_args(argv))
+
+
+def test_cli_render_draws_a_profile_board_that_calibrates_with_it(tmp_path, capsys):
+    pos = tmp_path / "pos.json"
+    pos.write_text(START.to_json())
+    out = tmp_path / "frame.png"
+    argv = ["vision", "render", str(pos), "-o", str(out), "--profile", "tournament", "--home", "left"]
+    assert _cli([*argv, "--stitch", "20,20,20", "--glare", "0.4"]) == 0
+    import cv2
+
+    geometry = calibrate(cv2.imread(str(out)), profile="tournament", home="left")
+    assert geometry.profile == "tournament" and geometry.home == "left"
+    with pytest.raises(SystemExit) as exc:
+        _cli([*argv, "--stitch", "20,20"])
+    assert exc.value.code == 2 and "--stitch" in capsys.readouterr().err
+    assert _cli([*argv, "--glare", "3"]) == 2
+    assert "glare" in capsys.readouterr().err
