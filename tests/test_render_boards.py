@@ -107,3 +107,38 @@ def test_cli_render_draws_a_profile_board_that_calibrates_with_it(tmp_path, caps
     assert exc.value.code == 2 and "--stitch" in capsys.readouterr().err
     assert _cli([*argv, "--glare", "3"]) == 2
     assert "glare" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seed", [0, 7, 20])
+@pytest.mark.parametrize("where", ["white", "black"])
+def test_the_cube_at_either_end_of_a_narrow_bar_is_read_and_no_checker_beside_it(seed, where):
+    # the tournament board's bar is 33 mm: the cube's sides nearly meet the bar's, its end the frame
+    frame = render(START, seed=seed, cube=(8, where), profile="tournament", checkers="metal")
+    obs = read_frame(calibrate(frame.image, profile="tournament"), frame.image)
+    assert obs.status == "settling", obs.messages
+    assert obs.cube is not None and (obs.cube.where, obs.cube.face) == (where, 8)
+    assert obs.checkers.bar == (0, 0) and obs.checkers.points == START.points
+
+
+def test_a_cube_wider_than_the_bar_is_not_taken_for_a_checker_beside_it():
+    board = random_profile(500034)  # a 25.5 mm bar, a 31.6 mm cube
+    assert board.cube_size_mm > board.bar_width_mm
+    pos = random_backgammon(random.Random(9))
+    for where in ("white", "black"):
+        frame = render(pos, seed=3, cube=(4, where), profile=board)
+        obs = read_frame(calibrate(frame.image, profile=board), frame.image)
+        assert obs.status == "settling", obs.messages
+        assert obs.checkers.bar == pos.bar and obs.cube.face == 4
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_checker_on_the_bar_the_cubes_size_is_a_checker_not_the_cube(seed):
+    board = random_profile(500024)  # checkers of 29.8 mm, a cube of 29.3 mm
+    assert abs(board.checker_diameter_mm - board.cube_size_mm) < 1
+    points = list(START.points)
+    points[23], points[0] = 1, -1  # one of each side's back checkers hit
+    pos = Position(START.variant, START.turn, tuple(points), bar=(1, 1))
+    frame = render(pos, seed=seed, profile=board, checkers="glossy")
+    obs = read_frame(calibrate(frame.image, profile=board), frame.image)
+    assert obs.status == "settling", obs.messages
+    assert obs.checkers.bar == (1, 1) and obs.cube is None

@@ -493,7 +493,7 @@ def test_an_observation_with_a_die_of_no_value_beside_one_with_a_value_has_a_key
     assert key[1] == ((None, "right", True), (2, "left", False), (4, None, False))
 
 
-@pytest.mark.parametrize("seed", [730126, 730148])
+@pytest.mark.parametrize("seed", [730191, 730266])
 def test_a_doubled_cube_too_faint_to_report_on_a_noisy_small_frame_is_not_read_as_a_checker_on_the_bar(
     seed, monkeypatch
 ):
@@ -585,7 +585,7 @@ def _noisy_720p(seed: int, sigma: float = 3.0):
     return s, pos, frame, np.clip(frame.image.astype(np.int16) + noise, 0, 255).astype(np.uint8)
 
 
-@pytest.mark.parametrize("seed", [730053, 730169, 730249, 730279])
+@pytest.mark.parametrize("seed", [730053, 730059, 730108, 730158])
 def test_a_cube_whose_outline_is_faint_in_a_noisy_720p_frame_is_reported_where_its_face_reads_clearly(seed):
     """Development frames (1280x720, sensor noise sigma 3): the doubled cube's outline scores under
     cube.min_outline, so it was not reported; its face's number reads clearly, and it is now."""
@@ -631,12 +631,13 @@ def test_the_cubes_face_threshold_lies_between_the_conservation_and_reporting_on
         _replace(default_config(), cube_min_face_confidence=1.5)
 
 
-@pytest.mark.parametrize("seed", [730059, 730292])
+@pytest.mark.parametrize("seed", [730367])
 def test_a_cube_read_as_a_sixteenth_checker_on_the_bar_is_found_by_its_face_there(seed, monkeypatch):
     """Development frames at 1280x720 with noise sigma 3: the cube's outline is plain, but the surround
     just outside it shows edges too (the noise's blur), so no square along the bar scored as the cube
-    and its place was read as a 16th white checker (the frame held back). The best square about that
-    checker shows the cube's number clearly, and is the cube."""
+    and its place was read as a 16th white checker. The best square about that checker shows the
+    cube's number clearly, and is the cube; without it the frame reads, its cube kept off the bar's
+    checkers as a faint square but not reported."""
     s, pos, frame, image = _noisy_720p(seed)
     geometry = calibrate(frame.image)
     obs = read_frame(geometry, image)
@@ -644,7 +645,8 @@ def test_a_cube_read_as_a_sixteenth_checker_on_the_bar_is_found_by_its_face_ther
     assert obs.cube is not None and (obs.cube.value, obs.cube.where) == s["cube"]
     assert obs.checkers.bar == tuple(pos.bar) and obs.checkers.points == pos.points
     monkeypatch.setattr("vision.cube.find_cube_near", lambda *a: ((0.0, 0.0), 0.0, 0.0))
-    assert read_frame(geometry, image).status == "occluded"
+    without = read_frame(geometry, image)
+    assert without.status == "settling" and without.cube is None and without.checkers.bar == tuple(pos.bar)
 
 
 @pytest.mark.parametrize(

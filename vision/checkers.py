@@ -348,6 +348,45 @@ def rings_on(
     return [((float(scan.x), float(ys[i])), float(s[i])) for i in sorted(found)]
 
 
+_CUBE_CLEAR_MM = 2.5  # a rim sample this near the cube's outline, or on it, does not show a checker
+
+
+def rings_beside_cube(
+    v: View,
+    rings: list[tuple[tuple[float, float], float]],
+    square: tuple[tuple[float, float], float, float],
+    size: float,
+    min_ring: float,
+    board_edges: tuple[tuple[float, float], ...] = (),
+) -> list[tuple[tuple[float, float], float]]:
+    """``rings`` (of :func:`rings_on`) with those next to the cube ``square`` (centre mm, angle, score;
+    side ``size`` mm) judged again on their rim samples clear of it: on a bar hardly wider than a
+    checker, the cube's side and the bar's sides can make most of a ring where there is none. A ring
+    keeps its place if it still shows ``min_ring`` of the samples left (at least a third of them)."""
+    (cx, cy), angle, _ = square
+    x, ys, centres, pts, valid = bar_samples(v.layout, board_edges)
+    rim = pts.reshape(len(centres), ANGLES, 2)
+    reach = size / 2 * math.sqrt(2) + v.layout.profile.checker_diameter_mm / 2 + _CUBE_CLEAR_MM
+    c, s = math.cos(-angle), math.sin(-angle)
+    out = []
+    for centre, score in rings:
+        if math.hypot(centre[0] - cx, centre[1] - cy) > reach:
+            out.append((centre, score))
+            continue
+        i = int(np.argmin(np.abs(ys - centre[1])))
+        p = rim[i]
+        u = (p[:, 0] - cx) * c - (p[:, 1] - cy) * s  # the samples in the cube's own axes
+        w = (p[:, 0] - cx) * s + (p[:, 1] - cy) * c
+        outside = np.hypot(np.maximum(np.abs(u) - size / 2, 0), np.maximum(np.abs(w) - size / 2, 0))
+        ok = valid[i] & (outside > _CUBE_CLEAR_MM)
+        if ok.sum() < ANGLES // 3:
+            continue
+        judged = float(np.count_nonzero(v.edges_at(p) & ok) / ok.sum())
+        if judged >= min_ring:
+            out.append((centre, judged))
+    return out
+
+
 def count_bar(v: View, pal: Palette, min_ring: float, rings) -> tuple[tuple[int, int], tuple[float, float]]:
     """Checkers on the bar from its rings (:func:`bar_rings`): how many of each side, and the margin of the weakest ring of each."""
     counts = [0, 0]

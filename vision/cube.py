@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from vision.board import BAR_X0, BAR_X1, CUBE_SIZE_MM, FIELD_Y0, FIELD_Y1
-from vision.checkers import FieldReading, count_bar, rings_on, scan_bar
+from vision.checkers import FieldReading, count_bar, rings_beside_cube, rings_on, scan_bar
 from vision.config import VisionConfig
 from vision.profile import Layout
 from vision.view import View
@@ -90,6 +90,19 @@ class CubeArea:
 RENDERED = CubeArea(BAR_X0, BAR_X1, FIELD_Y0, FIELD_Y1, CUBE_SIZE_MM)  # the renderer's board
 
 
+_OWN_EDGE_MM = 3.0  # a sample this near the bar's sides or the field's ends lies on the board's own edge
+_LEAST_OUTLINE = 1 / 3  # a square shows at least this share of its outline clear of them (both ends do)
+
+
+def _on_plain_bar(area: CubeArea, x, y):
+    """Whether samples at board mm ``x``, ``y`` lie on the bar clear of its own edges (its sides and
+    the field's ends): only there does an edge tell of a cube, or of a checker beside it. A cube on a
+    bar hardly wider than itself, or at the bar's end, has sides on the board's own edges, and a square
+    whose side lies along the bar's would otherwise score for it."""
+    m = _OWN_EDGE_MM
+    return (x >= area.x0 + m) & (x <= area.x1 - m) & (y >= area.y0 + m) & (y <= area.y1 - m)
+
+
 def area_of(layout: Layout) -> CubeArea:
     """The :class:`CubeArea` of a board layout: its bar and its profile's cube."""
     bar = layout.geometry.bar
@@ -129,7 +142,7 @@ def find_cube(
     """
 
     def scores(centres: np.ndarray, ks) -> np.ndarray:
-        on, ins, out = _square_parts(edges_at, centres, ks, area.size)
+        on, ins, out = _square_parts(edges_at, centres, ks, area.size, area)
         return on - ins - out  # a face is plain inside its outline, and so is the bar just beside it
 
     # coarse: square and diagonal over the whole bar; fine: every angle around the best few places
@@ -162,10 +175,14 @@ def find_cube(
     return best
 
 
-def _square_parts(edges_at, centres: np.ndarray, ks, size: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _square_parts(
+    edges_at, centres: np.ndarray, ks, size: float, area: CubeArea | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For a square of side ``size`` mm at every centre (board mm, N x 2) and every angle index in ``ks``,
     the fractions of its outline, of the face just inside it and of the surround just outside the middle
-    of its sides that show an edge: three len(ks) x N arrays, all sampled at once."""
+    of its sides that show an edge: three len(ks) x N arrays, all sampled at once. With ``area``, only
+    the samples on the plain bar count (:func:`_on_plain_bar`), and an outline counts as if at least
+    :data:`_LEAST_OUTLINE` of it were."""
     rings = _rings(float(size), tuple(ks))
     outlines, inside, outside = _squares(float(size))
     sizes = (len(outlines[ks[0]]), len(inside[ks[0]]), len(outside[ks[0]]))
@@ -173,7 +190,15 @@ def _square_parts(edges_at, centres: np.ndarray, ks, size: float) -> tuple[np.nd
     pts = np.tile(centres, rings.shape[1])[None, :, :] + rings.reshape(len(ks), 1, -1)
     seen = edges_at(pts.reshape(-1, 2)).reshape(len(ks), len(centres), -1)
     a, b = sizes[0], sizes[0] + sizes[1]
-    return seen[..., :a].mean(axis=2), seen[..., a:b].mean(axis=2), seen[..., b:].mean(axis=2)
+    if area is None:
+        return seen[..., :a].mean(axis=2), seen[..., a:b].mean(axis=2), seen[..., b:].mean(axis=2)
+    xy = pts.reshape(len(ks), len(centres), -1, 2)
+    plain = _on_plain_bar(area, xy[..., 0], xy[..., 1])
+    hits = seen & plain
+    parts = []
+    for lo, hi, least in ((0, a, _LEAST_OUTLINE * a), (a, b, 1), (b, seen.shape[2], 1)):
+        parts.append(hits[..., lo:hi].sum(axis=2) / np.maximum(plain[..., lo:hi].sum(axis=2), least))
+    return parts[0], parts[1], parts[2]
 
 
 def find_cube_near(
@@ -263,11 +288,16 @@ def _coarse_scores(
     best = np.full((nx, ny), -np.inf, np.float32)
     for i in range(0, len(rings), 3):
         score = np.zeros((nx, ny), np.float32)
-        for (ring, sign), px in zip(rings[i : i + 3], first[i : i + 3]):
+        for part, ((ring, sign), px) in enumerate(zip(rings[i : i + 3], first[i : i + 3])):
+            # each sample only where it lies on the plain bar (:func:`_on_plain_bar`)
             hits = np.zeros((nx, ny), np.int16)
-            for c, r in (px - lo).tolist():
-                hits += phases[c % step, r % step, c // step : c // step + nx, r // step : r // step + ny]
-            score += sign * hits / len(ring)
+            counted = np.zeros((nx, ny), np.int16)
+            for (c, r), (ox, oy) in zip((px - lo).tolist(), ring.tolist()):
+                plain = _on_plain_bar(area, (xs + ox)[:, None], (ys + oy)[None, :])
+                hits += phases[c % step, r % step, c // step : c // step + nx, r // step : r // step + ny] * plain
+                counted += plain
+            least = _LEAST_OUTLINE * len(ring) if part == 0 else 1
+            score += sign * hits / np.maximum(counted, least)
         np.maximum(best, score, out=best)
     return centres, best.T.ravel()
 
@@ -379,8 +409,9 @@ def read_bar(
     ``cube.min_outline``, or a fainter one (``cube.min_face_outline``) whose face shows a number
     clearly; a square of ``cube.min_shape`` is not reported but keeps checkers off its place. Where
     no square is taken and the checkers would then be 16 of a side (``field``'s and the bar's), with
-    one on the bar, the cube is the square of ``cube.min_conserve`` there, else a square about a
-    checker read on the bar whose face shows a number clearly; each only where it leaves 15.
+    one on the bar, the cube is a square about a checker read on the bar whose face shows a number
+    clearly, else the square of ``cube.min_conserve`` (kept off, not reported); each only where it
+    leaves 15. A square that is a checker about the cube's size (:func:`_checker_there`) is none.
     """
     cfg, prof = config, v.layout.profile
     area = area_of(v.layout)
@@ -397,42 +428,75 @@ def read_bar(
             if shape[2] < cfg.cube_min_shape:
                 shape = None
             # else a shape too faint to report as the cube: its place is still no checker, nor a hand (see covers)
-    found = shape if shape is not None and (shape[2] >= cfg.cube_min_outline or face is not None) else None
     scan = scan_bar(v, board_edges)
+    if shape is not None and _checker_there(v, scan, shape, face, cfg):
+        shape, face = None, None
+    found = shape if shape is not None and (shape[2] >= cfg.cube_min_outline or face is not None) else None
     others = field.totals()
 
     def beside(square: Square | None):
         """The bar's rings, counts and margins with ``square`` taken for the cube, and the totals of each side."""
         away = None if square is None else (square[0][0], square[0][1], prof.cube_size_mm * 0.8)
         rings = rings_on(scan, cfg.bar_min_ring, away)
+        if square is not None:
+            rings = rings_beside_cube(v, rings, square, prof.cube_size_mm, cfg.bar_min_ring, board_edges)
         counts, margins = count_bar(v, field.palette, cfg.bar_min_ring, rings)
         return (rings, counts, margins), tuple(t + b for t, b in zip(others, counts))
 
     (rings, counts, margins), totals = beside(shape)
     if shape is None and any(t == 16 and b for t, b in zip(totals, counts)):
-        # a 16th checker on the bar: a cube too faint to be seen as one is the likelier reading
-        faint = _scoring(best, cfg.cube_min_conserve)
-        kept, totals = beside(faint) if faint is not None else (None, None)
-        if kept is not None and max(totals) <= 15:
-            shape, (rings, counts, margins) = faint, kept
+        # a 16th checker on the bar: the cube is the likelier reading. First a checker read on the bar
+        # whose face shows a number clearly (its outline lost in the surround's edges), then the best
+        # square if it scores cube.min_conserve (a cube too faint to be seen as one)
+        for at, _ in rings:
+            square = find_cube_near(v.edges_at, at, prof.cube_size_mm * 0.4, prof.cube_size_mm)
+            number = _face_of(v, square) if square[2] >= cfg.cube_min_face_outline else (None, 0.0)
+            if number[0] is None or number[1] < cfg.cube_min_face_confidence:
+                continue
+            kept, totals = beside(square)
+            if max(totals) <= 15:
+                shape = found = square
+                face, (rings, counts, margins) = number, kept
+                break
         else:
-            # or the checker read on the bar is the cube, its outline lost in the surround's edges: its face tells
-            for at, _ in rings:
-                square = find_cube_near(v.edges_at, at, prof.cube_size_mm * 0.4, prof.cube_size_mm)
-                number = _face_of(v, square) if square[2] >= cfg.cube_min_face_outline else (None, 0.0)
-                if number[0] is None or number[1] < cfg.cube_min_face_confidence:
-                    continue
-                kept, totals = beside(square)
-                if max(totals) <= 15:
-                    shape = found = square
-                    face, (rings, counts, margins) = number, kept
-                    break
+            faint = _scoring(best, cfg.cube_min_conserve)
+            kept, totals = beside(faint) if faint is not None else (None, None)
+            if kept is not None and max(totals) <= 15:
+                shape, (rings, counts, margins) = faint, kept
     cube = None
     if found is not None:
         centre, _, score = found
         number, face_conf = face or _face_of(v, found)
         cube = CubeReading(place_of(centre, area), centre, number, float(min(1.0, score)), face_conf)
     return BarReading(cube, shape, rings, counts, margins)
+
+
+_RING_ALL_ROUND = 0.9  # a checker's rim shows this much of itself all round
+_CORNER_SPAN = (0.8, 0.85, 0.9)  # where along a side's half its corner is sampled, past the outline's samples
+_MIN_CORNERS = 0.75  # a cube's corners show at least this share of their samples; a checker's place few
+
+
+def _checker_there(v: View, scan, square: Square, face: tuple[int | None, float] | None, cfg: VisionConfig) -> bool:
+    """Whether the square taken for the cube is a checker on the bar about the cube's size: a ring
+    shows all round at its place (:func:`vision.checkers.scan_bar`'s ``scan``), the square's corners
+    show no edge (a circle inside a square leaves them plain; the outline's samples stop short of
+    them) and its face shows no number clearly."""
+    (cx, cy), angle, _ = square
+    reach = v.layout.profile.cube_size_mm * 0.25
+    near = (np.abs(scan.ys - cy) <= reach) & (abs(scan.x - cx) <= reach)
+    if not near.any() or scan.scores[near].max() < _RING_ALL_ROUND:
+        return False
+    half = v.layout.profile.cube_size_mm / 2
+    t = np.array([s * f for f in _CORNER_SPAN for s in (-1, 1)]) * half
+    sides = [np.c_[t, np.full_like(t, e)] for e in (-half, half)] + [
+        np.c_[np.full_like(t, e), t] for e in (-half, half)
+    ]
+    c, s = math.cos(angle), math.sin(angle)
+    corners = np.concatenate(sides) @ np.array([[c, s], [-s, c]]) + (cx, cy)
+    if float(np.mean(v.edges_at(corners))) >= _MIN_CORNERS:
+        return False
+    number, confidence = face or _face_of(v, square)
+    return number is None or confidence < cfg.cube_min_face_confidence
 
 
 def _scoring(square: Square | None, min_score: float) -> Square | None:

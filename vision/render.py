@@ -28,6 +28,7 @@ from vision.board import (
     CUBE_SIZE_MM,
     FIELD_Y0,
     FIELD_Y1,
+    GEOMETRY,  # noqa: F401 - the demo takes it from here
     lifted,
 )
 from vision.profile import DEFAULT_PROFILE, BoardProfile, Layout, layout
