@@ -252,6 +252,20 @@ def _bar_grid(area: CubeArea) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return xs, ys, centres
 
 
+@lru_cache(maxsize=16)
+def _coarse_plain(area: CubeArea, ks: tuple[int, ...], index: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """For the ``index``-th ring of :func:`_coarse_scores` (angle by angle: outline, face, surround),
+    whether each of its samples lies on the plain bar at every centre of :func:`_bar_grid`'s grid
+    (nx x ny, one per sample), and how many do; worked out once per board."""
+    xs, ys, _ = _bar_grid(area)
+    outlines, inside, outside = _squares(area.size)
+    k = ks[index // 3]
+    ring = (outlines, inside, outside)[index % 3][k]
+    plains = tuple(_on_plain_bar(area, (xs + ox)[:, None], (ys + oy)[None, :]).astype(np.int16) for ox, oy in ring)
+    counted = np.sum(plains, axis=0).astype(np.int16)
+    return plains, counted
+
+
 def _coarse_scores(
     edge_map: np.ndarray, ppm: float, threshold: float, ks, area: CubeArea = RENDERED
 ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -290,12 +304,10 @@ def _coarse_scores(
         score = np.zeros((nx, ny), np.float32)
         for part, ((ring, sign), px) in enumerate(zip(rings[i : i + 3], first[i : i + 3])):
             # each sample only where it lies on the plain bar (:func:`_on_plain_bar`)
+            plains, counted = _coarse_plain(area, ks, i + part)
             hits = np.zeros((nx, ny), np.int16)
-            counted = np.zeros((nx, ny), np.int16)
-            for (c, r), (ox, oy) in zip((px - lo).tolist(), ring.tolist()):
-                plain = _on_plain_bar(area, (xs + ox)[:, None], (ys + oy)[None, :])
+            for (c, r), plain in zip((px - lo).tolist(), plains):
                 hits += phases[c % step, r % step, c // step : c // step + nx, r // step : r // step + ny] * plain
-                counted += plain
             least = _LEAST_OUTLINE * len(ring) if part == 0 else 1
             score += sign * hits / np.maximum(counted, least)
         np.maximum(best, score, out=best)
