@@ -142,3 +142,31 @@ def test_a_checker_on_the_bar_the_cubes_size_is_a_checker_not_the_cube(seed):
     obs = read_frame(calibrate(frame.image, profile=board), frame.image)
     assert obs.status == "settling", obs.messages
     assert obs.checkers.bar == (1, 1) and obs.cube is None
+
+
+def test_the_cli_calibrates_a_real_board_to_read_its_checkers_standing(tmp_path, capsys):
+    # fevga starts with 15 checkers on one point; standing up, the far stack's tops lean away from
+    # the camera, and read as if flat the stack was counted 6-11
+    import cv2
+
+    from vision.calibrate import Geometry
+
+    pos = Position.start("fevga")
+    frame = render(pos, seed=1, profile="tournament", relief=True)
+    image = tmp_path / "frame.png"
+    cv2.imwrite(str(image), frame.image)
+    readings = {}
+    for flag in ([], ["--flat"]):
+        out = tmp_path / f"g{len(flag)}.json"
+        assert _cli(["vision", "calibrate", str(image), "--profile", "tournament", *flag, "-o", str(out)]) == 0
+        geometry = Geometry.load(str(out))
+        assert geometry.relief is not bool(flag)
+        readings[bool(flag)] = read_frame(geometry, frame.image).checkers.points
+    assert readings[False] == pos.points
+    assert readings[True][23] < 15
+    assert "standing" in capsys.readouterr().out
+    out = tmp_path / "rendered.json"
+    plain = tmp_path / "plain.png"
+    cv2.imwrite(str(plain), render(START, seed=1).image)
+    assert _cli(["vision", "calibrate", str(plain), "-o", str(out)]) == 0
+    assert Geometry.load(str(out)).relief is False  # the renderer's board is drawn flat

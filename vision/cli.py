@@ -60,11 +60,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default="right",
         help="the side of white's home board as white sees it (right: white's point 1 bottom right, the default)",
     )
-    c.add_argument(
+    standing = c.add_mutually_exclusive_group()
+    standing.add_argument(
         "--relief",
         action="store_true",
+        default=None,
         help="read the checkers' tops where the camera sees them standing up (tall stacks far from under the "
-        "camera): the camera's eye is worked out from the calibration",
+        "camera): the camera's eye is worked out from the calibration. The default for every board but "
+        "the renderer's",
+    )
+    standing.add_argument(
+        "--flat",
+        dest="relief",
+        action="store_false",
+        help="read the checkers as if flat on the field, as the renderer draws them (the default for --profile rendered)",
     )
     c.add_argument("-o", "--output", required=True, help="where to write geometry.json")
     r = vsub.add_parser(
@@ -285,18 +294,22 @@ def _calibrate(args: argparse.Namespace, stdout: TextIO) -> int:
     """``tavli vision calibrate``: raises :class:`CalibrationError` when the board is not found or the profile is unknown."""
     from vision.calibrate import CalibrationError, calibrate  # lazy on purpose: see the module docstring
     from vision.images import load_image
+    from vision.profile import DEFAULT_PROFILE
 
     image = load_image(args.image)
     corners = _corners(args.corners)
     if args.field and corners is None:
         raise CalibrationError("--field: give the field's corners with --corners")
     geometry = calibrate(image, corners=corners, field=args.field, profile=_profile_arg(args.profile), home=args.home)
-    if args.relief:
+    # real checkers stand on the field: a real board is read in relief unless told otherwise
+    relief = args.relief if args.relief is not None else geometry.profile != DEFAULT_PROFILE
+    if relief:
         geometry = dataclasses.replace(geometry, relief=True)
     geometry.save(args.output)
     print(
         f"board found from {geometry.source} (reprojection {geometry.reprojection_px:.2f} px; "
-        f"profile {geometry.profile}, home {geometry.home}); wrote {args.output}",
+        f"profile {geometry.profile}, home {geometry.home}, checkers read {'standing' if relief else 'flat'}); "
+        f"wrote {args.output}",
         file=stdout,
     )
     return 0
