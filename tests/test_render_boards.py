@@ -12,7 +12,7 @@ from vision.board import BOARD_HEIGHT_MM
 from vision.calibrate import calibrate
 from vision.observe import read_frame
 from vision.profile import ProfileError, find_profile, layout
-from vision.render import DieSpec, random_profile, render
+from vision.render import DieSpec, camera_pose, frames_of_game, random_profile, render
 
 START = Position.start("backgammon")
 
@@ -170,3 +170,9 @@ def test_the_cli_calibrates_a_real_board_to_read_its_checkers_standing(tmp_path,
     cv2.imwrite(str(plain), render(START, seed=1).image)
     assert _cli(["vision", "calibrate", str(plain), "-o", str(out)]) == 0
     assert Geometry.load(str(out)).relief is False  # the renderer's board is drawn flat
+
+
+def test_frames_of_a_game_on_another_board_are_framed_on_that_board():
+    board = random_profile(2)
+    frames = list(frames_of_game([START], seed=2, profile=board))
+    assert camera_pose(2, board_mm=board.board_size_mm).homography.tolist() == frames[0].homography.tolist()

@@ -508,7 +508,8 @@ def frames_of_game(positions: Iterable[Position], seed: int = 0, *, hands: bool 
     ``kwargs`` go to :func:`render` (style, checkers, dice, cube, ...).
     """
     size = kwargs.pop("size", (1280, 960))
-    cam = kwargs.pop("camera", None) or camera_pose(seed, size=size)
+    board_mm = layout(kwargs.get("profile", DEFAULT_PROFILE), kwargs.get("home", "right")).profile.board_size_mm
+    cam = kwargs.pop("camera", None) or camera_pose(seed, size=size, board_mm=board_mm)
     for k, pos in enumerate(positions):
         if k and hands:
             yield render(pos, camera=cam, seed=seed * 1000 + 2 * k - 1, scene_seed=seed, hand=True, **kwargs)
