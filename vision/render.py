@@ -20,15 +20,12 @@ import numpy as np
 
 from board_rules import Position
 from vision.board import (
-    BAR_WIDTH_MM,
-    BAR_X0,
     BOARD_HEIGHT_MM,
     BOARD_WIDTH_MM,
     CHECKER_HEIGHT_MM,
-    CUBE_SIZE_MM,
-    FIELD_Y0,
-    FIELD_Y1,
-    GEOMETRY,  # noqa: F401 - the demo takes it from here
+    FIELD_Y0,  # noqa: F401 - the demo takes it from here
+    FIELD_Y1,  # noqa: F401
+    GEOMETRY,  # noqa: F401
     lifted,
 )
 from vision.profile import DEFAULT_PROFILE, BoardProfile, Layout, layout
@@ -139,13 +136,6 @@ class Frame:
         }
 
 
-CUBE_PLACES = {
-    "centre": (BAR_X0 + BAR_WIDTH_MM / 2, (FIELD_Y0 + FIELD_Y1) / 2),
-    "white": (BAR_X0 + BAR_WIDTH_MM / 2, FIELD_Y1 - CUBE_SIZE_MM / 2 - 4),
-    "black": (BAR_X0 + BAR_WIDTH_MM / 2, FIELD_Y0 + CUBE_SIZE_MM / 2 + 4),
-}
-
-
 def cube_places(lay: Layout) -> dict[str, tuple[float, float]]:
     """Where the cube lies on ``lay``'s bar (board mm): in the middle, or at either side's end."""
     x0, y0, x1, y1 = lay.geometry.bar
@@ -155,6 +145,9 @@ def cube_places(lay: Layout) -> dict[str, tuple[float, float]]:
         "white": ((x0 + x1) / 2, y1 - half - 4),
         "black": ((x0 + x1) / 2, y0 + half + 4),
     }
+
+
+CUBE_PLACES = cube_places(layout())  # the renderer's own board
 
 
 def camera_pose(

@@ -145,7 +145,7 @@ def draw_board(
                 tip = np.array([p.centre_x, p.tip_y])
                 length = float(np.hypot(*(tip - base)))
                 along = (tip - base) / length
-                inward = np.array([-side * 2.5, p.direction * 0.0])
+                inward = np.array([-side * 2.5, 0.0])
                 for d in np.arange(2.0, length - 6.0, 4.0):
                     a = base + along * d + inward
                     b = a + along * 2.5
