@@ -60,12 +60,17 @@ class CubeReading:
 
 
 def _outline(half: float, angle: float, n_side: int = 12, extent: float = 0.8) -> np.ndarray:
-    t = np.linspace(-extent, extent, n_side)
+    return _along_sides(half, angle, np.linspace(-extent, extent, n_side))
+
+
+def _along_sides(half: float, angle: float, t: np.ndarray) -> np.ndarray:
+    """Points on each side of a square of half-side ``half`` turned by ``angle``, at ``t`` (fractions
+    of the half-side from each side's middle), offsets from its centre in mm."""
     sides = [
-        np.c_[t * half, np.full(n_side, -half)],
-        np.c_[np.full(n_side, half), t * half],
-        np.c_[t * half, np.full(n_side, half)],
-        np.c_[np.full(n_side, -half), t * half],
+        np.c_[t * half, np.full(len(t), -half)],
+        np.c_[np.full(len(t), half), t * half],
+        np.c_[t * half, np.full(len(t), half)],
+        np.c_[np.full(len(t), -half), t * half],
     ]
     pts = np.concatenate(sides)
     c, s = math.cos(angle), math.sin(angle)
@@ -498,13 +503,8 @@ def _checker_there(v: View, scan, square: Square, face: tuple[int | None, float]
     near = (np.abs(scan.ys - cy) <= reach) & (abs(scan.x - cx) <= reach)
     if not near.any() or scan.scores[near].max() < _RING_ALL_ROUND:
         return False
-    half = v.layout.profile.cube_size_mm / 2
-    t = np.array([s * f for f in _CORNER_SPAN for s in (-1, 1)]) * half
-    sides = [np.c_[t, np.full_like(t, e)] for e in (-half, half)] + [
-        np.c_[np.full_like(t, e), t] for e in (-half, half)
-    ]
-    c, s = math.cos(angle), math.sin(angle)
-    corners = np.concatenate(sides) @ np.array([[c, s], [-s, c]]) + (cx, cy)
+    span = np.array([s * f for f in _CORNER_SPAN for s in (-1, 1)])
+    corners = _along_sides(v.layout.profile.cube_size_mm / 2, angle, span) + (cx, cy)
     if float(np.mean(v.edges_at(corners))) >= _MIN_CORNERS:
         return False
     number, confidence = face or _face_of(v, square)
