@@ -36,10 +36,11 @@ import numpy as np  # noqa: E402
 
 from board_rules import find_variant  # noqa: E402
 from tests.positions import random_backgammon, random_plakoto, random_same_direction  # noqa: E402
-from vision.calibrate import calibrate  # noqa: E402
+from vision.calibrate import CalibrationError, calibrate  # noqa: E402
 from vision.cli import _profile_arg  # noqa: E402
 from vision.learned_checkers import READERS, checker_reader  # noqa: E402
 from vision.observe import read_frame  # noqa: E402
+from vision.profile import ProfileError, layout  # noqa: E402
 from vision.rectify import warp  # noqa: E402
 from vision.render import BOARD_STYLES, CHECKER_STYLES, DIE_COLOURS, DieSpec, random_profile, render  # noqa: E402
 
@@ -71,13 +72,14 @@ def scene(seed: int, hand_share: float):
     )
 
 
-def board(seed: int, args) -> dict:
-    """The board of frame ``seed`` under ``--profile``, ``--home``, ``--stitch`` and ``--glare``
-    (drawn from their own stream, so the scene of each seed stays what it is without them)."""
+def board(seed: int, args, profile=None) -> dict:
+    """The board of frame ``seed`` under ``--profile`` (``profile``: that profile, read once; None for
+    ``random``), ``--home``, ``--stitch`` and ``--glare`` (drawn from their own stream, so the scene
+    of each seed stays what it is without them)."""
     rng = random.Random(seed * 7 + 1)
     out = {}
     if args.profile is not None:
-        out["profile"] = random_profile(seed) if args.profile == "random" else _profile_arg(args.profile)
+        out["profile"] = random_profile(seed) if args.profile == "random" else profile
     if args.home is not None:
         out["home"] = rng.choice(["right", "left"]) if args.home == "random" else args.home
     if rng.random() < args.stitch:
@@ -124,6 +126,12 @@ def main() -> int:
     ap.add_argument("--stitch", type=float, default=0.0, help="share of frames whose points are stitched")
     ap.add_argument("--glare", type=float, default=0.0, help="share of frames with a lamp's reflection")
     args = ap.parse_args()
+    try:  # a name or a profile file, read once
+        profile = None if args.profile in (None, "random") else layout(_profile_arg(args.profile)).profile
+    except CalibrationError as exc:  # a profile file: its message names --profile
+        ap.error(str(exc))
+    except ProfileError as exc:
+        ap.error(f"--profile: {exc}")
     size = tuple(int(v) for v in args.size.lower().split("x"))
     noise_rng = np.random.default_rng(args.first_seed)
 
@@ -137,7 +145,7 @@ def main() -> int:
     for seed in range(args.first_seed, args.first_seed + args.frames):
         s = scene(seed, args.hands)
         pos = s.pop("position")
-        b = board(seed, args)
+        b = board(seed, args, profile)
         frame = render(pos, seed=seed, size=size, relief=args.relief, **s, **b)
         if args.sensor_noise > 0:
             img = frame.image.astype(np.int16) + noise_rng.normal(0, args.sensor_noise, frame.image.shape).astype(
