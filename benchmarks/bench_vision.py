@@ -2,6 +2,7 @@
 
 Usage: python benchmarks/bench_vision.py [--frames 500] [--first-seed 500000] [--hands 0.2] [--reader classical]
        [--profile NAME|FILE.toml[:NAME]|random] [--home right|left|random] [--stitch 0.5] [--glare 0.5]
+       [--colours random]
 
 Each frame is a random position (backgammon with hits and bear-offs, plakoto,
 fevga and long nardy with stacks to 15), a random board style and checker
@@ -18,7 +19,9 @@ per frame with its ratio to a reference (warping the frame to the top-down view,
 calibrated with that profile as its owner would; any board but the renderer's own is read as a
 real board is (the learned checker reader, the hand test, the dice verified). ``--home`` puts
 white's home on the left, ``--stitch`` stitches the points' sides on a share of the frames (a
-leather board) and ``--glare`` lays a lamp's reflection over a share of them.
+leather board) and ``--glare`` lays a lamp's reflection over a share of them. ``--colours random``
+paints each board and its checkers in colours of their own (``vision.render_draw.random_styles``:
+any field, points, frame and grain, a light and a darker set of checkers), as boards never seen are.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import argparse
 import random
 import sys
 import time
-from dataclasses import replace
+from dataclasses import astuple, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -43,6 +46,7 @@ from vision.observe import read_frame  # noqa: E402
 from vision.profile import ProfileError, layout  # noqa: E402
 from vision.rectify import warp  # noqa: E402
 from vision.render import BOARD_STYLES, CHECKER_STYLES, DIE_COLOURS, DieSpec, random_profile, render  # noqa: E402
+from vision.render_draw import random_styles  # noqa: E402
 
 
 def scene(seed: int, hand_share: float):
@@ -72,6 +76,11 @@ def scene(seed: int, hand_share: float):
     )
 
 
+def _name(style) -> str:
+    """A style's name; a random one's colours too."""
+    return style if isinstance(style, str) else f"{style.name} {astuple(style)[1:]}"
+
+
 def board(seed: int, args, profile=None) -> dict:
     """The board of frame ``seed`` under ``--profile`` (``profile``: that profile, read once; None for
     ``random``), ``--home``, ``--stitch`` and ``--glare`` (drawn from their own stream, so the scene
@@ -86,6 +95,8 @@ def board(seed: int, args, profile=None) -> dict:
         out["stitch"] = rng.choice([(235, 235, 235), (90, 200, 230), (25, 25, 25)])
     if rng.random() < args.glare:
         out["glare"] = rng.uniform(0.3, 0.7)
+    if args.colours == "random":
+        out["style"], out["checkers"] = random_styles(np.random.default_rng([seed, 13]))
     return out
 
 
@@ -125,6 +136,12 @@ def main() -> int:
     ap.add_argument("--home", choices=["right", "left", "random"], default=None, help="white's home side")
     ap.add_argument("--stitch", type=float, default=0.0, help="share of frames whose points are stitched")
     ap.add_argument("--glare", type=float, default=0.0, help="share of frames with a lamp's reflection")
+    ap.add_argument(
+        "--colours",
+        choices=["styles", "random"],
+        default="styles",
+        help="the boards' and checkers' colours: the renderer's styles, or random ones for each frame",
+    )
     args = ap.parse_args()
     try:  # a name or a profile file, read once
         profile = None if args.profile in (None, "random") else layout(_profile_arg(args.profile)).profile
@@ -146,6 +163,7 @@ def main() -> int:
         s = scene(seed, args.hands)
         pos = s.pop("position")
         b = board(seed, args, profile)
+        s.update({k: b.pop(k) for k in ("style", "checkers") if k in b})
         frame = render(pos, seed=seed, size=size, relief=args.relief, **s, **b)
         if args.sensor_noise > 0:
             img = frame.image.astype(np.int16) + noise_rng.normal(0, args.sensor_noise, frame.image.shape).astype(
@@ -195,7 +213,7 @@ def main() -> int:
             failures.append(
                 (
                     seed,
-                    f"points {wrong} bar {pos.bar}->{c.bar} off {pos.off}->{c.off} ({s['style']}, {s['checkers']}"
+                    f"points {wrong} bar {pos.bar}->{c.bar} off {pos.off}->{c.off} ({_name(s['style'])}, {_name(s['checkers'])}"
                     + "".join(f", {k}" for k in b)
                     + ")",
                 )
@@ -238,6 +256,7 @@ def main() -> int:
     boards = f"; board {args.profile}" if args.profile else ""
     boards += f", home {args.home}" if args.home else ""
     boards += f", stitched {args.stitch:g}, glare {args.glare:g}" if args.stitch or args.glare else ""
+    boards += ", random colours" if args.colours == "random" else ""
     print(
         f"checker reader: {args.reader or checker_reader(rendered=args.profile is None)}{boards}; "
         f"frames: {frames} {size[0]}x{size[1]}, sensor noise {args.sensor_noise:g} ({n_clear} clear, {n_hand} with a hand), seeds {args.first_seed}..{args.first_seed + args.frames - 1}"

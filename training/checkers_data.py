@@ -23,8 +23,8 @@ from vision.calibrate import Geometry, calibrate
 from vision.images import load_image
 from vision.learned_checkers import CROP_PER_DIAMETER, crops_at, slot_places
 from vision.profile import BoardProfile, ProfileError, layout, read_profile_file
-from vision.render import BoardStyle, CheckerStyle, DieSpec, render
-from vision.render_draw import DIE_COLOURS
+from vision.render import DieSpec, render
+from vision.render_draw import DIE_COLOURS, random_styles
 from vision.view import view
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,31 +126,6 @@ def real_slots(frames: list[RealFrame], data: Path = DATA) -> Slots:
         labels.append(lab.reshape(-1)[keep])
         which.append(np.full(int(keep.sum()), f_i))
     return Slots(np.concatenate(patches), np.concatenate(labels), np.concatenate(which), [f.name for f in frames])
-
-
-def _colour(rng: np.random.Generator, lo: float, hi: float) -> tuple[int, int, int]:
-    """A random BGR colour whose mean lies in lo..hi."""
-    tint = rng.uniform(-1, 1, 3) * rng.uniform(0, 90) ** rng.uniform(0.7, 1.0)  # mostly muted, some vivid
-    c = tint - tint.mean() + rng.uniform(lo, hi)
-    return tuple(int(v) for v in np.clip(c, 0, 255))
-
-
-def random_styles(rng: np.random.Generator) -> tuple[BoardStyle, CheckerStyle]:
-    """A board of random colours and grain, and a pair of checkers, the light one lighter than the dark one."""
-    board = BoardStyle(
-        "random",
-        _colour(rng, 10, 200),
-        _colour(rng, 20, 235),
-        _colour(rng, 10, 235),
-        _colour(rng, 10, 245),
-        _colour(rng, 10, 200),
-        _colour(rng, 10, 200),
-        float(rng.uniform(0, 1.2)),
-    )
-    light = _colour(rng, 120, 250)
-    dark = _colour(rng, 10, max(20.0, min(150.0, float(np.mean(light)) - 50)))
-    finish = ("matte", "glossy", "metal")[int(rng.integers(3))]
-    return board, CheckerStyle("random", light, dark, finish)
 
 
 def random_position(rng: random.Random) -> Position:

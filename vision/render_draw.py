@@ -75,6 +75,31 @@ CHECKER_STYLES = {
 }
 
 
+def _random_colour(rng: np.random.Generator, lo: float, hi: float) -> tuple[int, int, int]:
+    """A random BGR colour whose mean lies in lo..hi."""
+    tint = rng.uniform(-1, 1, 3) * rng.uniform(0, 90) ** rng.uniform(0.7, 1.0)  # mostly muted, some vivid
+    c = tint - tint.mean() + rng.uniform(lo, hi)
+    return tuple(int(v) for v in np.clip(c, 0, 255))
+
+
+def random_styles(rng: np.random.Generator) -> tuple[BoardStyle, CheckerStyle]:
+    """A board of random colours and grain, and a pair of checkers, the light one lighter than the dark one."""
+    board = BoardStyle(
+        "random",
+        _random_colour(rng, 10, 200),
+        _random_colour(rng, 20, 235),
+        _random_colour(rng, 10, 235),
+        _random_colour(rng, 10, 245),
+        _random_colour(rng, 10, 200),
+        _random_colour(rng, 10, 200),
+        float(rng.uniform(0, 1.2)),
+    )
+    light = _random_colour(rng, 120, 250)
+    dark = _random_colour(rng, 10, max(20.0, min(150.0, float(np.mean(light)) - 50)))
+    finish = ("matte", "glossy", "metal")[int(rng.integers(3))]
+    return board, CheckerStyle("random", light, dark, finish)
+
+
 DIE_COLOURS = {
     "white": ((245, 245, 245), (20, 20, 20)),
     "red": ((40, 40, 200), (245, 245, 245)),
