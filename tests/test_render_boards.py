@@ -2,6 +2,7 @@
 stitched points and a lamp's reflection, and the camera pipeline reads them as a real board."""
 
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,9 +11,10 @@ from board_rules import Position
 from tests.positions import random_backgammon
 from vision.board import BOARD_HEIGHT_MM
 from vision.calibrate import calibrate
+from vision.gate import occlusion, static_samples
 from vision.observe import read_frame
 from vision.profile import ProfileError, find_profile, layout
-from vision.render import DieSpec, camera_pose, frames_of_game, random_profile, render
+from vision.render import BoardStyle, DieSpec, camera_pose, frames_of_game, random_profile, render
 
 START = Position.start("backgammon")
 
@@ -176,3 +178,40 @@ def test_frames_of_a_game_on_another_board_are_framed_on_that_board():
     board = random_profile(2)
     frames = list(frames_of_game([START], seed=2, profile=board))
     assert camera_pose(2, board_mm=board.board_size_mm).homography.tolist() == frames[0].homography.tolist()
+
+
+# a board whose dark points are nearly the colour of its dark field: their sides hardly show
+DARK_ON_DARK = BoardStyle(
+    "dark-on-dark", (94, 186, 147), (23, 12, 25), (60, 74, 30), (27, 25, 0), (144, 139, 163), (93, 129, 131), 0.4
+)
+
+
+def _row_sides_hidden(hidden):
+    """An ``edges_at`` showing every sample of the renderer's board but those of the points in ``hidden``."""
+    pts, index = static_samples(layout())
+    region = {tuple(p): i for p, i in zip(np.round(pts, 6).tolist(), index)}
+    return lambda q: np.array([region.get(tuple(p), -1) + 1 not in hidden for p in np.round(q, 6).tolist()])
+
+
+def test_every_other_point_of_a_row_unseen_is_the_boards_drawing_not_something_over_it():
+    faint = occlusion(_row_sides_hidden(set(range(14, 25, 2))), (), max_missing=0.25)
+    assert faint.occluded == () and faint.missing["14"] == 1.0
+    assert faint.seen_fraction == 1.0  # the faint points' sides are not counted against the frame
+    # an arm covers neighbouring points of both colours: held back
+    arm = occlusion(_row_sides_hidden({14, 15, 16, 17, 18, 20}), (), max_missing=0.25)
+    assert set(arm.occluded) == {"14", "15", "16", "17", "18", "20"}
+    # three of a row's six points of one colour could be three hands or a sleeve: held back
+    three = occlusion(_row_sides_hidden({14, 18, 22}), (), max_missing=0.25)
+    assert set(three.occluded) == {"14", "18", "22"}
+
+
+def test_a_board_whose_dark_points_melt_into_its_field_is_read_and_a_hand_over_it_is_not():
+    pos = random_backgammon(random.Random(8))
+    board = dict(profile=random_profile(8), style=DARK_ON_DARK, checkers="matte", relief=True)
+    frame = render(pos, seed=8, **board)
+    geometry = replace(calibrate(frame.image, profile=board["profile"]), relief=True)
+    obs = read_frame(geometry, frame.image)
+    assert obs.status == "settling", obs.messages
+    assert obs.checkers.points == pos.points
+    hand = render(pos, seed=8, hand=True, **board)
+    assert read_frame(geometry, hand.image).status == "occluded"

@@ -139,17 +139,32 @@ def occlusion(
         seen[expected] = edges_at(pts[expected])
     n_exp = np.bincount(index, weights=expected, minlength=len(_REGION_NAMES))
     n_miss = np.bincount(index, weights=expected & ~seen, minlength=len(_REGION_NAMES))
-    missing = {}
-    occluded = []
-    for i, name in enumerate(_REGION_NAMES):
-        if n_exp[i] < min_samples:
-            continue
-        frac = float(n_miss[i] / n_exp[i])
-        missing[name] = frac
-        if frac > max_missing:
-            occluded.append(name)
-    total = float(expected.sum())
-    return Occlusion(missing, tuple(occluded), float(seen[expected].sum() / total) if total else 1.0)
+    valid = n_exp >= min_samples
+    frac = np.where(valid, n_miss / np.maximum(n_exp, 1), 0.0)
+    faint = _faint_points(frac, valid, max_missing)
+    missing = {name: float(frac[i]) for i, name in enumerate(_REGION_NAMES) if valid[i]}
+    occluded = tuple(
+        name for i, name in enumerate(_REGION_NAMES) if valid[i] and frac[i] > max_missing and not faint[i]
+    )
+    counted = expected & ~faint[index]
+    total = float(counted.sum())
+    return Occlusion(missing, occluded, float(seen[counted].sum() / total) if total else 1.0)
+
+
+def _faint_points(frac: np.ndarray, valid: np.ndarray, max_missing: float) -> np.ndarray:
+    """Per region, whether its point belongs to a row's every other point whose sides the frame hardly shows
+    while the points between them show theirs: a board whose points of one colour are near the field's
+    (dark points on a dark field). Anything over the board covers neighbouring points, so it cannot hide
+    one point's sides and not the next's all along a row; those points are not held back for it."""
+    faint = np.zeros(len(_REGION_NAMES), bool)
+    over = valid & (frac > max_missing)
+    for row in (range(0, 12), range(12, 24)):
+        for parity in (0, 1):
+            members = [i for i in row if i % 2 == parity]
+            others = [i for i in row if i % 2 != parity]
+            if over[members].sum() >= 4 and valid[others].sum() >= 4 and not over[others].any():
+                faint[members] = True
+    return faint
 
 
 # Skin in OpenCV's 8-bit Lab (L, a and b ranges): hands in daylight and lamplight, light and dark.
