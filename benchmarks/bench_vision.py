@@ -42,7 +42,7 @@ from tests.positions import random_backgammon, random_plakoto, random_same_direc
 from vision.calibrate import CalibrationError, calibrate  # noqa: E402
 from vision.cli import _profile_arg  # noqa: E402
 from vision.learned_checkers import READERS, checker_reader  # noqa: E402
-from vision.observe import read_frame  # noqa: E402
+from vision.observe import read_frame, reads_as_photo  # noqa: E402
 from vision.profile import ProfileError, layout  # noqa: E402
 from vision.rectify import warp  # noqa: E402
 from vision.render import BOARD_STYLES, CHECKER_STYLES, DIE_COLOURS, DieSpec, random_profile, render  # noqa: E402
@@ -142,6 +142,12 @@ def main() -> int:
         default="styles",
         help="the boards' and checkers' colours: the renderer's styles, or random ones for each frame",
     )
+    ap.add_argument(
+        "--photo",
+        action="store_true",
+        help="read each frame as `tavli vision read` reads one photo of a real board with no palette "
+        "(the board's edges from the photo's colours; the bar and trays told by the rules)",
+    )
     args = ap.parse_args()
     try:  # a name or a profile file, read once
         profile = None if args.profile in (None, "random") else layout(_profile_arg(args.profile)).profile
@@ -184,7 +190,7 @@ def main() -> int:
         if args.read_relief:
             geometry = replace(geometry, relief=True)
         t0 = time.perf_counter()
-        obs = read_frame(geometry, frame.image, reader=args.reader)
+        obs = read_frame(geometry, frame.image, reader=args.reader, photo=args.photo and reads_as_photo(geometry, None))
         t1 = time.perf_counter()
         warp(geometry, frame.image, 2.0)
         t2 = time.perf_counter()

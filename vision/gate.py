@@ -152,19 +152,26 @@ def occlusion(
 
 
 def _faint_points(frac: np.ndarray, valid: np.ndarray, max_missing: float) -> np.ndarray:
-    """Per region, whether its point belongs to a row's every other point whose sides the frame hardly shows
-    while the points between them show theirs: a board whose points of one colour are near the field's
-    (dark points on a dark field). Anything over the board covers neighbouring points, so it cannot hide
-    one point's sides and not the next's all along a row; those points are not held back for it."""
+    """Per region, whether its point is one of a row's points of one colour whose sides the frame hardly
+    shows, at least three of them, while every point of the other colour between them shows its sides: a
+    board whose points of one colour are near the field's (dark points on a dark field, light ones in a
+    lamp's light). Anything over the board covers neighbouring points of both colours, so those points
+    are not held back for it; the points between them still are, wherever they are short."""
     faint = np.zeros(len(_REGION_NAMES), bool)
-    over = valid & (frac > max_missing)
+    dim = valid & (frac > min(max_missing, _FAINT_MISSING))
+    shown = valid & (frac <= _SHOWN_MISSING)
     for row in (range(0, 12), range(12, 24)):
         for parity in (0, 1):
             members = [i for i in row if i % 2 == parity]
-            others = [i for i in row if i % 2 != parity]
-            if over[members].sum() >= 4 and valid[others].sum() >= 4 and not over[others].any():
+            lit = [i for i in members if dim[i]]
+            between = [i for i in row if i % 2 != parity and lit and lit[0] < i < lit[-1]]
+            if len(lit) >= 3 and shown[between].all():
                 faint[members] = True
     return faint
+
+
+_FAINT_MISSING = 0.3  # a point of the faint colour misses more than this of its sides...
+_SHOWN_MISSING = 0.15  # ...and one between two of them no more than this
 
 
 # Skin in OpenCV's 8-bit Lab (L, a and b ranges): hands in daylight and lamplight, light and dark.
