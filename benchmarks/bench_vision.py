@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/bench_vision.py [--frames 500] [--first-seed 500000] [--hands 0.2] [--reader classical]
        [--profile NAME|FILE.toml[:NAME]|random] [--home right|left|random] [--stitch 0.5] [--glare 0.5]
-       [--colours random]
+       [--colours random] [--photo]
 
 Each frame is a random position (backgammon with hits and bear-offs, plakoto,
 fevga and long nardy with stacks to 15), a random board style and checker
@@ -22,6 +22,7 @@ white's home on the left, ``--stitch`` stitches the points' sides on a share of 
 leather board) and ``--glare`` lays a lamp's reflection over a share of them. ``--colours random``
 paints each board and its checkers in colours of their own (``vision.render_draw.random_styles``:
 any field, points, frame and grain, a light and a darker set of checkers), as boards never seen are.
+``--photo`` reads each frame as ``tavli vision read`` reads a photo of a real board with no palette.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from vision.gate import occlusion, static_samples
 from vision.observe import read_frame
 from vision.profile import ProfileError, find_profile, layout
 from vision.render import BoardStyle, DieSpec, camera_pose, frames_of_game, random_profile, render
+from vision.render_draw import random_styles
 
 START = Position.start("backgammon")
 
@@ -218,3 +219,33 @@ def test_a_board_whose_dark_points_melt_into_its_field_is_read_and_a_hand_over_i
     assert obs.checkers.points == pos.points
     hand = render(pos, seed=8, hand=True, **board)
     assert read_frame(geometry, hand.image).status == "occluded"
+
+
+def test_checkers_the_colour_of_their_tray_are_told_borne_off_by_the_rules():
+    # black's checkers are the colour of the tray they are borne off into: no row of them shows there
+    style = BoardStyle(
+        "dark-tray", (60, 90, 120), (150, 200, 225), (40, 40, 140), (225, 235, 240), (60, 90, 120), (40, 45, 60), 0.3
+    )
+    points = [0] * 24
+    points[0], points[5], points[12], points[20], points[22], points[23] = 3, 5, 7, -3, -4, -4
+    pos = Position(START.variant, START.turn, tuple(points), off=(0, 4))
+    board = dict(profile=random_profile(5), style=style, checkers="matte", relief=True)
+    frame = render(pos, seed=5, **board)
+    geometry = replace(calibrate(frame.image, profile=board["profile"]), relief=True)
+    obs = read_frame(geometry, frame.image)
+    assert obs.status == "settling", obs.messages
+    assert obs.checkers.points == pos.points and obs.checkers.off == (0, 4)
+    assert any("black checkers are the colour of their tray" in m for m in obs.messages)
+
+
+def test_without_a_palette_the_sides_are_split_so_that_neither_has_more_than_15():
+    # grey and brown checkers: on their colours alone the grey stack of nine on 24 passed for brown
+    style, checkers = random_styles(np.random.default_rng([500070, 13]))
+    points = (-3, 0, -2, -1, -1, -2, 0, 1, 0, 1, -1, 0, 1, -2, -1, 0, -1, 0, 2, 1, 0, 0, -1, 9)
+    pos = Position(START.variant, START.turn, points)
+    board = dict(profile=random_profile(500070), style=style, checkers=checkers, relief=True)
+    frame = render(pos, seed=500070, dice=[DieSpec(5), DieSpec(3)], **board)
+    geometry = replace(calibrate(frame.image, profile=board["profile"]), relief=True)
+    obs = read_frame(geometry, frame.image)
+    assert obs.status == "settling", obs.messages
+    assert obs.checkers.points == pos.points

@@ -401,11 +401,9 @@ def count_bar(v: View, pal: Palette, min_ring: float, rings) -> tuple[tuple[int,
 def _read_off(v: View, pal: Palette, max_gap_per_step: float) -> tuple[tuple[int, int], tuple[float, float]]:
     """Borne-off checkers: the length of each side's row in its tray, sampled across the tray's middle half.
     The row goes on past a break of up to ``max_gap_per_step`` of a checker's step on edge (a rim, a seam)."""
-    lab = v.lab
     counts, confs = [], []
     gap = int(max_gap_per_step * _OFF_STEP_MM / 0.5)  # samples are 0.5 mm apart
-    for side, (along, pts, across) in enumerate(_tray_samples(v.layout, v.ppm)):
-        col = sample_px(lab, pts).reshape(len(along), across, 3).astype(np.float32).mean(axis=1)
+    for side, (along, col) in enumerate(_tray_columns(v)):
         own = np.array(pal.white if side == 0 else pal.black)
         other = np.array(pal.tray) if pal.tray is not None else _tray_guess(col)
         d_own = np.linalg.norm(col - own, axis=1)
@@ -447,6 +445,27 @@ def _tray_samples(lay: Layout, ppm: float) -> tuple[tuple[np.ndarray, np.ndarray
 
 def _tray_guess(col: np.ndarray) -> np.ndarray:
     return col[-10:].mean(axis=0)
+
+
+def _tray_columns(v: View) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For white's tray and black's: the distances along it from its start and the mean Lab colour across
+    its middle half at each."""
+    out = []
+    for along, pts, across in _tray_samples(v.layout, v.ppm):
+        out.append((along, sample_px(v.lab, pts).reshape(len(along), across, 3).astype(np.float32).mean(axis=1)))
+    return out
+
+
+def trays_told(v: View, pal: Palette, min_contrast: float) -> tuple[bool, bool]:
+    """Whether white's checkers and black's can be told from their tray by colour: the side's colour lies
+    at least ``min_contrast`` (Lab) from the tray's (the palette's, or the tray's far end where the
+    palette has none). A tray of its checkers' colour shows no row of them to count."""
+    told = []
+    for side, (_, col) in enumerate(_tray_columns(v)):
+        other = np.array(pal.tray) if pal.tray is not None else _tray_guess(col)
+        own = np.array(pal.white if side == 0 else pal.black)
+        told.append(bool(np.linalg.norm(own - other) >= min_contrast))
+    return told[0], told[1]
 
 
 def off_board(points: tuple[int, ...]) -> tuple[tuple[int, int], tuple[int, int]]:

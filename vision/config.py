@@ -27,6 +27,7 @@ _KEYS = {
     "faint_rim_frac": ("checkers", "faint_rim_frac"),
     "faint_rim_min_share": ("checkers", "faint_rim_min_share"),
     "tray_max_gap_per_step": ("checkers", "tray_max_gap_per_step"),
+    "tray_min_contrast": ("checkers", "tray_min_contrast"),
     "max_missing_edges": ("gate", "max_missing_edges"),
     "photo_max_missing_edges": ("gate", "photo_max_missing_edges"),
     "min_seen_edges": ("gate", "min_seen_edges"),
@@ -152,6 +153,7 @@ class VisionConfig:
     faint_rim_frac: float = 0.7
     faint_rim_min_share: float = 0.8
     tray_max_gap_per_step: float = 0.4
+    tray_min_contrast: float = 20.0
     max_missing_edges: float = 0.25
     photo_max_missing_edges: float = 0.8
     min_seen_edges: float = 0.5
@@ -265,6 +267,7 @@ class VisionConfig:
             "foreign_min_lab",
             "foreign_spread",
             "dice_min_legible_px",
+            "tray_min_contrast",
         ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:

@@ -20,7 +20,7 @@ import numpy as np
 
 from board_rules.errors import TavliError
 from vision.calibrate import CalibrationError, Geometry, check
-from vision.checkers import CheckerReading, FieldReading, Palette, off_board, read_field
+from vision.checkers import CheckerReading, FieldReading, Palette, off_board, read_field, trays_told
 from vision.config import VisionConfig, default_config
 from vision.cube import BarReading, CubeReading, read_bar
 from vision.dice import DiceField, dice_field, read_dice_in
@@ -272,7 +272,9 @@ def read_frame(
     the field model fitted to the frame, the gate judges the points by ``photo_max_missing_edges``,
     not the bar, and the learned reader tells the sides by ``sides`` (the palette a player gave; a
     ``palette`` decided from the photo is the classical reader's alone) or, without it, by the
-    colours of the checkers it found, split so that neither side has more than 15.
+    colours of the checkers it found, split so that neither side has more than 15 (so it is on a real
+    board read without a palette too). On a real board, a side whose checkers are its tray's colour
+    has its borne-off checkers told by the rules.
 
     Raises ValueError for an image that is not a BGR uint8 array.
     """
@@ -284,19 +286,30 @@ def read_frame(
     classical = read_field(v, palette, cfg, on_board)
     if photo:  # no trays in a fitted field: what the classical reader saw beside it is not a tray's
         classical = FieldReading(classical.points, classical.confidence, (0, 0), (0.0, 0.0), classical.palette)
+    # a side whose checkers are its tray's colour cannot be counted there, and a false count would
+    # refuse the points' tall stacks as more than 15 (learned_checkers.combine): none is taken, and
+    # the rules tell it once the points are read
+    told = (True, True) if photo or as_rendered(v.layout) else trays_told(v, classical.palette, cfg.tray_min_contrast)
+    if not all(told):
+        off = tuple(n if t else 0 for n, t in zip(classical.off, told))
+        classical = FieldReading(
+            classical.points, classical.confidence, off, classical.off_confidence, classical.palette
+        )  # type: ignore[arg-type]
     field = learned_field(
         v,
         classical,
         reader or checker_reader(rendered=as_rendered(v.layout)),
         sides if photo else palette,
         on_board,
-        most=15 if photo else None,
+        most=15 if photo or (palette is None and not as_rendered(v.layout)) else None,
     )
     board_edges = palette.board_edges if palette is not None else ()
     if photo and not board_edges and not as_rendered(v.layout):
         board_edges = _edges_of_photo(geometry, image, v)
     bar = read_bar(v, field, cfg, board_edges)
     messages: tuple[str, ...] = ()
+    if not all(told):
+        field, messages = _trays_by_rules(field, told)
     if photo:
         on_bar, off = off_board(field.points)
         told = tuple(1.0 if n == 0 else 0.5 for n in on_bar), tuple(1.0 if n == 0 else 0.5 for n in off)
@@ -333,6 +346,20 @@ def _edges_of_photo(geometry: Geometry, image: np.ndarray, v: View) -> tuple[tup
     except (BoardNotFoundError, CalibrationError):
         return ()
     return snapped_edges(v, fit.board_edges(v.layout))
+
+
+def _trays_by_rules(field: FieldReading, told: tuple[bool, bool]) -> tuple[FieldReading, tuple[str, ...]]:
+    """``field`` with the borne-off checkers of each side not ``told`` from its tray by colour
+    (:func:`vision.checkers.trays_told`) told by the rules from the points (:func:`vision.checkers.off_board`),
+    at half confidence, and a message saying so."""
+    _, by_rules = off_board(field.points)
+    off = tuple(field.off[s] if told[s] else by_rules[s] for s in (0, 1))
+    conf = tuple(field.off_confidence[s] if told[s] else 0.5 for s in (0, 1))
+    sides = " and ".join(name for name, t in zip(("white", "black"), told) if not t)
+    message = (
+        f"{sides} checkers are the colour of their tray: borne off {off[0]} white, {off[1]} black, told from the points"
+    )
+    return FieldReading(field.points, field.confidence, off, conf, field.palette), (message,)  # type: ignore[arg-type]
 
 
 def _hand_limits(cfg: VisionConfig) -> dict[str, float]:
