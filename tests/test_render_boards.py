@@ -249,3 +249,26 @@ def test_without_a_palette_the_sides_are_split_so_that_neither_has_more_than_15(
     obs = read_frame(geometry, frame.image)
     assert obs.status == "settling", obs.messages
     assert obs.checkers.points == pos.points
+
+
+def _hidden_where(hide):
+    """An ``edges_at`` showing every sample of the renderer's board but those ``hide(x, y)`` picks."""
+    return lambda q: np.array([not hide(x, y) for x, y in np.asarray(q)])
+
+
+def test_a_bar_of_the_fields_colour_is_the_boards_drawing_and_a_hand_over_it_is_not():
+    g = layout().geometry
+    sides = (g.left_half[2], g.right_half[0])
+    on_side = lambda x, y: min(abs(x - s) for s in sides) < 0.5  # noqa: E731
+    hinge = occlusion(_hidden_where(on_side), (), max_missing=0.25, bar_sides=sides)
+    assert hinge.occluded == ()
+    # a hand over the bar hides the sides of the points beside it too
+    hand = occlusion(
+        _hidden_where(lambda x, y: on_side(x, y) or min(abs(x - s) for s in sides) < 25 and y > 250),
+        (),
+        max_missing=0.25,
+        bar_sides=sides,
+    )
+    assert {"6", "7", "bar"} <= set(hand.occluded)
+    # not told the bar's sides, the gate holds a hinge back as before
+    assert "bar" in occlusion(_hidden_where(on_side), (), max_missing=0.25).occluded

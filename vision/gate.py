@@ -110,6 +110,7 @@ def occlusion(
     max_missing: float,
     min_samples: int = 6,
     samples: tuple[np.ndarray, np.ndarray] | None = None,
+    bar_sides: tuple[float, float] = (),
 ) -> Occlusion:
     """Which regions hide the board's own edges.
 
@@ -120,6 +121,8 @@ def occlusion(
     samples are missing. ``samples`` are the board's edges learned from a
     reference frame (:func:`learned_samples`) or a layout's (:func:`static_samples`); without
     them, the edges of the renderer's board (triangle sides, field borders) are used.
+    ``bar_sides``: the x (board mm) of the bar's two sides, whose samples are not expected where the
+    frame shows a side nowhere along it while the points beside it show theirs (:func:`_faint_bar_sides`).
     """
     pts, index = samples if samples is not None and len(samples[0]) else static_samples()
     expected = np.ones(len(pts), bool)
@@ -137,11 +140,13 @@ def occlusion(
     seen = np.zeros(len(pts), bool)
     if expected.any():
         seen[expected] = edges_at(pts[expected])
+    if bar_sides:
+        expected &= ~_faint_bar_sides(pts, index, expected, seen, bar_sides)
     n_exp = np.bincount(index, weights=expected, minlength=len(_REGION_NAMES))
     n_miss = np.bincount(index, weights=expected & ~seen, minlength=len(_REGION_NAMES))
     valid = n_exp >= min_samples
     frac = np.where(valid, n_miss / np.maximum(n_exp, 1), 0.0)
-    faint = _faint_points(frac, valid, max_missing)
+    faint = _faint_points(frac, valid)
     missing = {name: float(frac[i]) for i, name in enumerate(_REGION_NAMES) if valid[i]}
     occluded = tuple(
         name for i, name in enumerate(_REGION_NAMES) if valid[i] and frac[i] > max_missing and not faint[i]
@@ -151,14 +156,14 @@ def occlusion(
     return Occlusion(missing, occluded, float(seen[counted].sum() / total) if total else 1.0)
 
 
-def _faint_points(frac: np.ndarray, valid: np.ndarray, max_missing: float) -> np.ndarray:
-    """Per region, whether its point is one of a row's points of one colour whose sides the frame hardly
-    shows, at least three of them, while every point of the other colour between them shows its sides: a
-    board whose points of one colour are near the field's (dark points on a dark field, light ones in a
+def _faint_points(frac: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Per region, whether its point is one of a row's points of one colour whose sides the frame does
+    not all show (more than ``_SHOWN_MISSING`` missing), at least three of them, while every point of
+    the other colour between them shows its sides: a board whose points of one colour are near the field's (dark points on a dark field, light ones in a
     lamp's light). Anything over the board covers neighbouring points of both colours, so those points
     are not held back for it; the points between them still are, wherever they are short."""
     faint = np.zeros(len(_REGION_NAMES), bool)
-    dim = valid & (frac > min(max_missing, _FAINT_MISSING))
+    dim = valid & (frac > _SHOWN_MISSING)
     shown = valid & (frac <= _SHOWN_MISSING)
     for row in (range(0, 12), range(12, 24)):
         for parity in (0, 1):
@@ -170,8 +175,28 @@ def _faint_points(frac: np.ndarray, valid: np.ndarray, max_missing: float) -> np
     return faint
 
 
-_FAINT_MISSING = 0.3  # a point of the faint colour misses more than this of its sides...
-_SHOWN_MISSING = 0.15  # ...and one between two of them no more than this
+def _faint_bar_sides(
+    pts: np.ndarray, index: np.ndarray, expected: np.ndarray, seen: np.ndarray, bar_sides: tuple[float, float]
+) -> np.ndarray:
+    """The samples of each side of the bar that the frame hardly shows (more than ``_FAINT_MISSING``
+    missing) while the board's other edges near it, the sides of the points beside it, show (at most
+    ``_SHOWN_MISSING`` missing): a bar of the field's colour, or a folding board's hinge, has no side
+    to show. A hand over the bar hides the sides of the points beside it too."""
+    out = np.zeros(len(pts), bool)
+    for x in bar_sides:
+        line = expected & (np.abs(pts[:, 0] - x) < _BAR_SIDE_MM)
+        if not line.any() or (line & ~seen).sum() <= _FAINT_MISSING * line.sum():
+            continue
+        beside = expected & ~line & (np.abs(pts[:, 0] - x) < _BESIDE_MM) & (index != _BAR)
+        if beside.sum() >= 6 and (beside & ~seen).sum() <= _SHOWN_MISSING * beside.sum():
+            out |= line
+    return out
+
+
+_BAR_SIDE_MM = 0.5  # a sample this near a bar side's x lies on it
+_BESIDE_MM = 30.0  # the board's edges this near a bar side are those of the points beside it
+_SHOWN_MISSING = 0.15  # a point shows its sides when it misses no more than this of them
+_FAINT_MISSING = 0.3  # a bar side misses more than this to be looked at as the board's
 
 
 # Skin in OpenCV's 8-bit Lab (L, a and b ranges): hands in daylight and lamplight, light and dark.

@@ -403,6 +403,7 @@ def _gated(
         covers,
         max_missing=cfg.photo_max_missing_edges if photo else cfg.max_missing_edges,
         samples=samples,
+        bar_sides=() if as_rendered(lay) else (lay.geometry.left_half[2], lay.geometry.right_half[0]),
     )
     if photo:
         occ = Occlusion(occ.missing, tuple(r for r in occ.occluded if r != "bar"), occ.seen_fraction)
