@@ -235,7 +235,7 @@ def test_checkers_the_colour_of_their_tray_are_told_borne_off_by_the_rules():
     obs = read_frame(geometry, frame.image)
     assert obs.status == "settling", obs.messages
     assert obs.checkers.points == pos.points and obs.checkers.off == (0, 4)
-    assert any("black checkers are the colour of their tray" in m for m in obs.messages)
+    assert any("black's tray not read" in m for m in obs.messages)
 
 
 def test_without_a_palette_the_sides_are_split_so_that_neither_has_more_than_15():

@@ -290,6 +290,7 @@ def read_frame(
     # refuse the points' tall stacks as more than 15 (learned_checkers.combine): none is taken, and
     # the rules tell it once the points are read
     told = (True, True) if photo or as_rendered(v.layout) else trays_told(v, classical.palette, cfg.tray_min_contrast)
+    told = tuple(t and not _too_many_off(classical.points, classical.off, s) for s, t in enumerate(told))
     if not all(told):
         off = tuple(n if t else 0 for n, t in zip(classical.off, told))
         classical = FieldReading(
@@ -308,6 +309,8 @@ def read_frame(
         board_edges = _edges_of_photo(geometry, image, v)
     bar = read_bar(v, field, cfg, board_edges)
     messages: tuple[str, ...] = ()
+    if not photo and not as_rendered(v.layout):
+        told = tuple(t and not _too_many_off(field.points, field.off, s, bar.checkers[s]) for s, t in enumerate(told))
     if not all(told):
         field, messages = _trays_by_rules(field, told)
     if photo:
@@ -348,16 +351,28 @@ def _edges_of_photo(geometry: Geometry, image: np.ndarray, v: View) -> tuple[tup
     return snapped_edges(v, fit.board_edges(v.layout))
 
 
+def _too_many_off(points: tuple[int, ...], off: tuple[int, int], side: int, on_bar: int = 0) -> bool:
+    """Whether a side's tray was read as more checkers than its points and bar leave of 15, by more than
+    ``_TRAY_EXCESS`` (a reflection or the tray's own colour taken for a row of them): that tray is not
+    read. One or two too many is as likely a false checker on the points, and is held back."""
+    on = sum(n for n in points if n > 0) if side == 0 else sum(-n for n in points if n < 0)
+    return on + on_bar + off[side] > 15 + _TRAY_EXCESS and on + on_bar <= 15
+
+
+_TRAY_EXCESS = 2
+
+
 def _trays_by_rules(field: FieldReading, told: tuple[bool, bool]) -> tuple[FieldReading, tuple[str, ...]]:
-    """``field`` with the borne-off checkers of each side not ``told`` from its tray by colour
-    (:func:`vision.checkers.trays_told`) told by the rules from the points (:func:`vision.checkers.off_board`),
+    """``field`` with the borne-off checkers of each side not ``told`` from its tray (by colour,
+    :func:`vision.checkers.trays_told`, or making more than 15) told by the rules from the points (:func:`vision.checkers.off_board`),
     at half confidence, and a message saying so."""
     _, by_rules = off_board(field.points)
     off = tuple(field.off[s] if told[s] else by_rules[s] for s in (0, 1))
     conf = tuple(field.off_confidence[s] if told[s] else 0.5 for s in (0, 1))
     sides = " and ".join(name for name, t in zip(("white", "black"), told) if not t)
     message = (
-        f"{sides} checkers are the colour of their tray: borne off {off[0]} white, {off[1]} black, told from the points"
+        f"{sides}'s tray not read (its checkers' colour, or more than 15 in all): borne off {off[0]} white, "
+        f"{off[1]} black, told from the points"
     )
     return FieldReading(field.points, field.confidence, off, conf, field.palette), (message,)  # type: ignore[arg-type]
 
