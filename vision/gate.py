@@ -159,9 +159,10 @@ def occlusion(
 def _faint_points(frac: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """Per region, whether its point is one of a row's points of one colour whose sides the frame does
     not all show (more than ``_SHOWN_MISSING`` missing), at least three of them, while every point of
-    the other colour between them shows its sides: a board whose points of one colour are near the field's (dark points on a dark field, light ones in a
-    lamp's light). Anything over the board covers neighbouring points of both colours, so those points
-    are not held back for it; the points between them still are, wherever they are short."""
+    the other colour between them shows its sides: a board whose points of one colour are near the
+    field's (dark points on a dark field, light ones in a lamp's light). Anything over the board covers
+    neighbouring points of both colours, so those points are not held back for it; the points between
+    them still are, wherever they are short."""
     faint = np.zeros(len(_REGION_NAMES), bool)
     dim = valid & (frac > _SHOWN_MISSING)
     shown = valid & (frac <= _SHOWN_MISSING)

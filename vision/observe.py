@@ -273,8 +273,9 @@ def read_frame(
     not the bar, and the learned reader tells the sides by ``sides`` (the palette a player gave; a
     ``palette`` decided from the photo is the classical reader's alone) or, without it, by the
     colours of the checkers it found, split so that neither side has more than 15 (so it is on a real
-    board read without a palette too). On a real board, a side whose checkers are its tray's colour
-    has its borne-off checkers told by the rules.
+    board read without a palette too). On a real board, a side whose checkers are its tray's colour,
+    or whose tray reads as far more than its points leave of 15, has its borne-off checkers told by
+    the rules.
 
     Raises ValueError for an image that is not a BGR uint8 array.
     """
@@ -364,8 +365,9 @@ _TRAY_EXCESS = 2
 
 def _trays_by_rules(field: FieldReading, told: tuple[bool, bool]) -> tuple[FieldReading, tuple[str, ...]]:
     """``field`` with the borne-off checkers of each side not ``told`` from its tray (by colour,
-    :func:`vision.checkers.trays_told`, or making more than 15) told by the rules from the points (:func:`vision.checkers.off_board`),
-    at half confidence, and a message saying so."""
+    :func:`vision.checkers.trays_told`, or read as far more than 15 in all, :func:`_too_many_off`) told
+    by the rules from the points (:func:`vision.checkers.off_board`), at half confidence, and a message
+    saying so."""
     _, by_rules = off_board(field.points)
     off = tuple(field.off[s] if told[s] else by_rules[s] for s in (0, 1))
     conf = tuple(field.off_confidence[s] if told[s] else 0.5 for s in (0, 1))
