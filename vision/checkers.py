@@ -404,8 +404,7 @@ def _read_off(v: View, pal: Palette, max_gap_per_step: float) -> tuple[tuple[int
     counts, confs = [], []
     gap = int(max_gap_per_step * _OFF_STEP_MM / 0.5)  # samples are 0.5 mm apart
     for side, (along, col) in enumerate(_tray_columns(v)):
-        own = np.array(pal.white if side == 0 else pal.black)
-        other = np.array(pal.tray) if pal.tray is not None else _tray_guess(col)
+        own, other = _tray_colours(pal, side, col)
         d_own = np.linalg.norm(col - own, axis=1)
         d_other = np.linalg.norm(col - other, axis=1)
         is_checker = d_own < d_other
@@ -462,10 +461,15 @@ def trays_told(v: View, pal: Palette, min_contrast: float) -> tuple[bool, bool]:
     palette has none). A tray of its checkers' colour shows no row of them to count."""
     told = []
     for side, (_, col) in enumerate(_tray_columns(v)):
-        other = np.array(pal.tray) if pal.tray is not None else _tray_guess(col)
-        own = np.array(pal.white if side == 0 else pal.black)
+        own, other = _tray_colours(pal, side, col)
         told.append(bool(np.linalg.norm(own - other) >= min_contrast))
     return told[0], told[1]
+
+
+def _tray_colours(pal: Palette, side: int, col: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A side's checker colour and its tray's (the palette's, or the far end of the tray's colours ``col``)."""
+    own = np.array(pal.white if side == 0 else pal.black)
+    return own, np.array(pal.tray) if pal.tray is not None else _tray_guess(col)
 
 
 def off_board(points: tuple[int, ...]) -> tuple[tuple[int, int], tuple[int, int]]:
