@@ -22,8 +22,8 @@ network reads every photo (which trained on them all: an optimistic figure). Exi
 
 With ``--perturb`` the photos with a measured profile are read in that mode only, each also
 changed as another camera or light would show it (:data:`PERTURBATIONS`: darker, brighter, a warm
-or cool cast, more colour, light falling off across the picture, blur, JPEG at quality 25, sensor
-noise), and each change prints its points right, photos exact, dice right, the arms held back and
+or cool cast, more colour, light falling off across the picture or down it (a lamp over one row),
+blur, JPEG at quality 25, sensor noise), and each change prints its points right, photos exact, dice right, the arms held back and
 the hand-free photos held back: how far the reading holds off the light these photos were taken in.
 ``--perturb found`` does the same with every photo's field found (``--turn`` and ``--scale``
 apply first).
@@ -110,6 +110,8 @@ PERTURBATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "cool cast": lambda im: _scaled(im, (1.2, 1.0, 0.8)),
     "more colour (x1.5)": _more_colour,
     "light falling off": lambda im: _scaled(im, np.linspace(0.6, 1.2, im.shape[1])[None, :, None]),
+    "lamp over the top": lambda im: _scaled(im, np.linspace(1.2, 0.5, im.shape[0])[:, None, None]),
+    "lamp over the bottom": lambda im: _scaled(im, np.linspace(0.5, 1.2, im.shape[0])[:, None, None]),
     "blur (sigma 1.5 px)": lambda im: cv2.GaussianBlur(im, (0, 0), 1.5),
     "JPEG quality 25": lambda im: cv2.imdecode(cv2.imencode(".jpg", im, [cv2.IMWRITE_JPEG_QUALITY, 25])[1], 1),
     "noise (sigma 8)": lambda im: _scaled(im + np.random.default_rng(0).normal(0, 8, im.shape), 1.0),

@@ -272,3 +272,18 @@ def test_a_bar_of_the_fields_colour_is_the_boards_drawing_and_a_hand_over_it_is_
     assert {"6", "7", "bar"} <= set(hand.occluded)
     # not told the bar's sides, the gate holds a hinge back as before
     assert "bar" in occlusion(_hidden_where(on_side), (), max_missing=0.25).occluded
+
+
+@pytest.mark.parametrize("light", [(0.5, 1.2), (1.2, 0.5)])
+def test_a_row_lit_less_than_the_other_keeps_its_sides_without_a_palette(light):
+    # pearl-white and grey checkers: the dim row's white ones are darker than the lit row's grey ones
+    style, checkers = random_styles(np.random.default_rng([700021, 13]))
+    points = (1, 1, 2, 2, -1, 1, -3, 0, 1, 0, 1, 0, -2, 1, -2, -2, -1, -1, -2, 1, -1, 2, 1, 1)
+    pos = Position(START.variant, START.turn, points)
+    board = dict(profile=random_profile(700021), style=style, checkers=checkers, relief=True)
+    frame = render(pos, seed=1, **board)
+    geometry = replace(calibrate(frame.image, profile=board["profile"]), relief=True)
+    lamp = np.linspace(*light, frame.image.shape[0])[:, None, None]  # down the picture: one row, then the other
+    obs = read_frame(geometry, np.clip(frame.image * lamp, 0, 255).astype(np.uint8))
+    assert obs.status == "settling", obs.messages
+    assert obs.checkers.points == pos.points

@@ -20,6 +20,7 @@ import numpy as np
 from board_rules.errors import TavliError
 from vision.checkers import FieldReading, Palette
 from vision.config import DEFAULT_PATH, ConfigError, read_toml
+from vision.light import LightMap, even, light_map
 from vision.profile import Layout
 from vision.view import View, disc_colour
 
@@ -238,8 +239,8 @@ def read_points(
 ) -> tuple[tuple[int, ...], tuple[float, ...], np.ndarray]:
     """Every point of a view read by the network: signed counts of the first rows (white positive: the
     side of ``palette`` whose colour the point's checkers are nearer, without one the lighter of the
-    two colours the points' checkers fall into, see :func:`sides_by_colour`), a confidence for each, and
-    the slots' chances (24 x K x 3). ``ignore`` are discs (x, y, radius in board mm) where dice lie: they are
+    two colours the points' checkers fall into, seen in the field's even light: :func:`sides_by_colour`,
+    :func:`in_even_light`), a confidence for each, and the slots' chances (24 x K x 3). ``ignore`` are discs (x, y, radius in board mm) where dice lie: they are
     filled in from around them first (:func:`without`). ``most`` (checkers a side can have on the points):
     where the colours give a side more, the most likely reading within it, counts and sides together
     (:func:`decode_within`): a checker half seen (a die, a fleck) is dropped rather than another's
@@ -254,8 +255,31 @@ def read_points(
         n, side, conf = decode(probs[p])
         counts.append(n * side)
         confs.append(conf)
+    light = None
+    if palette is None:  # colours told apart across the board: each as the field's median light shows it
+        crops, light = in_even_light(v, crops, tuple(counts), ignore)
     sided = sides_within(probs, crops, tuple(counts), palette, most)
-    return without_drawing(v, crops, sided), tuple(confs), probs
+    return without_drawing(v, crops, sided, light), tuple(confs), probs
+
+
+def in_even_light(
+    v: View, crops: np.ndarray, counts: tuple[int, ...], ignore: Sequence[tuple[float, float, float]] = ()
+) -> tuple[np.ndarray, LightMap | None]:
+    """The slot ``crops`` evened by the light across the view's field (:mod:`vision.light`: a lamp lighting
+    one row more than the other), and that light; the crops as they are, and None, where no light is
+    found or the evened colours of the points' checkers (``counts``) split in two less cleanly
+    (:func:`split_contrast`). The field's light is taken clear of the checkers counted and the dice
+    (``ignore``)."""
+    centres, _, k = slot_places(v.layout)
+    radius = 0.6 * v.layout.profile.checker_diameter_mm
+    seen = [(*centres[i * k + j], radius) for i, n in enumerate(counts) for j in range(min(abs(n), k))]
+    light = light_map(v, seen + [tuple(d) for d in ignore])
+    if light is None:
+        return crops, None
+    evened = even(crops, light.at(centres).reshape(len(crops), k, 1, 1))
+    if split_contrast(evened, counts) <= split_contrast(crops, counts):
+        return crops, None
+    return evened, light
 
 
 _DRAWING_FAR_LAB = 30.0  # a first row this far (weighted Lab) from its side's colour...
@@ -263,13 +287,16 @@ _DRAWING_FAR_SPLIT = 0.75  # ...and from it by this much of the distance between
 _DRAWING_NEARER = 0.5  # ...and this much nearer the point's own drawing is the drawing
 
 
-def without_drawing(v: View, crops: np.ndarray, counts: tuple[int, ...]) -> tuple[int, ...]:
+def without_drawing(
+    v: View, crops: np.ndarray, counts: tuple[int, ...], light: LightMap | None = None
+) -> tuple[int, ...]:
     """``counts`` less the short rows (one or two checkers) that are the point's own drawing: a row whose
     colour lies far from its side's (the mean of the other points of that side, lightness counted half),
     as far as the sides lie apart, and near the colour of its triangle further along (a rounded black
     point's base reads as a checker where the checkers are pearl and amber). A black checker on a black
     point, or a white one in a glare on a white point, stays: it is near enough its side's colour.
-    Without two points of each side to take their colours from, ``counts`` as they are."""
+    Without two points of each side to take their colours from, ``counts`` as they are. ``light``: the
+    light the ``crops`` were evened by (:func:`vision.light.even`), by which the drawing is evened too."""
     tops = top_colours(crops, counts)
     lay = v.layout
     out = list(counts)
@@ -288,7 +315,10 @@ def without_drawing(v: View, crops: np.ndarray, counts: tuple[int, ...]) -> tupl
             continue
         p = lay.geometry.points[i]
         along = p.base_y + 0.75 * (p.tip_y - p.base_y)
-        drawn = disc_colour(v.lab, (p.centre_x, along), v.ppm, lay.profile.point_width_mm * 0.08) * _SPLIT_WEIGHTS
+        drawn = disc_colour(v.lab, (p.centre_x, along), v.ppm, lay.profile.point_width_mm * 0.08)
+        if light is not None:
+            drawn = even(drawn, light.at([(p.centre_x, along)])[0])
+        drawn = drawn * _SPLIT_WEIGHTS
         if float(np.linalg.norm(col - drawn)) < _DRAWING_NEARER * far:
             out[i] = 0
     return tuple(out)
@@ -430,35 +460,62 @@ def split_in_two(cols: np.ndarray, weight: np.ndarray, start: np.ndarray) -> np.
     return best
 
 
+def _split(crops: np.ndarray, counts: tuple[int, ...]) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray] | None:
+    """The points' checker colours (lightness counted half) split in two as :func:`sides_by_colour` splits
+    them: the points (indices), their colours, weights (their first rows' checkers) and groups (True:
+    the lighter). None where there are no colours or a group would be empty."""
+    tops = top_colours(crops, counts)
+    if not tops:
+        return None
+    idx = sorted(tops)
+    cols = np.array([tops[i] for i in idx], np.float32) * _SPLIT_WEIGHTS  # light changes lightness most
+    light = np.array([counts[i] > 0 for i in idx])
+    if light.all() or not light.any():
+        light = cols[:, 0] > np.median(cols[:, 0])
+    weight = np.array([min(abs(counts[i]), crops.shape[1]) for i in idx], np.float64)
+    light = split_in_two(cols, weight, light)
+    if light is None:
+        return None
+    if cols[light, 0].mean() < cols[~light, 0].mean():
+        light = ~light
+    return idx, cols, weight, light
+
+
+def split_contrast(crops: np.ndarray, counts: tuple[int, ...]) -> float:
+    """How cleanly the points' checker colours split in two (:func:`_split`): the distance between the
+    groups' weighted means over the root of their weighted mean squared spread (0 where they do not split)."""
+    split = _split(crops, counts)
+    if split is None:
+        return 0.0
+    _, cols, weight, light = split
+    means = [np.average(cols[g], axis=0, weights=weight[g]) for g in (light, ~light)]
+    spread = np.where(light, ((cols - means[0]) ** 2).sum(axis=1), ((cols - means[1]) ** 2).sum(axis=1))
+    rms = float(np.sqrt(np.average(spread, weights=weight)))
+    return float(np.linalg.norm(means[0] - means[1])) / max(rms, 1.0)
+
+
 def sides_by_colour(crops: np.ndarray, counts: tuple[int, ...], palette: Palette | None = None) -> tuple[int, ...]:
     """The counts with their sides told by colour across the whole frame (the points' checker colours from
     their ``crops``): which of ``palette``'s colours a point's checkers are nearer; without a palette, the
     colours are split in two (k-means from the network's sides, lightness counted half) and the lighter
     group is white. Where the two groups lie less than :data:`MIN_SPLIT_LAB` apart (one side alone on the
     points), the network's sides stay."""
-    tops = top_colours(crops, counts)
-    if not tops:
-        return counts
-    idx = sorted(tops)
-    cols = np.array([tops[i] for i in idx], np.float32)
     if palette is not None:
+        tops = top_colours(crops, counts)
+        if not tops:
+            return counts
+        idx = sorted(tops)
+        cols = np.array([tops[i] for i in idx], np.float32)
         dw = np.linalg.norm(cols - np.float32(palette.white), axis=1)
         db = np.linalg.norm(cols - np.float32(palette.black), axis=1)
         light = dw <= db
     else:
-        cols = cols * _SPLIT_WEIGHTS  # light changes lightness across a board more than it changes hue
-        light = np.array([counts[i] > 0 for i in idx])
-        if light.all() or not light.any():
-            light = cols[:, 0] > np.median(cols[:, 0])
-        weight = np.array([min(abs(counts[i]), crops.shape[1]) for i in idx], np.float64)
-        light = split_in_two(cols, weight, light)
-        if light is None:
+        split = _split(crops, counts)
+        if split is None:
             return counts
-        a, b = cols[light].mean(axis=0), cols[~light].mean(axis=0)
-        if np.linalg.norm(a - b) < MIN_SPLIT_LAB:
+        idx, cols, _, light = split
+        if np.linalg.norm(cols[light].mean(axis=0) - cols[~light].mean(axis=0)) < MIN_SPLIT_LAB:
             return counts
-        if a[0] < b[0]:
-            light = ~light
     out = list(counts)
     for i, is_light in zip(idx, light):
         out[i] = abs(counts[i]) if is_light else -abs(counts[i])
