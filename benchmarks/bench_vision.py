@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/bench_vision.py [--frames 500] [--first-seed 500000] [--hands 0.2] [--reader classical]
        [--profile NAME|FILE.toml[:NAME]|random] [--home right|left|random] [--stitch 0.5] [--glare 0.5]
-       [--colours random] [--photo]
+       [--colours random] [--photo | --learn]
 
 Each frame is a random position (backgammon with hits and bear-offs, plakoto,
 fevga and long nardy with stacks to 15), a random board style and checker
@@ -22,7 +22,9 @@ white's home on the left, ``--stitch`` stitches the points' sides on a share of 
 leather board) and ``--glare`` lays a lamp's reflection over a share of them. ``--colours random``
 paints each board and its checkers in colours of their own (``vision.render_draw.random_styles``:
 any field, points, frame and grain, a light and a darker set of checkers), as boards never seen are.
-``--photo`` reads each frame as ``tavli vision read`` reads a photo of a real board with no palette.
+``--photo`` reads each frame as ``tavli vision read`` reads a photo of a real board with no palette;
+``--learn`` with the palette ``tavli vision learn`` learns from the start set up on the same board
+under the same camera and light, as a player sets up a camera over a board.
 """
 
 from __future__ import annotations
@@ -38,9 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from board_rules import find_variant  # noqa: E402
+from board_rules import Position, find_variant  # noqa: E402
 from tests.positions import random_backgammon, random_plakoto, random_same_direction  # noqa: E402
 from vision.calibrate import CalibrationError, calibrate  # noqa: E402
+from vision.checkers import learn_palette  # noqa: E402
 from vision.cli import _profile_arg  # noqa: E402
 from vision.learned_checkers import READERS, checker_reader  # noqa: E402
 from vision.observe import read_frame, reads_as_photo  # noqa: E402
@@ -48,6 +51,8 @@ from vision.profile import ProfileError, layout  # noqa: E402
 from vision.rectify import warp  # noqa: E402
 from vision.render import BOARD_STYLES, CHECKER_STYLES, DIE_COLOURS, DieSpec, random_profile, render  # noqa: E402
 from vision.render_draw import random_styles  # noqa: E402
+
+START = Position.start("backgammon")
 
 
 def scene(seed: int, hand_share: float):
@@ -149,7 +154,15 @@ def main() -> int:
         help="read each frame as `tavli vision read` reads one photo of a real board with no palette "
         "(the board's edges from the photo's colours; the bar and trays told by the rules)",
     )
+    ap.add_argument(
+        "--learn",
+        action="store_true",
+        help="read each frame with the palette `tavli vision learn` learns from the start position on the same "
+        "board, camera and light (a player's set-up once the camera is calibrated)",
+    )
     args = ap.parse_args()
+    if args.learn and args.photo:
+        ap.error("--learn and --photo: a photo is read without a palette; give one of them")
     try:  # a name or a profile file, read once
         profile = None if args.profile in (None, "random") else layout(_profile_arg(args.profile)).profile
     except CalibrationError as exc:  # a profile file: its message names --profile
@@ -195,8 +208,16 @@ def main() -> int:
                 continue
         if args.read_relief:
             geometry = replace(geometry, relief=True)
+        palette = None
+        if args.learn:  # the start set up on the same board, under the same camera and light, no dice
+            start = render(
+                START, seed=seed, size=size, style=s["style"], checkers=s["checkers"], relief=args.relief, **b
+            )
+            palette = learn_palette(geometry, start.image, START)
         t0 = time.perf_counter()
-        obs = read_frame(geometry, frame.image, reader=args.reader, photo=args.photo and reads_as_photo(geometry, None))
+        obs = read_frame(
+            geometry, frame.image, palette, reader=args.reader, photo=args.photo and reads_as_photo(geometry, None)
+        )
         t1 = time.perf_counter()
         warp(geometry, frame.image, 2.0)
         t2 = time.perf_counter()
