@@ -11,6 +11,7 @@ from board_rules import Position
 from tests.positions import random_backgammon
 from vision.board import BOARD_HEIGHT_MM
 from vision.calibrate import calibrate
+from vision.checkers import learn_palette
 from vision.gate import occlusion, static_samples
 from vision.observe import read_frame
 from vision.profile import ProfileError, find_profile, layout
@@ -274,16 +275,25 @@ def test_a_bar_of_the_fields_colour_is_the_boards_drawing_and_a_hand_over_it_is_
     assert "bar" in occlusion(_hidden_where(on_side), (), max_missing=0.25).occluded
 
 
+def _lit(image, light):
+    """``image`` under a lamp: its light falling from ``light[0]`` to ``light[1]`` down the picture (one row, then the other)."""
+    return np.clip(image * np.linspace(*light, image.shape[0])[:, None, None], 0, 255).astype(np.uint8)
+
+
+LAMP_STYLES = random_styles(np.random.default_rng([700021, 13]))  # pearl-white and grey checkers
+LAMP_POINTS = (1, 1, 2, 2, -1, 1, -3, 0, 1, 0, 1, 0, -2, 1, -2, -2, -1, -1, -2, 1, -1, 2, 1, 1)
+
+
+@pytest.mark.parametrize("learned", [False, True])
 @pytest.mark.parametrize("light", [(0.5, 1.2), (1.2, 0.5)])
-def test_a_row_lit_less_than_the_other_keeps_its_sides_without_a_palette(light):
-    # pearl-white and grey checkers: the dim row's white ones are darker than the lit row's grey ones
-    style, checkers = random_styles(np.random.default_rng([700021, 13]))
-    points = (1, 1, 2, 2, -1, 1, -3, 0, 1, 0, 1, 0, -2, 1, -2, -2, -1, -1, -2, 1, -1, 2, 1, 1)
-    pos = Position(START.variant, START.turn, points)
-    board = dict(profile=random_profile(700021), style=style, checkers=checkers, relief=True)
+def test_a_row_lit_less_than_the_other_keeps_its_sides(light, learned):
+    # the dim row's white checkers are darker than the lit row's grey ones; read without a palette,
+    # or with the one learned from the start under the same lamp
+    pos = Position(START.variant, START.turn, LAMP_POINTS)
+    board = dict(profile=random_profile(700021), style=LAMP_STYLES[0], checkers=LAMP_STYLES[1], relief=True)
     frame = render(pos, seed=1, **board)
     geometry = replace(calibrate(frame.image, profile=board["profile"]), relief=True)
-    lamp = np.linspace(*light, frame.image.shape[0])[:, None, None]  # down the picture: one row, then the other
-    obs = read_frame(geometry, np.clip(frame.image * lamp, 0, 255).astype(np.uint8))
+    palette = learn_palette(geometry, _lit(render(START, seed=1, **board).image, light), START) if learned else None
+    obs = read_frame(geometry, _lit(frame.image, light), palette)
     assert obs.status == "settling", obs.messages
     assert obs.checkers.points == pos.points

@@ -2,6 +2,7 @@
 
 import json
 import random
+from dataclasses import replace
 
 import cv2
 import numpy as np
@@ -100,6 +101,7 @@ def test_learned_palette_reads_the_start_and_round_trips(tmp_path):
     geometry = calibrate(frame.image)
     palette = learn_palette(geometry, frame.image, START)
     palette.save(tmp_path / "p.json")
+    assert palette.evened is not None  # the sides' colours in the field's median light, too
     assert Palette.load(tmp_path / "p.json") == palette
     later = render(
         random_backgammon(random.Random(32)),
@@ -113,6 +115,12 @@ def test_learned_palette_reads_the_start_and_round_trips(tmp_path):
     (tmp_path / "bad.json").write_text('{"white": [1, 2]}')
     with pytest.raises(PaletteError, match="Lab triples"):
         Palette.load(tmp_path / "bad.json")
+    evened = {**palette.to_dict(), "evened": {"white": [300, 128, 128], "black": [20, 128, 128]}}
+    (tmp_path / "bad.json").write_text(json.dumps(evened))
+    with pytest.raises(PaletteError, match="evened.white"):
+        Palette.load(tmp_path / "bad.json")
+    older = {k: v for k, v in palette.to_dict().items() if k != "evened"}  # a palette learned before
+    assert Palette.from_dict(older) == replace(palette, evened=None)
     with pytest.raises(PaletteError):
         learn_palette(
             geometry,

@@ -26,6 +26,7 @@ from board_rules.errors import TavliError
 from board_rules.untrusted import read_json
 from vision.calibrate import Geometry
 from vision.config import VisionConfig, default_config
+from vision.light import even, light_map
 from vision.profile import Layout
 from vision.rims import (
     ANGLES,
@@ -58,12 +59,15 @@ class Palette:
     0..255 as OpenCV gives them) of white's and black's checker tops and of the trays, and
     ``board_edges``: board-mm places on the field where that frame showed the board's own
     drawing (triangle sides, borders, inlays), away from every checker; the occlusion test
-    expects them to show whenever nothing lies on them."""
+    expects them to show whenever nothing lies on them. ``evened``: white's and black's colours as
+    the field's median light shows them (:mod:`vision.light`), where that frame showed its field:
+    the learned reader tells the sides by them under a lamp that lights one row more."""
 
     white: tuple[float, float, float]
     black: tuple[float, float, float]
     tray: tuple[float, float, float] | None = None
     board_edges: tuple[tuple[float, float], ...] = ()
+    evened: tuple[tuple[float, float, float], tuple[float, float, float]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -71,6 +75,7 @@ class Palette:
             "black": list(self.black),
             "tray": None if self.tray is None else list(self.tray),
             "board_edges": [[round(x, 1), round(y, 1)] for x, y in self.board_edges],
+            "evened": None if self.evened is None else {"white": list(self.evened[0]), "black": list(self.evened[1])},
         }
 
     @classmethod
@@ -81,19 +86,23 @@ class Palette:
             white, black = tuple(map(float, data["white"])), tuple(map(float, data["black"]))
             tray_t = None if tray is None else tuple(map(float, tray))
             edges = tuple((float(x), float(y)) for x, y in data.get("board_edges", ()))
+            ev = data.get("evened")
+            evened = None if ev is None else (tuple(map(float, ev["white"])), tuple(map(float, ev["black"])))
         except (KeyError, TypeError, ValueError, AttributeError):
             raise PaletteError(
                 f"palette: {str(data)[:200]!r}: expected white, black (and tray) Lab triples and board_edges [[x, y], ...]"
             ) from None
         if len(white) != 3 or len(black) != 3 or (tray_t is not None and len(tray_t) != 3):
             raise PaletteError(f"palette: {str(data)[:200]!r}: expected white, black (and tray) Lab triples")
-        for name, lab in (("white", white), ("black", black), ("tray", tray_t or (0.0, 0.0, 0.0))):
-            if not all(0.0 <= v <= 255.0 for v in lab):  # NaN fails too
+        named = [("white", white), ("black", black), ("tray", tray_t or (0.0, 0.0, 0.0))]
+        named += [] if evened is None else [("evened.white", evened[0]), ("evened.black", evened[1])]
+        for name, lab in named:
+            if len(lab) != 3 or not all(0.0 <= v <= 255.0 for v in lab):  # NaN fails too
                 raise PaletteError(f"palette: {name}: {list(lab)!r}: expected a Lab colour, three numbers 0..255")
         for x, y in edges:
             if not (math.isfinite(x) and math.isfinite(y)):
                 raise PaletteError(f"palette: board_edges: {[x, y]!r}: expected places in board mm")
-        return cls(white, black, tray_t, edges)
+        return cls(white, black, tray_t, edges, evened)  # type: ignore[arg-type]
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps({"format": "tavli-palette/1", **self.to_dict()}, indent=1), encoding="utf-8")
@@ -561,7 +570,34 @@ def learn_palette(
         tray = tuple(map(float, disc_colour(lab, ((x0 + x1) / 2, (y0 + y1) / 2), ppm, min(10.0, (x1 - x0) / 3))))
     white = np.median(np.array(cols[1]), axis=0)
     black = np.median(np.array(cols[-1]), axis=0)
-    return Palette(tuple(map(float, white)), tuple(map(float, black)), tray, _learn_board_edges(v, position))
+    return Palette(
+        tuple(map(float, white)),
+        tuple(map(float, black)),
+        tray,
+        _learn_board_edges(v, position),
+        _evened_sides(v, position, cols),
+    )
+
+
+def _evened_sides(
+    v: View, position: Position, cols: dict[int, list[np.ndarray]]
+) -> tuple[tuple[float, float, float], tuple[float, float, float]] | None:
+    """White's and black's median colours (``cols``: each checker's, in the order :func:`learn_palette`
+    took them) as the field's median light shows them; None where the field does not show."""
+    lay = v.layout
+    places: dict[int, list[tuple[float, float]]] = {1: [], -1: []}
+    for i, n in enumerate(position.points):
+        for k in range(abs(n)):
+            places[1 if n > 0 else -1].append(lay.checker_slot(i + 1, k)[:2])
+    radius = 0.6 * lay.profile.checker_diameter_mm
+    light = light_map(v, [(x, y, radius) for side in places.values() for x, y in side])
+    if light is None:
+        return None
+    out = []
+    for side in (1, -1):
+        evened = even(np.array(cols[side]), light.at(places[side]))
+        out.append(tuple(float(c) for c in np.clip(np.median(evened, axis=0), 0, 255)))
+    return out[0], out[1]
 
 
 _EDGE_GRID_MM = 2.0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -239,8 +240,8 @@ def read_points(
 ) -> tuple[tuple[int, ...], tuple[float, ...], np.ndarray]:
     """Every point of a view read by the network: signed counts of the first rows (white positive: the
     side of ``palette`` whose colour the point's checkers are nearer, without one the lighter of the
-    two colours the points' checkers fall into, seen in the field's even light: :func:`sides_by_colour`,
-    :func:`in_even_light`), a confidence for each, and the slots' chances (24 x K x 3). ``ignore`` are discs (x, y, radius in board mm) where dice lie: they are
+    two colours the points' checkers fall into: :func:`sides_by_colour`; both in the field's even light
+    where the palette was learned so, :func:`in_even_light`), a confidence for each, and the slots' chances (24 x K x 3). ``ignore`` are discs (x, y, radius in board mm) where dice lie: they are
     filled in from around them first (:func:`without`). ``most`` (checkers a side can have on the points):
     where the colours give a side more, the most likely reading within it, counts and sides together
     (:func:`decode_within`): a checker half seen (a die, a fleck) is dropped rather than another's
@@ -256,8 +257,10 @@ def read_points(
         counts.append(n * side)
         confs.append(conf)
     light = None
-    if palette is None:  # colours told apart across the board: each as the field's median light shows it
+    if palette is None or palette.evened is not None:  # each colour as the field's median light shows it
         crops, light = in_even_light(v, crops, tuple(counts), ignore)
+        if light is not None and palette is not None:
+            palette = replace(palette, white=palette.evened[0], black=palette.evened[1])
     sided = sides_within(probs, crops, tuple(counts), palette, most)
     return without_drawing(v, crops, sided, light), tuple(confs), probs
 
@@ -348,11 +351,11 @@ def decode_within(
     """The most likely first rows of all points together with neither side over ``most`` checkers: each
     point's count from its slots' chances (24 x K x 3) as :func:`decode` weighs them, its side from how
     near the colour of its first slot (``crops``) lies to each side's (``palette``'s, else the mean of
-    the points ``counts`` gives each side), a dynamic programme over both sides' totals. ``counts``
+    the points ``counts`` gives each side; lightness counted half), a dynamic programme over both sides' totals. ``counts``
     where they give a side no checker to take its colour from, or no reading is within ``most``."""
     if palette is not None:
         centres = [np.float32(palette.white), np.float32(palette.black)]
-        weights = np.ones(3, np.float32)
+        weights = _SPLIT_WEIGHTS
     else:
         tops = top_colours(crops, counts)
         white = [tops[i] for i in tops if counts[i] > 0]
@@ -496,18 +499,18 @@ def split_contrast(crops: np.ndarray, counts: tuple[int, ...]) -> float:
 
 def sides_by_colour(crops: np.ndarray, counts: tuple[int, ...], palette: Palette | None = None) -> tuple[int, ...]:
     """The counts with their sides told by colour across the whole frame (the points' checker colours from
-    their ``crops``): which of ``palette``'s colours a point's checkers are nearer; without a palette, the
-    colours are split in two (k-means from the network's sides, lightness counted half) and the lighter
-    group is white. Where the two groups lie less than :data:`MIN_SPLIT_LAB` apart (one side alone on the
-    points), the network's sides stay."""
+    their ``crops``): which of ``palette``'s colours a point's checkers are nearer (lightness counted half:
+    the light changes it most); without a palette, the colours are split in two (k-means from the
+    network's sides, lightness counted half too) and the lighter group is white. Where the two groups
+    lie less than :data:`MIN_SPLIT_LAB` apart (one side alone on the points), the network's sides stay."""
     if palette is not None:
         tops = top_colours(crops, counts)
         if not tops:
             return counts
         idx = sorted(tops)
         cols = np.array([tops[i] for i in idx], np.float32)
-        dw = np.linalg.norm(cols - np.float32(palette.white), axis=1)
-        db = np.linalg.norm(cols - np.float32(palette.black), axis=1)
+        dw = np.linalg.norm((cols - np.float32(palette.white)) * _SPLIT_WEIGHTS, axis=1)
+        db = np.linalg.norm((cols - np.float32(palette.black)) * _SPLIT_WEIGHTS, axis=1)
         light = dw <= db
     else:
         split = _split(crops, counts)

@@ -25,6 +25,7 @@ _MIN_CELL_SHARE = 0.2  # ...that show at least this share of field
 _SPREAD_CELLS = 1.5  # what cells add to the smooth light spreads this many cells (a Gaussian's sigma)...
 _SPREAD_REACH = 0.3  # ...fully where its cells weigh this much, fading beyond
 _MIN_FIT_CELLS = 12  # cells to fit the smooth light to
+_BEYOND_CELLS = 0.25  # the smooth light goes beyond the cells' range by at most this share of it
 _EDGE_MM = 3.0  # the field this near a triangle, the bar or the field's edge is not taken (stitches, shadows)
 _OUTLIER_SCALES = 3.0  # a cell this many robust deviations from the smooth light is the field's drawing...
 _MIN_RESIDUAL = 0.02  # ...never nearer than three of these
@@ -58,6 +59,9 @@ def _trend(cells: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarra
     trend = (terms(gx.ravel().astype(np.float64), gy.ravel().astype(np.float64)) @ coef).reshape(gh, gw)
     kept = np.zeros_like(weight)
     kept[ys[keep], xs[keep]] = 1.0
+    # little darker or brighter than a cell kept: a quadratic carried to a corner the field hardly shows overshoots
+    lo, hi = float(values[keep].min()), float(values[keep].max())
+    trend = np.clip(trend, lo - _BEYOND_CELLS * (hi - lo), hi + _BEYOND_CELLS * (hi - lo))
     return trend.astype(np.float32), kept
 
 

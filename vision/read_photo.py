@@ -116,7 +116,7 @@ def _read_at(fit: FieldFit, image: np.ndarray, palette: Palette | None, home: st
     v = view(geometry, image, cfg)
     used = palette if palette is not None else photo_palette(geometry, image, cfg, fit)
     if used is not None and not used.board_edges:
-        used = Palette(used.white, used.black, used.tray, snapped_edges(v, fit.board_edges(geometry.layout)))
+        used = replace(used, board_edges=snapped_edges(v, fit.board_edges(geometry.layout)))
     return PhotoReading(fit, geometry, used, read_frame(geometry, image, used, cfg, photo=True, sides=palette))
 
 
