@@ -33,6 +33,7 @@ READERS = ("classical", "learned", "hybrid")
 _OVERSAMPLE = 2  # crops are sampled at twice CROP and shrunk by area: no aliasing of a fine texture
 MIN_SPLIT_LAB = 12.0  # two groups of checker colours nearer than this are one side's
 _SPLIT_WEIGHTS = np.array([0.5, 1.0, 1.0], np.float32)  # of L, a and b when the points' colours are split in two
+_EVEN_GAIN = 1.1  # the evened colours are taken where they split this many times as cleanly as those seen
 _CONFIDENT_LOG = 3.0  # a lead of this much log-likelihood over the best other count is certain (odds of 20 to 1)
 
 
@@ -270,8 +271,9 @@ def in_even_light(
 ) -> tuple[np.ndarray, LightMap | None]:
     """The slot ``crops`` evened by the light across the view's field (:mod:`vision.light`: a lamp lighting
     one row more than the other), and that light; the crops as they are, and None, where no light is
-    found or the evened colours of the points' checkers (``counts``) split in two less cleanly
-    (:func:`split_contrast`). The field's light is taken clear of the checkers counted and the dice
+    found or the evened colours of the points' checkers (``counts``) do not split in two clearly more
+    cleanly (:func:`split_contrast`, :data:`_EVEN_GAIN`): where the light is about even, the colours
+    stay as seen. The field's light is taken clear of the checkers counted and the dice
     (``ignore``)."""
     centres, _, k = slot_places(v.layout)
     radius = 0.6 * v.layout.profile.checker_diameter_mm
@@ -280,7 +282,7 @@ def in_even_light(
     if light is None:
         return crops, None
     evened = even(crops, light.at(centres).reshape(len(crops), k, 1, 1))
-    if split_contrast(evened, counts) <= split_contrast(crops, counts):
+    if split_contrast(evened, counts) <= _EVEN_GAIN * split_contrast(crops, counts):
         return crops, None
     return evened, light
 

@@ -97,8 +97,9 @@ def even(lab, ratio) -> np.ndarray:
 def light_map(v: View, covered: Sequence[tuple[float, float, float]] = ()) -> LightMap | None:
     """The light over a view's field, from the field's px between the triangles and between the rows,
     less the discs ``covered`` (x, y, radius in board mm: the checkers and dice seen). Taken in cells
-    by their medians, so a logo, a stitch or a die missed moves no cell far; spread by a Gaussian to
-    the triangles and the stacks. None where too little field shows to tell (a board of points alone)."""
+    by their medians, so a stitch or a die missed moves no cell far; a smooth light fitted to the cells
+    (:func:`_trend`, a logo left out) reaches the triangles and the stacks, and what the cells add to it
+    stays near them. None where too little field shows to tell (a board of points alone)."""
     lay = v.layout
     s = 1.0 / _STEP_MM
     rows, cols = v.lab.shape[:2]
