@@ -90,7 +90,8 @@ class Palette:
             evened = None if ev is None else (tuple(map(float, ev["white"])), tuple(map(float, ev["black"])))
         except (KeyError, TypeError, ValueError, AttributeError):
             raise PaletteError(
-                f"palette: {str(data)[:200]!r}: expected white, black (and tray) Lab triples and board_edges [[x, y], ...]"
+                f"palette: {str(data)[:200]!r}: expected white, black (and tray) Lab triples, board_edges [[x, y], ...]"
+                " (and evened: {white, black} Lab triples)"
             ) from None
         if len(white) != 3 or len(black) != 3 or (tray_t is not None and len(tray_t) != 3):
             raise PaletteError(f"palette: {str(data)[:200]!r}: expected white, black (and tray) Lab triples")
@@ -596,7 +597,7 @@ def _evened_sides(
     out = []
     for side in (1, -1):
         evened = even(np.array(cols[side]), light.at(places[side]))
-        out.append(tuple(float(c) for c in np.clip(np.median(evened, axis=0), 0, 255)))
+        out.append(tuple(round(float(c), 1) for c in np.clip(np.median(evened, axis=0), 0, 255)))
     return out[0], out[1]
 
 
