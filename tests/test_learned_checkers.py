@@ -19,8 +19,10 @@ from vision.learned_checkers import (
     checker_reader,
     combine,
     decode,
+    in_even_light,
     points_under,
     read_points,
+    slot_chances,
     slot_crops,
     slot_places,
     split_in_two,
@@ -28,7 +30,8 @@ from vision.learned_checkers import (
 )
 from vision.observe import read_frame
 from vision.profile import layout
-from vision.render import render
+from vision.render import random_profile, render
+from vision.render_draw import random_styles
 from vision.view import view
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "boards" / "backgammoncv"
@@ -237,3 +240,21 @@ def test_the_shipped_model_reads_the_wbf_frames_points():
         right += sum(t == r for t, r in known)
         total += len(known)
     assert total > 150 and right / total >= 0.97
+
+
+def test_the_colours_are_evened_only_under_a_light_that_splits_them_better():
+    # pearl-white and grey checkers on a random board, lit evenly, then under a lamp over one row
+    style, checkers = random_styles(np.random.default_rng([700021, 13]))
+    points = (1, 1, 2, 2, -1, 1, -3, 0, 1, 0, 1, 0, -2, 1, -2, -2, -1, -1, -2, 1, -1, 2, 1, 1)
+    pos = Position.from_dict({**Position.start("backgammon").to_dict(), "points": list(points)})
+    board = dict(profile=random_profile(700021), style=style, checkers=checkers, lighting=False)
+    frame = render(pos, seed=1, **board)
+    geometry = calibrate(frame.image, profile=board["profile"])
+    lamp = np.linspace(1.2, 0.5, frame.image.shape[0])[:, None, None]
+    for image, evened in ((frame.image, False), (np.clip(frame.image * lamp, 0, 255).astype(np.uint8), True)):
+        v = view(geometry, image)
+        crops, probs = slot_chances(v)
+        counts = tuple(n * side for n, side, _ in (decode(p) for p in probs))
+        out, light = in_even_light(v, crops, counts)
+        assert (light is not None) == evened
+        assert (out is crops) != evened
