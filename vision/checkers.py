@@ -26,7 +26,7 @@ from board_rules.errors import TavliError
 from board_rules.untrusted import read_json
 from vision.calibrate import Geometry
 from vision.config import VisionConfig, default_config
-from vision.light import even, light_map
+from vision.light import CHECKER_COVER, even, light_map
 from vision.profile import Layout
 from vision.rims import (
     ANGLES,
@@ -559,10 +559,11 @@ def learn_palette(
     v = view(geometry, image, config)
     lay, lab, ppm = v.layout, v.lab, v.ppm
     diameter = lay.profile.checker_diameter_mm
-    cols: dict[int, list[np.ndarray]] = {1: [], -1: []}
+    places: dict[int, list[tuple[float, float]]] = {1: [], -1: []}
     for i, n in enumerate(position.points):
         for k in range(abs(n)):
-            cols[1 if n > 0 else -1].append(disc_colour(lab, lay.checker_slot(i + 1, k)[:2], ppm, diameter * 0.3))
+            places[1 if n > 0 else -1].append(lay.checker_slot(i + 1, k)[:2])
+    cols = {side: [disc_colour(lab, at, ppm, diameter * 0.3) for at in places[side]] for side in places}
     if not cols[1] or not cols[-1]:
         raise PaletteError("position: expected checkers of both sides on the points to learn their colours")
     tray = None
@@ -576,21 +577,16 @@ def learn_palette(
         tuple(map(float, black)),
         tray,
         _learn_board_edges(v, position),
-        _evened_sides(v, position, cols),
+        _evened_sides(v, places, cols),
     )
 
 
 def _evened_sides(
-    v: View, position: Position, cols: dict[int, list[np.ndarray]]
+    v: View, places: dict[int, list[tuple[float, float]]], cols: dict[int, list[np.ndarray]]
 ) -> tuple[tuple[float, float, float], tuple[float, float, float]] | None:
-    """White's and black's median colours (``cols``: each checker's, in the order :func:`learn_palette`
-    took them) as the field's median light shows them; None where the field does not show."""
-    lay = v.layout
-    places: dict[int, list[tuple[float, float]]] = {1: [], -1: []}
-    for i, n in enumerate(position.points):
-        for k in range(abs(n)):
-            places[1 if n > 0 else -1].append(lay.checker_slot(i + 1, k)[:2])
-    radius = 0.6 * lay.profile.checker_diameter_mm
+    """White's (1) and black's (-1) median colours, each checker's ``cols`` at its ``places`` (board mm),
+    as the field's median light shows them; None where the field does not show."""
+    radius = CHECKER_COVER * v.layout.profile.checker_diameter_mm
     light = light_map(v, [(x, y, radius) for side in places.values() for x, y in side])
     if light is None:
         return None

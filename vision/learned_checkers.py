@@ -21,7 +21,7 @@ import numpy as np
 from board_rules.errors import TavliError
 from vision.checkers import FieldReading, Palette
 from vision.config import DEFAULT_PATH, ConfigError, read_toml
-from vision.light import LightMap, even, light_map
+from vision.light import CHECKER_COVER, LightMap, even, light_map
 from vision.profile import Layout
 from vision.view import View, disc_colour
 
@@ -242,7 +242,8 @@ def read_points(
     """Every point of a view read by the network: signed counts of the first rows (white positive: the
     side of ``palette`` whose colour the point's checkers are nearer, without one the lighter of the
     two colours the points' checkers fall into: :func:`sides_by_colour`; both in the field's even light
-    where the palette was learned so, :func:`in_even_light`), a confidence for each, and the slots' chances (24 x K x 3). ``ignore`` are discs (x, y, radius in board mm) where dice lie: they are
+    where the palette was learned so, :func:`in_even_light`), a confidence for each, and the slots'
+    chances (24 x K x 3). ``ignore`` are discs (x, y, radius in board mm) where dice lie: they are
     filled in from around them first (:func:`without`). ``most`` (checkers a side can have on the points):
     where the colours give a side more, the most likely reading within it, counts and sides together
     (:func:`decode_within`): a checker half seen (a die, a fleck) is dropped rather than another's
@@ -276,7 +277,7 @@ def in_even_light(
     stay as seen. The field's light is taken clear of the checkers counted and the dice
     (``ignore``)."""
     centres, _, k = slot_places(v.layout)
-    radius = 0.6 * v.layout.profile.checker_diameter_mm
+    radius = CHECKER_COVER * v.layout.profile.checker_diameter_mm
     seen = [(*centres[i * k + j], radius) for i, n in enumerate(counts) for j in range(min(abs(n), k))]
     light = light_map(v, seen + [tuple(d) for d in ignore])
     if light is None:
@@ -353,8 +354,9 @@ def decode_within(
     """The most likely first rows of all points together with neither side over ``most`` checkers: each
     point's count from its slots' chances (24 x K x 3) as :func:`decode` weighs them, its side from how
     near the colour of its first slot (``crops``) lies to each side's (``palette``'s, else the mean of
-    the points ``counts`` gives each side; lightness counted half), a dynamic programme over both sides' totals. ``counts``
-    where they give a side no checker to take its colour from, or no reading is within ``most``."""
+    the points ``counts`` gives each side; lightness counted half), a dynamic programme over both sides'
+    totals. ``counts`` where they give a side no checker to take its colour from, or no reading is
+    within ``most``."""
     if palette is not None:
         centres = [np.float32(palette.white), np.float32(palette.black)]
         weights = _SPLIT_WEIGHTS

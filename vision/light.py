@@ -18,6 +18,7 @@ import numpy as np
 
 from vision.view import View
 
+CHECKER_COVER = 0.6  # a checker seen hides the field this many of its diameters from its centre (its side too)
 L_OFFSET = 16 * 255 / 100  # CIE L*'s 16, in OpenCV's 8-bit L: L* + 16 scales with the light as a, b do
 _STEP_MM = 2.0  # the map's resolution
 _CELL_MM = 20.0  # the field's light is the median of its px in cells this wide...
