@@ -539,9 +539,9 @@ def find_field(
         raise ValueError(f"image: expected a BGR uint8 array, got {getattr(image, 'shape', type(image))!r}")
     work, scale = _work_image(cfg, image)
     h, w = work.shape[:2]
+    fine = Scorer(lab_of(work, 1.0), 160, 128)  # built once: it costs as much as a dozen scores
     if corners is not None:
         given = _check_corners(corners) * scale
-        fine = Scorer(lab_of(work, 1.0), 160, 128)
         starts = [np.array([b, m, lam]) for b in (0.05, 0.08) for m in (0.0, 0.01) for lam in (0.36, 0.42, 0.47)]
         params = max(starts, key=lambda p: fine.score(given, p))
         fitted, params, score = refine(fine, given, params, 1.0, 0.25, fixed_corners=True)
@@ -566,7 +566,6 @@ def find_field(
                 f"board-not-found: the best field covers {area / (w * h):.1%} of the photo "
                 f"(at least {cfg.min_field_frac:.0%} expected)"
             )
-    fine = Scorer(lab_of(work, 1.0), 160, 128)
     colours = fine.region_colours(fitted, params)
     full = fitted / scale
     if source == "found":  # the corners onto the photo's edges, and the proportions refitted between them
