@@ -260,10 +260,12 @@ def read_points(
         confs.append(conf)
     light = None
     if palette is None or palette.evened is not None:  # each colour as the field's median light shows it
-        crops, light = in_even_light(v, crops, tuple(counts), ignore)
+        crops, light, split = _even_light(v, crops, tuple(counts), ignore)
         if light is not None and palette is not None:
             palette = replace(palette, white=palette.evened[0], black=palette.evened[1])
-    sided = sides_within(probs, crops, tuple(counts), palette, most)
+    else:
+        split = None
+    sided = sides_within(probs, crops, tuple(counts), palette, most, split=split)
     return without_drawing(v, crops, sided, light), tuple(confs), probs
 
 
@@ -276,16 +278,26 @@ def in_even_light(
     cleanly (:func:`split_contrast`, :data:`_EVEN_GAIN`): where the light is about even, the colours
     stay as seen. The field's light is taken clear of the checkers counted and the dice
     (``ignore``)."""
+    out, light, _ = _even_light(v, crops, counts, ignore)
+    return out, light
+
+
+def _even_light(
+    v: View, crops: np.ndarray, counts: tuple[int, ...], ignore: Sequence[tuple[float, float, float]]
+) -> tuple[np.ndarray, LightMap | None, Split | None]:
+    """:func:`in_even_light`, and the colours' split of the crops it gives (:func:`_split`) where it made one
+    on the way (None where not): the sides are then told from that split, not from one made again."""
     centres, _, k = slot_places(v.layout)
     radius = CHECKER_COVER * v.layout.profile.checker_diameter_mm
     seen = [(*centres[i * k + j], radius) for i, n in enumerate(counts) for j in range(min(abs(n), k))]
     light = light_map(v, seen + [tuple(d) for d in ignore])
     if light is None:
-        return crops, None
+        return crops, None, None
     evened = even(crops, light.at(centres).reshape(len(crops), k, 1, 1))
-    if split_contrast(evened, counts) <= _EVEN_GAIN * split_contrast(crops, counts):
-        return crops, None
-    return evened, light
+    split_evened, split_seen = _split(evened, counts), _split(crops, counts)
+    if _contrast(split_evened) <= _EVEN_GAIN * _contrast(split_seen):
+        return crops, None, split_seen
+    return evened, light, split_evened
 
 
 _DRAWING_FAR_LAB = 30.0  # a first row this far (weighted Lab) from its side's colour...
@@ -331,11 +343,18 @@ def without_drawing(
 
 
 def sides_within(
-    probs: np.ndarray, crops: np.ndarray, counts: tuple[int, ...], palette: Palette | None, most: int | None
+    probs: np.ndarray,
+    crops: np.ndarray,
+    counts: tuple[int, ...],
+    palette: Palette | None,
+    most: int | None,
+    *,
+    split: Split | None = None,
 ) -> tuple[int, ...]:
-    """``counts`` with their sides told by colour (:func:`sides_by_colour`); where that gives a side more than
-    ``most``, the most likely reading within it, counts and sides together (:func:`decode_within`)."""
-    sided = sides_by_colour(crops, counts, palette)
+    """``counts`` with their sides told by colour (:func:`sides_by_colour`, ``split`` as there); where that
+    gives a side more than ``most``, the most likely reading within it, counts and sides together
+    (:func:`decode_within`)."""
+    sided = sides_by_colour(crops, counts, palette, split=split)
     if most is not None and max(_totals(sided)) > most:
         sided = decode_within(probs, crops, sided, palette, most)
     return sided
@@ -467,7 +486,10 @@ def split_in_two(cols: np.ndarray, weight: np.ndarray, start: np.ndarray) -> np.
     return best
 
 
-def _split(crops: np.ndarray, counts: tuple[int, ...]) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray] | None:
+Split = tuple[list[int], np.ndarray, np.ndarray, np.ndarray]  # points, their colours, weights, groups (True: lighter)
+
+
+def _split(crops: np.ndarray, counts: tuple[int, ...]) -> Split | None:
     """The points' checker colours (lightness counted half) split in two as :func:`sides_by_colour` splits
     them: the points (indices), their colours, weights (their first rows' checkers) and groups (True:
     the lighter). None where there are no colours or a group would be empty."""
@@ -491,7 +513,11 @@ def _split(crops: np.ndarray, counts: tuple[int, ...]) -> tuple[list[int], np.nd
 def split_contrast(crops: np.ndarray, counts: tuple[int, ...]) -> float:
     """How cleanly the points' checker colours split in two (:func:`_split`): the distance between the
     groups' weighted means over the root of their weighted mean squared spread (0 where they do not split)."""
-    split = _split(crops, counts)
+    return _contrast(_split(crops, counts))
+
+
+def _contrast(split: Split | None) -> float:
+    """:func:`split_contrast` of a split :func:`_split` made."""
     if split is None:
         return 0.0
     _, cols, weight, light = split
@@ -501,12 +527,15 @@ def split_contrast(crops: np.ndarray, counts: tuple[int, ...]) -> float:
     return float(np.linalg.norm(means[0] - means[1])) / max(rms, 1.0)
 
 
-def sides_by_colour(crops: np.ndarray, counts: tuple[int, ...], palette: Palette | None = None) -> tuple[int, ...]:
+def sides_by_colour(
+    crops: np.ndarray, counts: tuple[int, ...], palette: Palette | None = None, *, split: Split | None = None
+) -> tuple[int, ...]:
     """The counts with their sides told by colour across the whole frame (the points' checker colours from
     their ``crops``): which of ``palette``'s colours a point's checkers are nearer (lightness counted half:
     the light changes it most); without a palette, the colours are split in two (k-means from the
     network's sides, lightness counted half too) and the lighter group is white. Where the two groups
-    lie less than :data:`MIN_SPLIT_LAB` apart (one side alone on the points), the network's sides stay."""
+    lie less than :data:`MIN_SPLIT_LAB` apart (one side alone on the points), the network's sides stay.
+    ``split``: :func:`_split` of these crops and counts where already made; by default it is made here."""
     if palette is not None:
         tops = top_colours(crops, counts)
         if not tops:
@@ -517,7 +546,8 @@ def sides_by_colour(crops: np.ndarray, counts: tuple[int, ...], palette: Palette
         db = np.linalg.norm((cols - np.float32(palette.black)) * _SPLIT_WEIGHTS, axis=1)
         light = dw <= db
     else:
-        split = _split(crops, counts)
+        if split is None:
+            split = _split(crops, counts)
         if split is None:
             return counts
         idx, cols, _, light = split
