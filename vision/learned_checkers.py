@@ -258,13 +258,11 @@ def read_points(
         n, side, conf = decode(probs[p])
         counts.append(n * side)
         confs.append(conf)
-    light = None
+    light = split = None
     if palette is None or palette.evened is not None:  # each colour as the field's median light shows it
         crops, light, split = _even_light(v, crops, tuple(counts), ignore)
         if light is not None and palette is not None:
             palette = replace(palette, white=palette.evened[0], black=palette.evened[1])
-    else:
-        split = None
     sided = sides_within(probs, crops, tuple(counts), palette, most, split=split)
     return without_drawing(v, crops, sided, light), tuple(confs), probs
 
@@ -275,7 +273,7 @@ def in_even_light(
     """The slot ``crops`` evened by the light across the view's field (:mod:`vision.light`: a lamp lighting
     one row more than the other), and that light; the crops as they are, and None, where no light is
     found or the evened colours of the points' checkers (``counts``) do not split in two clearly more
-    cleanly (:func:`split_contrast`, :data:`_EVEN_GAIN`): where the light is about even, the colours
+    cleanly (:func:`_contrast`, :data:`_EVEN_GAIN`): where the light is about even, the colours
     stay as seen. The field's light is taken clear of the checkers counted and the dice
     (``ignore``)."""
     out, light, _ = _even_light(v, crops, counts, ignore)
@@ -510,14 +508,9 @@ def _split(crops: np.ndarray, counts: tuple[int, ...]) -> Split | None:
     return idx, cols, weight, light
 
 
-def split_contrast(crops: np.ndarray, counts: tuple[int, ...]) -> float:
-    """How cleanly the points' checker colours split in two (:func:`_split`): the distance between the
-    groups' weighted means over the root of their weighted mean squared spread (0 where they do not split)."""
-    return _contrast(_split(crops, counts))
-
-
 def _contrast(split: Split | None) -> float:
-    """:func:`split_contrast` of a split :func:`_split` made."""
+    """How cleanly the points' checker colours split in two (a :func:`_split`): the distance between the
+    groups' weighted means over the root of their weighted mean squared spread (0 where they do not split)."""
     if split is None:
         return 0.0
     _, cols, weight, light = split
