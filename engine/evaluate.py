@@ -24,6 +24,7 @@ from board_rules.reach import sample_results
 from engine import learned
 from engine.beam import beam_plays
 from engine.heuristic import score_position, value
+from engine.heuristic import values as heuristic_values
 from engine.learned import PLAY_BUDGET, SAMPLE_LIMIT, may_have_ended, rolls_after
 
 GNUBG_VARIANTS = ("backgammon", "portes")
@@ -96,11 +97,6 @@ def _bounded(position: Position, roll: Roll, net: learned.Net | None = None) -> 
     return out
 
 
-def _heuristic_scores(boards: list[Board], v) -> list[float]:
-    """The heuristic's value of each board for its owner (the beam's default ranking)."""
-    return [value(b, b.flipped(v), v) for b in boards]
-
-
 def _net_scores(net: learned.Net, boards: list[Board], v) -> list[float]:
     """The net's equity of each board for its owner, all in one pass (a beam ranked by the net)."""
     return learned.board_scores(net, boards, v)
@@ -115,7 +111,7 @@ def random_play(position: Position, roll: Roll, rng: random.Random) -> tuple[Pla
     return options[rng.randrange(len(options))]
 
 
-def _beam(position: Position, roll: Roll, scores=_heuristic_scores) -> list[tuple[Play, Position]]:
+def _beam(position: Position, roll: Roll, scores=heuristic_values) -> list[tuple[Play, Position]]:
     """The plays :func:`engine.beam.beam_plays` builds, ranked after each die by ``scores(boards,
     variant)`` (the heuristic's unless given), one per resulting position: each a legal play."""
     side = position.turn
@@ -187,7 +183,7 @@ LEARNED_BEATS_HEURISTIC = ("portes", "plakoto", "fevga", "gul-bara", "long-nardy
 the net ranks their plays by default (every taught game now; ``by="heuristic"`` still asks it)."""
 
 
-LOOKAHEAD_GAMES = ("plakoto",)
+LOOKAHEAD_GAMES = ("plakoto", "gul-bara")
 """Games whose net's best plays are compared one ply deeper (:func:`engine.learned.reply_values`):
 where that won more games against the heuristic than the net alone (``make bench-evaluator``)."""
 
@@ -401,6 +397,12 @@ def _best_by_net(position: Position, roll: Roll, net: learned.Net) -> list[tuple
         return None
     eq = [float(e) for e in scored.equity]
     if position.variant.name in LOOKAHEAD_GAMES and len(eq) > 1:
+        if any(len(legs) > 1 for legs, _, _ in scored.results):  # numbers pass on: each side plays its own
+            options = [
+                (play_of(legs), learned.after(position, scored, i)) for i, (legs, _, _) in enumerate(scored.results)
+            ]
+            ranked = _rank(position, roll, options, None, "learned")
+            return [(r.play, r.position) for r in ranked if (r.ply, r.score) == (ranked[0].ply, ranked[0].score)]
         chosen = _deeper(eq)
         if len(chosen) > 1:  # one play alone within the window needs no deeper look
             afters = [learned.after(position, scored, i) for i in chosen]

@@ -206,6 +206,25 @@ def value(mine: Board, theirs: Board, variant) -> float:
     return value_parts(mine, theirs, variant)[0]
 
 
+def values(boards: list[Board], variant) -> list[float]:
+    """:func:`value` of each board for its owner, in one compiled call where it was built (a beam
+    ranks every board it reaches after each die)."""
+    if _compiled is None or not boards:
+        return [value(b, b.flipped(variant), variant) for b in boards]
+    keys = b"".join(b.key() for b in boards)
+    rows = _compiled.board_terms(
+        keys,
+        bytes(b.opp_off for b in boards),
+        len(keys) // len(boards),
+        variant.hits,
+        variant.pins,
+        variant.blocks,
+        variant.geometry == "same",
+    )
+    width = len(rows) // (8 * len(boards))  # the value, then learned's contact and the terms
+    return list(memoryview(rows).cast("d")[::width])
+
+
 def value_parts(mine: Board, theirs: Board, variant, parts: bool = False) -> tuple[float, list[float]]:
     """:func:`value`, and with ``parts`` the terms it is made of (the learned nets read them):
     the race, the bar, the shots against ``mine``, then :data:`SIDE_PARTS` for ``mine`` and for

@@ -22,7 +22,14 @@ from importlib import resources
 import numpy as np
 
 from board_rules import Position, Roll, Side, Variant
-from board_rules.movegen import Budget, SearchBudgetExceeded, compiled_pin_rules, legal_results, search_side
+from board_rules.movegen import (
+    Budget,
+    SearchBudgetExceeded,
+    compiled_pin_rules,
+    compiled_rules,
+    legal_results,
+    search_side,
+)
 from board_rules.moves import Board
 from board_rules.position import CHECKERS
 from board_rules.reach import sample_results
@@ -354,16 +361,22 @@ def reply_values(net: Net, positions: list[Position], budget: int = PLAY_BUDGET)
     by the net, seen from the side that played (gnubg's 1-ply).
 
     A finished game is worth its outcome. A roll whose replies are too many to list within
-    ``budget`` boards (an escalated gul-bara double) counts at the position's own 0-ply value.
-    Every reply of every position is scored by one pass of the net. Plakoto's replies are
-    read as board keys from the compiled search (no board objects), with the same values.
+    ``budget`` boards (an escalated gul-bara double) is answered by the plays of a beam search
+    ranked by the heuristic (:data:`REPLY_BEAM` boards kept after each die), the best of them by
+    the net; where the beam finds none, the roll counts at the position's own 0-ply value.
+    Every reply of every position is scored by one pass of the net. Where the compiled search
+    lists the replies (plakoto, and the games that block without hitting), they are read as
+    board keys, with no board objects, and the same values.
     """
     if not positions:
         return np.zeros(0, dtype=np.float32)
     v = positions[0].variant
     me = positions[0].turn.other
     flat = equity(score_positions(net, positions, me)).astype(np.float64)  # also every finished game's value
-    keyed = heuristic._compiled is not None and compiled_pin_rules(v, Board.of(positions[0])) is not None
+    first_board = Board.of(positions[0])  # whether the compiled search takes this game (each roll asks its limits)
+    keyed = heuristic._compiled is not None and (
+        compiled_pin_rules(v, first_board) is not None or compiled_rules(v, first_board, 15, 0) is not None
+    )
     boards: list = []  # the replies' boards (their keys where keyed), each seen by the opponent
     offs = bytearray()
     ends: list[tuple[int, np.ndarray]] = []  # (reply, the outputs of its finished game)
@@ -373,34 +386,28 @@ def reply_values(net: Net, positions: list[Position], budget: int = PLAY_BUDGET)
         if finished[i]:
             continue
         them = p.turn
-        rolls = rolls_after(p)
-        start = Board.of(p) if keyed else None
+        start = Board.of(p)
         played = p.rolls[0 if them is Side.WHITE else 1]
         for a, b in ROLLS:
             weight = 1 if a == b else 2
             first = len(boards)
             try:
-                if keyed:
+                if keyed and not v.passes_unplayed(a, b, played):
                     seqs = v.dice_sequences(a, b, played)
                     found, _, _ = search_side(v, start.copy(), seqs, v.head_limit(a, b, played), Budget(budget))
-                    for key in found:
-                        if key[0] == CHECKERS or key[53] == 2:  # all off, or the mother pinned: it may be over
-                            final = Board.from_key(key, True, start.opp_off)
-                            _end(ends, len(boards), final.to_position(p, them, me, rolls), them)
-                        boards.append(key)
-                    offs.extend(bytes([start.opp_off]) * len(found))
+                    _add_keys(boards, offs, ends, found, start, p, me)
                 else:
                     for _, final, final_side in legal_results(p, Roll(a, b), budget=budget):
-                        board = final if final_side is them else final.flipped(v)
-                        if may_have_ended(board):
-                            _end(ends, len(boards), final.to_position(p, final_side, me, rolls), them)
-                        boards.append(board)
+                        _add_reply(boards, offs, ends, final if final_side is them else final.flipped(v), p, me, keyed)
             except SearchBudgetExceeded:
                 del boards[first:]
                 del offs[first:]
                 ends = [e for e in ends if e[0] < first]
-                segments.append((i, weight, -1, 0))
-                continue
+                for final in _beam_replies(p, Roll(a, b)):
+                    _add_reply(boards, offs, ends, final, p, me, keyed)
+                if len(boards) == first:
+                    segments.append((i, weight, -1, 0))
+                    continue
             segments.append((i, weight, first, len(boards) - first))
     if not boards:
         out = np.zeros((0, OUTPUTS), dtype=np.float32)
@@ -415,6 +422,39 @@ def reply_values(net: Net, positions: list[Position], budget: int = PLAY_BUDGET)
     for i, weight, first, n in segments:
         total[i] += weight * (flat[i] if first < 0 else -theirs[first : first + n].max())
     return np.where(finished, flat, total / 36.0).astype(np.float32)
+
+
+REPLY_BEAM = 3
+"""Boards the beam keeps after each die of a reply too big to list (:func:`reply_values`)."""
+
+
+def _beam_replies(position: Position, roll: Roll) -> list[Board]:
+    """The distinct boards, seen by the side on roll, that a beam ranked by the heuristic ends
+    with for ``roll``: the replies :func:`reply_values` compares for an escalated double."""
+    seen: dict[bytes, Board] = {}
+    for _, board in beam_plays(position, roll, heuristic.values, width=REPLY_BEAM):
+        seen.setdefault(board.key(), board)
+    return list(seen.values())
+
+
+def _add_keys(boards: list, offs: bytearray, ends: list, found, start: Board, position: Position, me: Side) -> None:
+    """Append the replies the compiled search ``found`` (board keys, seen by the side that
+    replied) to :func:`reply_values`' lists, noting those that end the game."""
+    pins = start.pins is not None
+    for key in found:
+        if key[0] == CHECKERS or (pins and key[53] == 2):  # all off, or the mother pinned: it may be over
+            final = Board.from_key(key, pins, start.opp_off)
+            _end(ends, len(boards), final.to_position(position, me.other, me, rolls_after(position)), me.other)
+        boards.append(key)
+    offs.extend(bytes([start.opp_off]) * len(found))
+
+
+def _add_reply(boards: list, offs: bytearray, ends: list, board: Board, position: Position, me: Side, keyed: bool):
+    """Append one reply ``board`` (seen by the side that replied) to :func:`reply_values`' lists."""
+    if may_have_ended(board):
+        _end(ends, len(boards), board.to_position(position, me.other, me, rolls_after(position)), me.other)
+    boards.append(board.key() if keyed else board)
+    offs.append(board.opp_off)
 
 
 def _end(ends: list, at: int, position: Position, them: Side) -> None:

@@ -248,6 +248,9 @@ def test_gul_bara_numbers_passed_on_are_played_as_their_side_likes(by):
     if by == "learned":
         net = learned.shipped("gul-bara")
         own = [float(e) for e in learned.equity(learned.score_positions(net, [a for _, a in options], pos.turn))]
+        deeper = evaluate._deeper(own)  # gul-bara's best plays by the net are valued one ply deeper
+        for i, value in zip(deeper, learned.reply_values(net, [options[i][1] for i in deeper])):
+            own[i] = float(value)
     else:
         own = [score_position(a, pos.turn) for _, a in options]
     firsts = {p.moves for p, _ in options}

@@ -82,6 +82,18 @@ def test_compiled_terms_of_the_start_and_of_every_checker_off(variant):
     assert heuristic.value_parts(mine, theirs, start.variant, True) == (1000.0, [0.0] * 13)
 
 
+@pytest.mark.parametrize("variant", ["portes", "plakoto", "fevga", "gul-bara", "long-nardy"])
+def test_values_of_many_boards_in_one_call_are_each_boards_value(variant):
+    _compiled()
+    rng = random.Random(f"values-{variant}")
+    boards = [Board.of(p, rng.choice((Side.WHITE, Side.BLACK))) for p in _positions(variant, 200, rng)]
+    boards[0].me[0], boards[0].me[1:] = 15, [0] * 25  # every checker off: 1000
+    v = Position.start(variant).variant
+    got = heuristic.values(boards, v)
+    assert got == [heuristic.value_parts_python(b, b.flipped(v), v)[0] for b in boards]
+    assert got[0] == 1000.0 and heuristic.values([], v) == []
+
+
 def test_the_compiled_terms_refuse_what_is_not_a_board_key():
     compiled = _compiled()
     key = Board.of(Position.start("backgammon")).key()

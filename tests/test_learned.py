@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from board_rules import VARIANTS, Position, Roll, Side
+from board_rules.legality import is_legal_result
+from board_rules.movegen import SearchBudgetExceeded
 from board_rules.moves import Board
 from engine import evaluate, heuristic, learned
 from engine.learned import Net, equity, feature_count, features, flip, outcome_target, score_plays
@@ -235,12 +237,23 @@ def _reference_reply_values(net, positions):
             continue
         total = 0.0
         for a, b in learned.ROLLS:
-            total += (1 if a == b else 2) * -float(score_plays(net, p, Roll(a, b), sample=False).equity.max())
+            try:
+                best = float(score_plays(net, p, Roll(a, b), sample=False).equity.max())
+            except SearchBudgetExceeded:  # an escalated double: the beam's plays, each scored as a position
+                rolls = learned.rolls_after(p)
+                afters = [
+                    board.to_position(p, p.turn, p.turn.other, rolls) for board in learned._beam_replies(p, Roll(a, b))
+                ]
+                if afters:
+                    best = float(equity(learned.score_positions(net, afters, p.turn)).max())
+                else:  # no beam plays every die: the roll counts at the position's own value
+                    best = -float(equity(learned.score_positions(net, [p], p.turn.other))[0])
+            total += (1 if a == b else 2) * -best
         out.append(total / 36.0)
     return np.array(out)
 
 
-@pytest.mark.parametrize("variant", ["plakoto", "portes", "long-nardy"])
+@pytest.mark.parametrize("variant", ["plakoto", "portes", "long-nardy", "fevga", "gul-bara"])
 def test_one_ply_deeper_is_the_mean_of_the_opponents_best_replies(variant, monkeypatch):
     from tests.positions import random_plakoto
 
@@ -256,11 +269,30 @@ def test_one_ply_deeper_is_the_mean_of_the_opponents_best_replies(variant, monke
         positions.append(p)
     positions = [p for p in positions if p.turn is positions[0].turn]  # one side has just played in all
     net = learned.shipped(variant)
+    beams = []
+    monkeypatch.setattr(
+        learned, "_beam_replies", lambda p, roll, f=learned._beam_replies: beams.append(roll) or f(p, roll)
+    )
     got = learned.reply_values(net, positions)
     assert got.shape == (len(positions),)
+    assert bool(beams) == (variant == "gul-bara")  # only escalated doubles are too many to list
     assert np.allclose(got, _reference_reply_values(net, positions), atol=1e-6)
     monkeypatch.setattr(heuristic, "_compiled", None)  # the Python inputs, and no keyed replies
     assert np.allclose(learned.reply_values(net, positions), got, atol=1e-6)
+
+
+def test_an_escalated_reply_is_a_legal_play_the_beam_finds():
+    rng = random.Random("escalated replies")
+    checked = 0
+    while checked < 6:
+        p = random_same_direction(rng, "gul-bara", rolls=(5, 5))
+        d = rng.randint(1, 6)
+        replies = learned._beam_replies(p, Roll(d, d))
+        rolls = learned.rolls_after(p)
+        for board in replies:
+            assert is_legal_result(p, Roll(d, d), board.to_position(p, p.turn, p.turn.other, rolls))
+        checked += bool(replies)
+    assert len(learned._beam_replies(p, Roll(1, 1))) <= learned.REPLY_BEAM * 2  # a beam for each order of the dice
 
 
 def test_one_ply_deeper_knows_a_finished_game_and_falls_back_on_rolls_too_many_to_list():
