@@ -386,7 +386,7 @@ def reply_values(net: Net, positions: list[Position], budget: int = PLAY_BUDGET)
         if finished[i]:
             continue
         them = p.turn
-        start = Board.of(p)
+        start = Board.of(p) if keyed else None
         played = p.rolls[0 if them is Side.WHITE else 1]
         for a, b in ROLLS:
             weight = 1 if a == b else 2
