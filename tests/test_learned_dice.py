@@ -307,6 +307,31 @@ def test_a_boards_weak_dice_get_the_same_second_look_at_their_known_size(monkeyp
     assert asked[-1] == 0.45
 
 
+def test_the_face_classifier_keeps_a_die_it_is_sure_of_and_drops_one_it_is_sure_is_none(monkeypatch):
+    # (x, y, side, value, score) at a known die size of 20 px: four weak dice and one under the least score
+    read = [(100, 100, 18, 3, 0.4), (300, 100, 18, 4, 0.55), (500, 100, 19, 5, 0.7), (700, 100, 18, 6, 0.4)]
+    read.append((900, 100, 18, 2, 0.3))
+    monkeypatch.setattr(learned_dice, "_find_then_read", lambda *args: [d for d in read if d[4] >= args[5]])
+    monkeypatch.setattr(learned_dice, "_finder", lambda: None)
+    monkeypatch.setattr(learned_dice, "_window_nets", lambda: (None, None))
+    image = np.zeros((200, 1000, 3), np.uint8)
+    image[90:110, 90:110] = 50  # a die, the classifier sure of that, not of its face (a five or a six)
+    image[90:110, 290:310] = 150  # no die, the classifier sure: the network's 0.55 falls...
+    image[90:110, 490:510] = 150  # ...its 0.7 stands (the network sure enough), the classifier's face taken
+    image[90:110, 690:710] = 250  # a die, the classifier not sure enough that it is one
+    image[90:110, 890:910] = 50  # sure of a die, but the network's peak was too weak to look at
+
+    def classify(crop):
+        return {
+            50: [0.1, 0.1, 0.1, 0.1, 0.3, 0.28, 0.02],
+            150: [0.02, 0, 0, 0, 0, 0, 0.98],
+            250: [0, 0, 0, 0, 0, 0.3, 0.7],
+        }[int(crop[24, 24, 0])]
+
+    found = learned_dice.find_dice(image, die_px=20.0, min_score=0.45, faces=_Faces(classify))
+    assert [(f.centre[0], f.value, round(f.score, 2)) for f in found] == [(100, 5, 0.45), (500, 1, 0.7)]
+
+
 def test_a_die_filling_much_of_a_small_photo_is_read_at_a_coarser_level():
     frame = _frame(314)
     d = next(d for d in frame.dice if d.value == 5)
