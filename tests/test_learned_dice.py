@@ -315,7 +315,7 @@ def test_the_face_classifier_keeps_a_die_it_is_sure_of_and_drops_one_it_is_sure_
     monkeypatch.setattr(learned_dice, "_finder", lambda: None)
     monkeypatch.setattr(learned_dice, "_window_nets", lambda: (None, None))
     image = np.zeros((200, 1000, 3), np.uint8)
-    image[90:110, 90:110] = 50  # a die, the classifier sure of that, not of its face (a five or a six)
+    image[90:110, 90:110] = 50  # a die, the classifier sure of that (so it is sure), not of its face
     image[90:110, 290:310] = 150  # no die, the classifier sure: the network's 0.55 falls...
     image[90:110, 490:510] = 150  # ...its 0.7 stands (the network sure enough), the classifier's face taken
     image[90:110, 690:710] = 250  # a die, the classifier not sure enough that it is one
@@ -329,7 +329,10 @@ def test_the_face_classifier_keeps_a_die_it_is_sure_of_and_drops_one_it_is_sure_
         }[int(crop[24, 24, 0])]
 
     found = learned_dice.find_dice(image, die_px=20.0, min_score=0.45, faces=_Faces(classify))
-    assert [(f.centre[0], f.value, round(f.score, 2)) for f in found] == [(100, 5, 0.45), (500, 1, 0.7)]
+    assert [(f.centre[0], f.value, round(f.score, 2)) for f in found] == [
+        (100, 5, learned_dice.SURE_SCORE),
+        (500, 1, 0.7),
+    ]
 
 
 def test_a_die_filling_much_of_a_small_photo_is_read_at_a_coarser_level():

@@ -46,7 +46,7 @@ MIN_SCORE = 0.35  # a peak below this is no die
 FACE_PX = 48  # the face classifier reads a die cut out square at this many px...
 FACE_CROP = 1.6  # ...this many dice across (a die as the dice network measures it)
 FACE_SURE = 0.8  # a die scoring this much keeps its reading; a weaker one takes the classifier's...
-FACE_DIE = 0.95  # ...and is a die from MIN_SCORE where the classifier gives "a die" (any face) this much...
+FACE_DIE = 0.95  # ...and is a sure die from MIN_SCORE where the classifier gives "a die" (any face) this much...
 FACE_NONE = 0.9  # ...and none where it gives "no die" this much, unless the network scored it SURE_SCORE
 
 
@@ -382,15 +382,16 @@ def _second_look(
     asks of a die the classical reader does not see). The dice network reads some multicolour dice
     weakly or wrongly (dark dice with red pips, blue on blue); the classifier, seeing one die large,
     reads most of them right. Where it is sure there is a die but not of its face (a translucent die, pips
-    the die's own colour), the die stands at ``min_score`` from :data:`MIN_SCORE`; where it is sure there
-    is none, a die the network was not sure of (under :data:`SURE_SCORE`) is dropped."""
+    the die's own colour), the die stands from :data:`MIN_SCORE` as one scoring :data:`SURE_SCORE` (which the
+    ``verified`` reader takes without the classical reader); where it is sure there is none, a die the
+    network was not sure of (under :data:`SURE_SCORE`) is dropped."""
     weak = [i for i, d in enumerate(found) if d[4] < FACE_SURE]
     out = list(found)
     for i, p in zip(weak, faces.scores([face_crop(image, found[i][0], found[i][1], side) for i in weak])):
         value = int(p[:6].argmax())
         score = max(found[i][4], float(p[value]))
         if found[i][4] >= MIN_SCORE and 1.0 - float(p[6]) >= FACE_DIE:
-            score = max(score, min_score)
+            score = max(score, SURE_SCORE)
         elif found[i][4] < SURE_SCORE and float(p[6]) >= FACE_NONE:
             score = 0.0
         out[i] = (*found[i][:3], value + 1, score)
