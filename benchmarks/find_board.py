@@ -1,7 +1,7 @@
 """The field finder (vision.find_board) on every photo of ../shared/data/boards/backgammoncv.
 
 Usage: python benchmarks/find_board.py [IMAGE_DIR] [--save OUT_DIR]
-       python benchmarks/find_board.py --rendered N [--first-seed S]
+       python benchmarks/find_board.py --rendered N [--first-seed S] [--any-board]
 
 For each image this runs :func:`vision.find_board.find_field` without corners and prints whether a
 field was found and, where the hand labels (tests/data/boards/backgammoncv.json) give the field's
@@ -21,7 +21,10 @@ read as a photo (no palette with the board's edges) makes that fit.
 With --rendered, it runs on N frames of the renderer instead (``benchmarks/bench_vision.py``'s
 scenes: every board style, camera pose and light, no hand; seeds from 700,000, which nothing was
 tuned on), each against the field's true corners with the same tolerance, and prints the frames
-found per board style: how the finder does on boards it was not developed on.
+found per board style: how the finder does on boards it was not developed on. With --any-board each
+frame is another board, as ``bench_vision.py --profile random --colours random --home random --stitch
+0.5 --glare 0.5`` draws them (its proportions, colours, checkers, white's home, stitched points and a
+lamp's reflection on half of the frames each), and the frames found are counted by stitches and glare.
 """
 
 from __future__ import annotations
@@ -100,32 +103,38 @@ def reference(config: FieldConfig, image: np.ndarray) -> float:
     return time.perf_counter() - t0
 
 
-def rendered(frames: int, first_seed: int) -> int:
-    """The finder on ``frames`` rendered frames from ``first_seed``: found within tolerance, per board style."""
-    from benchmarks.bench_vision import scene
+def rendered(frames: int, first_seed: int, any_board: bool = False) -> int:
+    """The finder on ``frames`` rendered frames from ``first_seed``: found within tolerance, per board style
+    (with ``any_board``, each frame its own board, counted by its stitches and glare)."""
+    from types import SimpleNamespace
+
+    from benchmarks.bench_vision import board, scene
     from vision.profile import layout
     from vision.render import render
 
-    fx0, fy0, fx1, fy1 = layout().field
-    field_mm = np.array([[fx0, fy0, 1.0], [fx1, fy0, 1.0], [fx1, fy1, 1.0], [fx0, fy1, 1.0]])
+    boards = SimpleNamespace(profile="random", home="random", stitch=0.5, glare=0.5, colours="random")
     by_style: dict[str, list[int]] = {}
     errors: list[float] = []
     for seed in range(first_seed, first_seed + frames):
         s = scene(seed, False)
-        frame = render(s.pop("position"), seed=seed, size=(1280, 960), **s)
-        p = field_mm @ frame.homography.T
+        b = board(seed, boards) if any_board else {}
+        s.update({k: b.pop(k) for k in ("style", "checkers") if k in b})
+        frame = render(s.pop("position"), seed=seed, size=(1280, 960), **s, **b)
+        fx0, fy0, fx1, fy1 = layout(b.get("profile", "rendered"), home=b.get("home", "right")).field
+        p = np.array([[fx0, fy0, 1.0], [fx1, fy0, 1.0], [fx1, fy1, 1.0], [fx0, fy1, 1.0]]) @ frame.homography.T
         corners = p[:, :2] / p[:, 2:]
-        counts = by_style.setdefault(str(s["style"]), [0, 0])
+        kind = (" and ".join(k for k in ("stitch", "glare") if k in b) or "plain") if any_board else str(s["style"])
+        counts = by_style.setdefault(kind, [0, 0])
         counts[1] += 1
         try:
             err = corner_error(find_field(None, frame.image), corners)
         except BoardNotFoundError:
-            print(f"{seed} {s['style']:8s} not found", flush=True)
+            print(f"{seed} {kind:8s} not found", flush=True)
             continue
         errors.append(err)
         ok = err <= tolerance(corners)
         counts[0] += ok
-        print(f"{seed} {s['style']:8s} corner error {err:6.1f} px{'' if ok else ' (beyond tolerance)'}", flush=True)
+        print(f"{seed} {kind:8s} corner error {err:6.1f} px{'' if ok else ' (beyond tolerance)'}", flush=True)
     for style, (ok, n) in sorted(by_style.items()):
         print(f"{style:8s} field found on {ok} of {n} frames")
     total = sum(ok for ok, _ in by_style.values())
@@ -145,9 +154,9 @@ def main(argv: list[str]) -> int:
             frames = int(argv[argv.index("--rendered") + 1])
             first = int(argv[argv.index("--first-seed") + 1]) if "--first-seed" in argv else 700_000
         except (IndexError, ValueError):
-            print("--rendered N [--first-seed S]: N and S are whole numbers", file=sys.stderr)
+            print("--rendered N [--first-seed S] [--any-board]: N and S are whole numbers", file=sys.stderr)
             return 2
-        return rendered(frames, first)
+        return rendered(frames, first, "--any-board" in argv)
     save = None
     if "--save" in argv:
         k = argv.index("--save")
