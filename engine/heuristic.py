@@ -211,18 +211,24 @@ def values(boards: list[Board], variant) -> list[float]:
     ranks every board it reaches after each die)."""
     if _compiled is None or not boards:
         return [value(b, b.flipped(variant), variant) for b in boards]
-    keys = b"".join(b.key() for b in boards)
-    rows = _compiled.board_terms(
+    rows = key_terms(b"".join(b.key() for b in boards), bytes(b.opp_off for b in boards), variant)
+    width = len(rows) // (8 * len(boards))  # the value, then learned's contact and the terms
+    return list(memoryview(rows).cast("d")[::width])
+
+
+def key_terms(keys: bytes, opp_offs: bytes, variant) -> bytes:
+    """Boards given as their keys, one after another, and their opponents' checkers off (a byte each)
+    scored by the compiled module (which must be built): per board, doubles of its value, its contact
+    and :func:`value_parts`' terms."""
+    return _compiled.board_terms(
         keys,
-        bytes(b.opp_off for b in boards),
-        len(keys) // len(boards),
+        opp_offs,
+        len(keys) // len(opp_offs),
         variant.hits,
         variant.pins,
         variant.blocks,
         variant.geometry == "same",
     )
-    width = len(rows) // (8 * len(boards))  # the value, then learned's contact and the terms
-    return list(memoryview(rows).cast("d")[::width])
 
 
 def value_parts(mine: Board, theirs: Board, variant, parts: bool = False) -> tuple[float, list[float]]:

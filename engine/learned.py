@@ -158,12 +158,7 @@ def _key_arrays(keys: bytes, opp_offs: bytes, variant: Variant, inputs: int):
     n = len(opp_offs)
     key_len = len(keys) // n
     raw = np.frombuffer(keys, dtype=np.uint8).reshape(n, key_len).astype(np.float32)
-    terms = np.frombuffer(
-        heuristic._compiled.board_terms(
-            keys, opp_offs, key_len, variant.hits, variant.pins, variant.blocks, variant.geometry == "same"
-        ),
-        dtype=np.float64,
-    ).reshape(n, -1)
+    terms = np.frombuffer(heuristic.key_terms(keys, opp_offs, variant), dtype=np.float64).reshape(n, -1)
     return (
         raw[:, :26],
         raw[:, 26:52],
