@@ -137,3 +137,30 @@ def test_a_skin_coloured_strip_along_the_fields_side_is_not_a_hand_one_reaching_
         cv2.fillPoly(image, [px], bgr)  # skin, darker than the wood
         v = view(geometry, image)
         assert bool(hands(v.lab, v.layout, v.ppm, [], **limits())) is expected, (depth, along, bgr)
+
+
+def test_a_patch_at_the_fields_side_is_a_hand_only_where_it_comes_in_over_the_frame():
+    # a stack of wooden checkers the reading missed lies on the field alone; an arm crosses the frame to
+    # reach it, or comes in from beyond the photo where the photo ends at the field
+    frame, geometry, lay = _empty_board()
+    x0, y0, x1, y1 = lay.field
+    mid_y = (y0 + y1) / 2
+
+    def painted(outer: float, image=None) -> np.ndarray:
+        image = frame.image.copy() if image is None else image
+        quad = np.array(
+            [[x1 - 60.0, mid_y - 25.0], [outer, mid_y - 25.0], [outer, mid_y + 25.0], [x1 - 60.0, mid_y + 25.0]]
+        )
+        cv2.fillPoly(image, [np.round(geometry.to_image(quad)).astype(np.int32)], (100, 120, 200))
+        return image
+
+    def found(image: np.ndarray) -> bool:
+        v = view(geometry, image)
+        return bool(hands(v.lab, v.layout, v.ppm, [], **limits(), beyond=v.photo_lab_at))
+
+    assert not found(painted(x1))  # on the field only: the frame beyond it as it is all round
+    assert found(painted(lay.profile.board_size_mm[0] + 40.0))  # over the frame and past the board
+    # the photo ends at the field's side: what lies beyond it cannot be seen, so the patch may be an arm
+    edge = int(np.ceil(geometry.to_image(np.array([[x1 + 1.0, mid_y]]))[0][0]))
+    v = view(geometry, painted(x1)[:, :edge].copy())
+    assert hands(v.lab, v.layout, v.ppm, [], **limits(), beyond=v.photo_lab_at)

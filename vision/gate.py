@@ -208,6 +208,10 @@ _FOREIGN_WEIGHTS = np.array([0.5, 1.0, 1.0], np.float32)  # lightness counted ha
 # An arm comes in over the field's edge and reaches into it, at least this share of its extent along
 # that edge; shade or a reflection of the frame lies along the edge instead.
 _ARM_MIN_DEPTH = 1 / 3
+# Where the photo shows the frame beyond the field, an arm covers at least this share of it along the
+# patch's side, at these distances out from the field's edge (mm).
+_ARM_FROM_BEYOND = 1 / 3
+_BEYOND_MM = (4.0, 8.0, 12.0)
 
 
 @lru_cache(maxsize=8)
@@ -255,6 +259,7 @@ def hands(
     min_skin: float,
     min_lab: float,
     spread: float,
+    beyond=None,
 ) -> tuple[str, ...]:
     """The regions (``"1"``..``"24"``, ``"bar"``) under a hand on a real board's view (``lab``: its Lab px at
     ``ppm`` px a board mm on ``lay``). Each of the board's colours (the two triangles', the field's) is
@@ -262,7 +267,9 @@ def hands(
     times that median distance (and ``min_lab``) is foreign; a patch of foreign px at least
     ``min_checkers`` checker tops in area, where nothing read lies (``covers``: discs in board mm), is a
     hand where at least ``min_skin`` of it is skin-coloured and it comes in over the field's edge, reaching
-    into the field (:data:`_ARM_MIN_DEPTH`). The edge test (:func:`occlusion`) misses a
+    into the field (:data:`_ARM_MIN_DEPTH`); with ``beyond`` (board-mm points -> the photo's Lab there and
+    whether it shows them: :meth:`vision.view.View.photo_lab_at`), also from beyond it, where the photo
+    shows the frame (:func:`_from_beyond`). The edge test (:func:`occlusion`) misses a
     hand whose fingers show edges enough, or over checkers read under it."""
     step = max(1, int(round(ppm / _HAND_PX_PER_MM)))
     small = (
@@ -316,9 +323,65 @@ def hands(
         ):
             continue
         blob = labels[y : y + h, x : x + w] == i
-        if np.count_nonzero(skin_px[y : y + h, x : x + w][blob]) >= min_skin * np.count_nonzero(blob):
-            under.update(int(k) for k in np.unique(region[y : y + h, x : x + w][blob]) if k >= 0)
+        if np.count_nonzero(skin_px[y : y + h, x : x + w][blob]) < min_skin * np.count_nonzero(blob):
+            continue
+        if beyond is not None:
+            box_mm = ((x + fx0) / scale, (y + fy0) / scale, (x + w + fx0) / scale, (y + h + fy0) / scale)
+            sides = [
+                s for s, gap in zip("ltrb", (*over[0][:1], *over[1][:1], *over[0][1:], *over[1][1:])) if gap <= reach
+            ]
+            if not _from_beyond(lay, box_mm, sides, beyond, min_lab, spread):
+                continue
+        under.update(int(k) for k in np.unique(region[y : y + h, x : x + w][blob]) if k >= 0)
     return tuple(_REGION_NAMES[k] for k in sorted(under))
+
+
+def _beyond_points(lay: Layout, side: str, step: float) -> tuple[np.ndarray, np.ndarray]:
+    """Board-mm points just beyond the field's ``side`` (``l``, ``t``, ``r``, ``b``), every ``step`` mm along
+    it, one row at each of :data:`_BEYOND_MM` out from its edge (rows x along x 2), and where along the
+    side each column lies."""
+    x0, y0, x1, y1 = lay.field
+    along = np.arange(y0, y1, step) if side in "lr" else np.arange(x0, x1, step)
+    out = np.asarray(_BEYOND_MM)[:, None]
+    if side in "lr":
+        xs = x0 - out if side == "l" else x1 + out
+        pts = np.stack(np.broadcast_arrays(xs, along[None, :]), axis=-1)
+    else:
+        ys = y0 - out if side == "t" else y1 + out
+        pts = np.stack(np.broadcast_arrays(along[None, :], ys), axis=-1)
+    return pts, along
+
+
+def _from_beyond(lay: Layout, box_mm, sides: Sequence[str], beyond, min_lab: float, spread: float) -> bool:
+    """Whether a patch at the field's ``sides`` (its box ``box_mm``) comes in from beyond the field, as an
+    arm does: at least :data:`_ARM_FROM_BEYOND` of the frame beyond it (``beyond``: board-mm points -> the
+    photo's Lab there and whether it shows them) is off the photo or unlike the frame all round the field
+    at that distance. A stack of skin-coloured checkers the reading missed lies on the field alone, the
+    frame beyond it as it is elsewhere."""
+    rings = {side: _beyond_points(lay, side, 3.0) for side in "ltrb"}
+    seen_lab = {side: beyond(pts.reshape(-1, 2)) for side, (pts, _) in rings.items()}
+    rows = len(_BEYOND_MM)
+    labs = {side: (lab.reshape(rows, -1, 3), seen.reshape(rows, -1)) for side, (lab, seen) in seen_lab.items()}
+    for side in sides:
+        lo, hi = (box_mm[1], box_mm[3]) if side in "lr" else (box_mm[0], box_mm[2])
+        along = rings[side][1]
+        span = (along >= lo) & (along <= hi)
+        if not span.any():
+            continue
+        arm = np.ones((rows, int(span.sum())), bool)
+        for row in range(rows):
+            rest = [lab[row][seen[row] & (~span if other == side else True)] for other, (lab, seen) in labs.items()]
+            rest = np.concatenate(rest)
+            if len(rest) < 12:  # the frame hardly shows: nothing to tell an arm by
+                continue
+            centre = np.median(rest, axis=0)
+            spread_f = float(np.median(np.abs(rest - centre) @ _FOREIGN_WEIGHTS))
+            lab, seen = labs[side]
+            foreign = (np.abs(lab[row][span] - centre) @ _FOREIGN_WEIGHTS) > max(min_lab, spread * spread_f)
+            arm[row] = ~seen[row][span] | foreign
+        if arm.mean() >= _ARM_FROM_BEYOND:
+            return True
+    return False
 
 
 def checker_covers(

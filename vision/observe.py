@@ -436,7 +436,11 @@ def _gated(
         return Observation(
             "occluded", None, (), None, occ, messages=(f"something over the board at {', '.join(occ.occluded)}",)
         )
-    under_hand = () if as_rendered(lay) else hands(v.lab, lay, v.ppm, covers, **_hand_limits(cfg))
+    under_hand = (
+        ()
+        if as_rendered(lay)
+        else hands(v.lab, lay, v.ppm, covers, **_hand_limits(cfg), beyond=v.photo_lab_at if v.frame else None)
+    )
     if under_hand:
         return Observation(
             "occluded", None, (), None, occ, messages=(f"a hand over the board at {', '.join(under_hand)}",)

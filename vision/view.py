@@ -61,6 +61,23 @@ class View:
         pts = np.asarray(points_mm, dtype=np.float64).reshape(-1, 2)
         return sample_px(self.lab, pts * self.ppm - 0.5).astype(np.float32)
 
+    def photo_lab_at(self, points_mm) -> tuple[np.ndarray, np.ndarray]:
+        """The frame's Lab colours at board-mm points anywhere on the board, the view's window or not
+        (N x 2 -> N x 3 float), and whether each lies in the frame at all (N bools; off it, its colour is
+        the nearest edge's). Raises ValueError for a view without its frame."""
+        if self.frame is None:
+            raise ValueError("view: made without its frame: expected view(geometry, image)")
+        geometry, image = self.frame
+        pts = np.asarray(points_mm, dtype=np.float64).reshape(-1, 2)
+        if not len(pts):
+            return np.zeros((0, 3), np.float32), np.zeros(0, bool)
+        px = geometry.to_image(pts)
+        h, w = image.shape[:2]
+        inside = (px[:, 0] >= 0) & (px[:, 0] <= w - 1) & (px[:, 1] >= 0) & (px[:, 1] <= h - 1)
+        bgr = sample_px(image, np.clip(px, 0, (w - 1, h - 1)))
+        lab = cv2.cvtColor(bgr.reshape(-1, 1, 3).astype(np.uint8), cv2.COLOR_BGR2LAB).reshape(-1, 3)
+        return lab.astype(np.float32), inside
+
 
 def view(geometry: Geometry, image: np.ndarray, config: VisionConfig | None = None) -> View:
     """Rectify a camera frame for reading. Raises ValueError for an image that is not a BGR uint8 array."""
