@@ -76,8 +76,15 @@ def read_photo(
     fit = find_field(field_config, image, corners)
     if white_at == "top":
         fit = fit.turned()
-    fit = aspect_by_checkers(fit, image, home, cfg)
+    fit = found = aspect_by_checkers(fit, image, home, cfg)
+    if fit.source == "found":
+        fit = sides_by_checkers(fit, image, home, cfg)
     reading = _read_at(fit, image, palette, home, cfg)
+    if reading.observation.checkers is None and fit is not found:
+        # the sides moved off the board's own edges (a network unsure of this board): read where found
+        as_found = _read_at(found, image, palette, home, cfg)
+        if as_found.observation.checkers is not None:
+            fit, reading = found, as_found
     if white_at == "auto" and turned_is_likelier(reading.observation):
         reading = _read_at(fit.turned(), image, palette, home, cfg)
         obs = reading.observation
@@ -98,17 +105,66 @@ def aspect_by_checkers(fit: FieldFit, image: np.ndarray, home: str, cfg: VisionC
     the WBF stream's fitted field is 11% too tall for its measured board, and its stacks of four to six
     then read one or two short. On a board without checkers the choice hardly matters: each point reads
     empty at any of them."""
-    size = (image.shape[1], image.shape[0])
     best, best_fit = None, fit
     for factor in ASPECT_TRIES:
         trial = replace(fit, aspect=fit.aspect * factor)
-        try:
-            score = fit_of_slots(view(trial.geometry(size, home), image, cfg))
-        except (BoardNotFoundError, CalibrationError):
+        score = _slot_fit(trial, image, home, cfg)
+        if score == -np.inf:
             continue
         if best is None or score > best + 1e-9:
             best, best_fit = score, trial
     return best_fit
+
+
+# How far a found field's side is tried moved out or in, as a share of the field's mean side, and how much
+# better (in the mean log-likelihood a slot of :func:`fit_of_slots`) the slots must fit in all to keep the
+# moves: on a board with few checkers the fit hardly changes, and the field's own edges stay where found.
+SIDE_STEPS = (0.006, 0.003)
+SIDE_MIN_GAIN = 0.006
+
+
+def _slot_fit(fit: FieldFit, image: np.ndarray, home: str, cfg: VisionConfig) -> float:
+    try:
+        return fit_of_slots(view(fit.geometry((image.shape[1], image.shape[0]), home), image, cfg))
+    except (BoardNotFoundError, CalibrationError):
+        return -np.inf
+
+
+def _side_moved(fit: FieldFit, side: int, px: float) -> FieldFit:
+    """``fit`` with its ``side`` (0 the first two corners' side, then clockwise) moved ``px`` out of the field."""
+    c = np.array(fit.corners, np.float64)
+    a, b = side, (side + 1) % 4
+    d = c[b] - c[a]
+    normal = np.array([-d[1], d[0]]) / max(float(np.linalg.norm(d)), 1e-9)
+    if np.dot(normal, (c[a] + c[b]) / 2 - c.mean(axis=0)) < 0:
+        normal = -normal
+    c[[a, b]] += normal * px
+    return replace(fit, corners=tuple((float(x), float(y)) for x, y in c))
+
+
+def sides_by_checkers(fit: FieldFit, image: np.ndarray, home: str, cfg: VisionConfig) -> FieldFit:
+    """``fit`` with its sides moved, one at a time while a move helps, out or in by each of
+    :data:`SIDE_STEPS` of its mean side, to where the learned checker reader's slots best fit the checkers
+    (:func:`vision.learned_checkers.fit_of_slots`); the moves kept only where together they gain
+    :data:`SIDE_MIN_GAIN`. The finder puts a side on the photo's strongest edge there, which a strip of
+    the frame beside the field, or a lens's bow, can move by a third of a checker; a stack then reads a
+    checker short and a triangle's dark base as a checker."""
+    c = np.array(fit.corners, np.float64)
+    mean_side = float(np.mean([np.linalg.norm(c[k] - c[(k + 1) % 4]) for k in range(4)]))
+    start = best = _slot_fit(fit, image, home, cfg)
+    moved = fit
+    for step in SIDE_STEPS:
+        for _ in range(2):
+            better = False
+            for side in range(4):
+                for sign in (-1.0, 1.0):
+                    trial = _side_moved(moved, side, sign * step * mean_side)
+                    score = _slot_fit(trial, image, home, cfg)
+                    if score > best + 1e-9:
+                        best, moved, better = score, trial, True
+            if not better:
+                break
+    return moved if best >= start + SIDE_MIN_GAIN else fit
 
 
 def _read_at(fit: FieldFit, image: np.ndarray, palette: Palette | None, home: str, cfg: VisionConfig) -> PhotoReading:
