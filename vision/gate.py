@@ -10,7 +10,7 @@ May import ``board_rules`` types; must not import ``firmware_bridge`` or ``refer
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -212,6 +212,8 @@ _ARM_MIN_DEPTH = 1 / 3
 # patch's side, at these distances out from the field's edge (mm).
 _ARM_FROM_BEYOND = 1 / 3
 _BEYOND_MM = (4.0, 8.0, 12.0)
+# board-mm points (N x 2) -> the photo's Lab colours there (N x 3) and whether the photo shows each (N)
+Beyond = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
 @lru_cache(maxsize=8)
@@ -259,7 +261,7 @@ def hands(
     min_skin: float,
     min_lab: float,
     spread: float,
-    beyond=None,
+    beyond: Beyond | None = None,
 ) -> tuple[str, ...]:
     """The regions (``"1"``..``"24"``, ``"bar"``) under a hand on a real board's view (``lab``: its Lab px at
     ``ppm`` px a board mm on ``lay``). Each of the board's colours (the two triangles', the field's) is
@@ -327,9 +329,8 @@ def hands(
             continue
         if beyond is not None:
             box_mm = ((x + fx0) / scale, (y + fy0) / scale, (x + w + fx0) / scale, (y + h + fy0) / scale)
-            sides = [
-                s for s, gap in zip("ltrb", (*over[0][:1], *over[1][:1], *over[0][1:], *over[1][1:])) if gap <= reach
-            ]
+            gaps = {"l": over[0][0], "r": over[0][1], "t": over[1][0], "b": over[1][1]}
+            sides = [side for side, gap in gaps.items() if gap <= reach]
             if not _from_beyond(lay, box_mm, sides, beyond, min_lab, spread):
                 continue
         under.update(int(k) for k in np.unique(region[y : y + h, x : x + w][blob]) if k >= 0)
@@ -352,7 +353,7 @@ def _beyond_points(lay: Layout, side: str, step: float) -> tuple[np.ndarray, np.
     return pts, along
 
 
-def _from_beyond(lay: Layout, box_mm, sides: Sequence[str], beyond, min_lab: float, spread: float) -> bool:
+def _from_beyond(lay: Layout, box_mm, sides: Sequence[str], beyond: Beyond, min_lab: float, spread: float) -> bool:
     """Whether a patch at the field's ``sides`` (its box ``box_mm``) comes in from beyond the field, as an
     arm does: at least :data:`_ARM_FROM_BEYOND` of the frame beyond it (``beyond``: board-mm points -> the
     photo's Lab there and whether it shows them) is off the photo or unlike the frame all round the field

@@ -124,6 +124,7 @@ SIDE_MIN_GAIN = 0.006
 
 
 def _slot_fit(fit: FieldFit, image: np.ndarray, home: str, cfg: VisionConfig) -> float:
+    """:func:`fit_of_slots` of the photo read at ``fit``; -inf where the fit makes no calibration."""
     try:
         return fit_of_slots(view(fit.geometry((image.shape[1], image.shape[0]), home), image, cfg))
     except (BoardNotFoundError, CalibrationError):
