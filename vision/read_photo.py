@@ -147,9 +147,10 @@ def sides_by_checkers(fit: FieldFit, image: np.ndarray, home: str, cfg: VisionCo
     """``fit`` with its sides moved, one at a time while a move helps, out or in by each of
     :data:`SIDE_STEPS` of its mean side, to where the learned checker reader's slots best fit the checkers
     (:func:`vision.learned_checkers.fit_of_slots`); the moves kept only where together they gain
-    :data:`SIDE_MIN_GAIN`. The finder puts a side on the photo's strongest edge there, which a strip of
-    the frame beside the field, or a lens's bow, can move by a third of a checker; a stack then reads a
-    checker short and a triangle's dark base as a checker."""
+    :data:`SIDE_MIN_GAIN` (a third of it after the first step, or the rest is not tried). The finder puts
+    a side on the photo's strongest edge there, which a strip of the frame beside the field, or a lens's
+    bow, can move by a third of a checker; a stack then reads a checker short and a triangle's dark base
+    as a checker."""
     c = np.array(fit.corners, np.float64)
     mean_side = float(np.mean([np.linalg.norm(c[k] - c[(k + 1) % 4]) for k in range(4)]))
     start = best = _slot_fit(fit, image, home, cfg)
@@ -165,6 +166,8 @@ def sides_by_checkers(fit: FieldFit, image: np.ndarray, home: str, cfg: VisionCo
                         best, moved, better = score, trial, True
             if not better:
                 break
+        if best < start + SIDE_MIN_GAIN / 3:  # the first moves gained next to nothing: the field stays
+            return fit
     return moved if best >= start + SIDE_MIN_GAIN else fit
 
 
