@@ -24,6 +24,7 @@ from board_rules.ids import position_id
 from vision.calibrate import CalibrationError, Geometry
 from vision.checkers import Palette
 from vision.config import VisionConfig, default_config
+from vision.field_model import side_px
 from vision.find_board import BoardNotFoundError, FieldConfig, FieldFit, find_field
 from vision.learned_checkers import fit_of_slots
 from vision.observe import Observation, read_frame, snapped_edges
@@ -151,8 +152,7 @@ def sides_by_checkers(fit: FieldFit, image: np.ndarray, home: str, cfg: VisionCo
     a side on the photo's strongest edge there, which a strip of the frame beside the field, or a lens's
     bow, can move by a third of a checker; a stack then reads a checker short and a triangle's dark base
     as a checker."""
-    c = np.array(fit.corners, np.float64)
-    mean_side = float(np.mean([np.linalg.norm(c[k] - c[(k + 1) % 4]) for k in range(4)]))
+    mean_side = side_px(np.array(fit.corners, np.float64))
     start = best = _slot_fit(fit, image, home, cfg)
     moved = fit
     for step in SIDE_STEPS:
