@@ -15,6 +15,7 @@ from vision.config import ConfigError, VisionConfig, default_config
 from vision.gate import hands
 from vision.images import load_image
 from vision.observe import read_frame
+from vision.read_photo import read_photo
 from vision.render import render
 from vision.view import view
 
@@ -164,3 +165,36 @@ def test_a_patch_at_the_fields_side_is_a_hand_only_where_it_comes_in_over_the_fr
     edge = int(np.ceil(geometry.to_image(np.array([[x1 + 1.0, mid_y]]))[0][0]))
     v = view(geometry, painted(x1)[:, :edge].copy())
     assert hands(v.lab, v.layout, v.ppm, [], **limits(), beyond=v.photo_lab_at)
+
+
+def test_a_sleeve_coming_in_over_the_frame_with_a_hand_at_its_end_is_a_hand():
+    # a dark sleeve crosses the frame into the field and a hand ends it: the patch is mostly not skin, but
+    # its far end is; the sleeve alone (a dark cloth laid over the board's side) is not a hand
+    frame, geometry, lay = _empty_board()
+    x0, y0, x1, y1 = lay.field
+    mid_x = (x0 + lay.geometry.bar[0]) / 2
+
+    def arm(hand: bool) -> bool:
+        image = frame.image.copy()
+        sleeve = np.array([[mid_x - 25.0, y0 - 80.0], [mid_x + 25.0, y0 - 80.0], [mid_x + 25.0, y0 + 90.0]])
+        sleeve = np.vstack([sleeve, [[mid_x - 25.0, y0 + 90.0]]])
+        cv2.fillPoly(image, [np.round(geometry.to_image(sleeve)).astype(np.int32)], (90, 40, 30))  # navy
+        if hand:
+            palm = geometry.to_image(np.array([[mid_x, y0 + 110.0], [mid_x + 25.0, y0 + 110.0]]))
+            radius = int(np.hypot(*(palm[1] - palm[0])))
+            cv2.circle(image, tuple(int(v) for v in palm[0]), radius, (100, 120, 200), -1)
+        v = view(geometry, image)
+        return bool(hands(v.lab, v.layout, v.ppm, [], **limits(), beyond=v.photo_lab_at))
+
+    assert arm(hand=True)
+    assert not arm(hand=False)
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} is absent")
+def test_a_sleeved_arm_over_a_pale_felt_board_is_held_back():
+    # dices6: a dark sleeve and a hand over a felt board whose salmon points are themselves skin-coloured
+    label = json.loads(LABELS.read_text(encoding="utf-8"))["frames"]["dices6.jpg"]
+    image = load_image(DATA / "dices6.jpg")
+    obs = read_photo(image, corners=label["corners"], home=label["home"]).observation
+    assert obs.status == "occluded" and obs.checkers is None
+    assert any("hand" in m for m in obs.messages)

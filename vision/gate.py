@@ -212,6 +212,20 @@ _ARM_MIN_DEPTH = 1 / 3
 # patch's side, at these distances out from the field's edge (mm).
 _ARM_FROM_BEYOND = 1 / 3
 _BEYOND_MM = (4.0, 8.0, 12.0)
+# a frame whose colours all round the field spread so far that only px further than this (Lab units, as
+# the foreign test counts them) would be foreign tells nothing at that distance: a dark lip beside a pale
+# frame, the overlays of a stream
+_BEYOND_MAX_LAB = 80.0
+# A sleeve is told apart channel by channel: a px further from its colour than this many times the
+# colour's median distance in any one Lab channel (and these Lab units) is foreign. A faded or
+# grained board spreads its lightness widely, and a dark sleeve over it differs in hue as much.
+_APART_SPREAD = 4.0
+_APART_MIN_LAB = np.array([16.0, 8.0, 8.0], np.float32)
+# its pieces between the triangles (the borders between the board's colours are not looked at) are
+# joined across this many mm
+_APART_JOIN_MM = 12.0
+# the far end of an arm, this share of its depth into the field, is its hand
+_HAND_END = 1 / 3
 # board-mm points (N x 2) -> the photo's Lab colours there (N x 3) and whether the photo shows each (N)
 Beyond = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
@@ -266,13 +280,16 @@ def hands(
     """The regions (``"1"``..``"24"``, ``"bar"``) under a hand on a real board's view (``lab``: its Lab px at
     ``ppm`` px a board mm on ``lay``). Each of the board's colours (the two triangles', the field's) is
     told from the frame itself: its median, and how far its px lie from it. A px further than ``spread``
-    times that median distance (and ``min_lab``) is foreign; a patch of foreign px at least
-    ``min_checkers`` checker tops in area, where nothing read lies (``covers``: discs in board mm), is a
-    hand where at least ``min_skin`` of it is skin-coloured and it comes in over the field's edge, reaching
-    into the field (:data:`_ARM_MIN_DEPTH`); with ``beyond`` (board-mm points -> the photo's Lab there and
-    whether it shows them: :meth:`vision.view.View.photo_lab_at`), also from beyond it, where the photo
-    shows the frame (:func:`_from_beyond`). The edge test (:func:`occlusion`) misses a
-    hand whose fingers show edges enough, or over checkers read under it."""
+    times that median distance (and ``min_lab``) is foreign; so is one further in any one channel than
+    :data:`_APART_SPREAD` times that channel's (a sleeve over a faded board), whose patches are joined
+    across the borders between the board's colours. A patch of foreign px at least ``min_checkers``
+    checker tops in area, where nothing read lies (``covers``: discs in board mm), is a hand where it
+    comes in over the field's edge, reaching into the field (:data:`_ARM_MIN_DEPTH`), and at least
+    ``min_skin`` of it, or of its far end, is skin-coloured (:func:`_hand_in`); with ``beyond``
+    (board-mm points -> the photo's Lab there and whether it shows them:
+    :meth:`vision.view.View.photo_lab_at`), also from beyond it, where the photo shows the frame
+    (:func:`_from_beyond`). The edge test (:func:`occlusion`) misses a hand whose fingers show edges
+    enough, or over checkers read under it."""
     step = max(1, int(round(ppm / _HAND_PX_PER_MM)))
     small = (
         lab
@@ -296,45 +313,69 @@ def hands(
         return ()
     known = np.where(free > 0, classes, -1)
     few, few_known = small[::2, ::2], known[::2, ::2]  # each colour's median and spread: every other px is enough
-    foreign = np.zeros(classes.shape, np.uint8)
+    foreign = np.zeros(classes.shape, np.uint8)  # far from its colour, the channels summed
+    apart = np.zeros(classes.shape, bool)  # far from its colour in one channel
     for c in range(3):
         values = few[few_known == c]
         if len(values) < 12:
             continue
         centre = np.median(values, axis=0)
-        spread_c = float(np.median(np.abs(values - centre) @ _FOREIGN_WEIGHTS))
+        dev = np.abs(values - centre)
+        spread_c = float(np.median(dev @ _FOREIGN_WEIGHTS))
         # distance (lightness counted half, city-block) of every px from this colour, in OpenCV for speed
-        far = cv2.transform(cv2.absdiff(small, (*(float(v) for v in np.round(centre)), 0.0)), _FOREIGN_WEIGHTS[None, :])
+        diff = cv2.absdiff(small, (*(float(v) for v in np.round(centre)), 0.0))
+        far = cv2.transform(diff, _FOREIGN_WEIGHTS[None, :])
         foreign |= ((known == c) & (far > max(min_lab, spread * spread_c))).view(np.uint8)
+        apart |= (known == c) & (diff > np.maximum(_APART_MIN_LAB, _APART_SPREAD * np.median(dev, axis=0))).any(axis=2)
     r = max(1, int(round(0.2 * d * scale)))
-    opened = cv2.morphologyEx(
-        foreign, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+    opened = cv2.morphologyEx(foreign, cv2.MORPH_OPEN, disc)
+    apart_opened = cv2.morphologyEx(apart.view(np.uint8), cv2.MORPH_OPEN, disc)
+    j = max(1, int(round(_APART_JOIN_MM / 2 * scale)))
+    joined = cv2.morphologyEx(
+        apart_opened, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * j + 1, 2 * j + 1))
     )
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(opened)
     reach = 0.5 * d * scale
     under: set[int] = set()
-    for i in range(1, n):
-        if stats[i, cv2.CC_STAT_AREA] < least:
-            continue
-        x, y, w, h = stats[i, :4]
-        # an arm comes in over the field's edge and reaches into it: a patch in the middle of the field is
-        # a logo or a cup, one lying along its edge shade or the frame's reflection
-        over = (x, small.shape[1] - (x + w)), (y, small.shape[0] - (y + h))  # to the left, right; top, bottom
-        if not any(
-            min(gaps) <= reach and depth >= _ARM_MIN_DEPTH * along for gaps, depth, along in zip(over, (w, h), (h, w))
-        ):
-            continue
-        blob = labels[y : y + h, x : x + w] == i
-        if np.count_nonzero(skin_px[y : y + h, x : x + w][blob]) < min_skin * np.count_nonzero(blob):
-            continue
-        if beyond is not None:
-            box_mm = ((x + fx0) / scale, (y + fy0) / scale, (x + w + fx0) / scale, (y + h + fy0) / scale)
-            gaps = {"l": over[0][0], "r": over[0][1], "t": over[1][0], "b": over[1][1]}
-            sides = [side for side, gap in gaps.items() if gap <= reach]
-            if not _from_beyond(lay, box_mm, sides, beyond, min_lab, spread):
+    for patches, px in ((opened, opened), (joined, apart_opened)):
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(patches)
+        for i in range(1, n):
+            x, y, w, h = stats[i, :4]
+            blob = (labels[y : y + h, x : x + w] == i) & (px[y : y + h, x : x + w] > 0)
+            if np.count_nonzero(blob) < least:
                 continue
-        under.update(int(k) for k in np.unique(region[y : y + h, x : x + w][blob]) if k >= 0)
+            ys, xs = np.nonzero(blob)  # the box of the foreign px themselves, not of the gaps joined
+            blob = blob[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
+            x, y, w, h = x + xs.min(), y + ys.min(), blob.shape[1], blob.shape[0]
+            # an arm comes in over the field's edge and reaches into it: a patch in the middle of the field is
+            # a logo or a cup, one lying along its edge shade or the frame's reflection
+            gaps = {"l": x, "r": small.shape[1] - (x + w), "t": y, "b": small.shape[0] - (y + h)}
+            touching = [side for side, gap in gaps.items() if gap <= reach]
+            deep = [side for side in touching if (w, h)[side in "tb"] >= _ARM_MIN_DEPTH * (h, w)[side in "tb"]]
+            if not deep or not _hand_in(blob, skin_px[y : y + h, x : x + w] > 0, deep, min_skin):
+                continue
+            if beyond is not None:
+                box_mm = ((x + fx0) / scale, (y + fy0) / scale, (x + w + fx0) / scale, (y + h + fy0) / scale)
+                if not _from_beyond(lay, box_mm, touching, beyond, min_lab, spread):
+                    continue
+            under.update(int(k) for k in np.unique(region[y : y + h, x : x + w][blob]) if k >= 0)
     return tuple(_REGION_NAMES[k] for k in sorted(under))
+
+
+def _hand_in(blob: np.ndarray, skin: np.ndarray, sides: Sequence[str], min_skin: float) -> bool:
+    """Whether a patch (``blob`` in its box; ``skin``: the box's skin-coloured px) is skin-coloured enough
+    to be a hand: at least ``min_skin`` of it, or of its far end (:data:`_HAND_END` of its depth) from one
+    of the field's ``sides`` it comes in over, as a hand at the end of a sleeve is."""
+    if np.count_nonzero(skin & blob) >= min_skin * np.count_nonzero(blob):
+        return True
+    ys, xs = np.nonzero(blob)
+    h, w = blob.shape
+    for side in sides:
+        depth = {"l": xs, "r": w - 1 - xs, "t": ys, "b": h - 1 - ys}[side]
+        end = depth >= depth.max() - _HAND_END * (depth.max() - depth.min())
+        if np.count_nonzero(skin[ys[end], xs[end]]) >= min_skin * np.count_nonzero(end):
+            return True
+    return False
 
 
 def _beyond_points(lay: Layout, side: str, step: float) -> tuple[np.ndarray, np.ndarray]:
@@ -370,17 +411,20 @@ def _from_beyond(lay: Layout, box_mm, sides: Sequence[str], beyond: Beyond, min_
         if not span.any():
             continue
         arm = np.ones((rows, int(span.sum())), bool)
+        told = np.ones(rows, bool)
         for row in range(rows):
             rest = [lab[row][seen[row] & (~span if other == side else True)] for other, (lab, seen) in labs.items()]
             rest = np.concatenate(rest)
             if len(rest) < 12:  # the frame hardly shows: nothing to tell an arm by
                 continue
             centre = np.median(rest, axis=0)
-            spread_f = float(np.median(np.abs(rest - centre) @ _FOREIGN_WEIGHTS))
+            limit = max(min_lab, spread * float(np.median(np.abs(rest - centre) @ _FOREIGN_WEIGHTS)))
+            if limit > _BEYOND_MAX_LAB:  # the frame at this distance is too varied to tell anything by
+                told[row] = False
+                continue
             lab, seen = labs[side]
-            foreign = (np.abs(lab[row][span] - centre) @ _FOREIGN_WEIGHTS) > max(min_lab, spread * spread_f)
-            arm[row] = ~seen[row][span] | foreign
-        if arm.mean() >= _ARM_FROM_BEYOND:
+            arm[row] = ~seen[row][span] | ((np.abs(lab[row][span] - centre) @ _FOREIGN_WEIGHTS) > limit)
+        if (arm[told].mean() if told.any() else 1.0) >= _ARM_FROM_BEYOND:
             return True
     return False
 
