@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -12,6 +13,7 @@ import pytest
 from board_rules import Position
 from vision.calibrate import calibrate
 from vision.config import ConfigError, VisionConfig, default_config
+from vision.find_board import BoardNotFoundError, default_field_config
 from vision.gate import hands
 from vision.images import load_image
 from vision.observe import read_frame
@@ -198,3 +200,20 @@ def test_a_sleeved_arm_over_a_pale_felt_board_is_held_back():
     obs = read_photo(image, corners=label["corners"], home=label["home"]).observation
     assert obs.status == "occluded" and obs.checkers is None
     assert any("hand" in m for m in obs.messages)
+
+
+def test_a_field_too_hidden_to_be_taken_for_one_is_occluded_where_a_hand_lies_over_it():
+    # a fit too weak to be the field is read all the same: with a hand over it the photo is a board
+    # under an arm (occluded), without one it has no board; a finder that takes no fit makes every fit weak
+    start = Position.start("backgammon")
+    strict = replace(default_field_config(), min_score=0.95)
+    obs = read_photo(render(start, seed=1, dice=[], hand=True).image, field_config=strict).observation
+    assert obs.status == "occluded" and obs.checkers is None and obs.occlusion.hands
+    assert any("found only in part" in m for m in obs.messages)
+    assert obs.to_dict()["occlusion"]["hands"] == list(obs.occlusion.hands)
+    with pytest.raises(BoardNotFoundError) as caught:
+        read_photo(render(start, seed=1, dice=[]).image, field_config=strict)
+    assert caught.value.weak_fit is not None
+    with pytest.raises(BoardNotFoundError) as caught:
+        read_photo(np.full((480, 640, 3), 128, np.uint8))
+    assert caught.value.weak_fit is None  # no rows of points: nothing to look at

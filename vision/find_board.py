@@ -76,7 +76,15 @@ _TURNED = {
 
 
 class BoardNotFoundError(TavliError, ValueError):
-    """No playing field in a photo (or corners that bound none); the message starts ``board-not-found:``."""
+    """No playing field in a photo (or corners that bound none); the message starts ``board-not-found:``.
+
+    ``weak_fit`` is the best fit where it explains too little of the photo to be taken for the field, but
+    enough (``FieldConfig.min_score_hidden``) that a hand over the field may be why; otherwise None.
+    """
+
+    def __init__(self, message: str, weak_fit: FieldFit | None = None) -> None:
+        super().__init__(message)
+        self.weak_fit = weak_fit
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +98,8 @@ class FieldConfig:
     min_row: int = 3  # triangles on one line of tips that make a row
     candidates: int = 3  # how many of the coarse fits that fit best are then fitted closely
     quick_candidates: int = 10  # how many of the candidate fields that score best as they stand are fitted coarsely
-    min_score: float = 0.3  # a fit explaining less of the photo's colour than this is no field
+    min_score: float = 0.3  # a fit explaining less of the photo's colour than this is no field...
+    min_score_hidden: float = 0.1  # ...but one explaining this much is looked at for a hand hiding the field
     min_field_frac: float = 0.02  # a field smaller than this fraction of the photo's area is none
 
     def __post_init__(self) -> None:
@@ -105,10 +114,12 @@ class FieldConfig:
             or not all(_is_int(k) and 2 <= k <= 16 for k in self.cluster_counts)
         ):
             raise bad("cluster_counts", "a list of integers 2..16")
-        for name in ("min_triangle_fill", "min_solidity", "min_score", "min_field_frac"):
+        for name in ("min_triangle_fill", "min_solidity", "min_score", "min_score_hidden", "min_field_frac"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
                 raise bad(name, "a number between 0 and 1")
+        if self.min_score_hidden > self.min_score:
+            raise bad("min_score_hidden", f"at most min_score ({self.min_score})")
         if not _is_int(self.min_row) or self.min_row < 2:
             raise bad("min_row", "an integer >= 2")
         for name in ("candidates", "quick_candidates"):
@@ -531,7 +542,8 @@ def find_field(
     field's four corners in image px, clockwise, the first two along one row of twelve points), with its
     bar, points and margins fitted to what the photo shows there.
 
-    Raises :class:`BoardNotFoundError` where no field fits the photo well enough (``config.min_score``),
+    Raises :class:`BoardNotFoundError` where no field fits the photo well enough (``config.min_score``;
+    with the fit as its ``weak_fit`` where it scores ``config.min_score_hidden``),
     :class:`~vision.calibrate.CalibrationError` for malformed corners, ValueError for an image that is not BGR uint8.
     """
     cfg = config or default_field_config()
@@ -540,6 +552,7 @@ def find_field(
     work, scale = _work_image(cfg, image)
     h, w = work.shape[:2]
     fine = Scorer(lab_of(work, 1.0), 160, 128)  # built once: it costs as much as a dozen scores
+    weak = ""  # why a fit too weak to be the field was kept to look for a hand over it
     if corners is not None:
         given = _check_corners(corners) * scale
         starts = [np.array([b, m, lam]) for b in (0.05, 0.08) for m in (0.0, 0.01) for lam in (0.36, 0.42, 0.47)]
@@ -555,10 +568,12 @@ def find_field(
                 if score < 0
                 else f"the best fit explains too little (score {score:.2f} < {cfg.min_score})"
             )
-            raise BoardNotFoundError(
+            weak = (
                 f"board-not-found: no playing field found in the photo ({why}); "
                 "give the field's corners with --corners x1,y1,...,x4,y4"
             )
+            if score < cfg.min_score_hidden:
+                raise BoardNotFoundError(weak)
         fitted = _as_white_sees(fitted)
         area = abs(cv2.contourArea(fitted.astype(np.float32)))
         if area < cfg.min_field_frac * w * h:
@@ -580,7 +595,7 @@ def find_field(
                 full, params = kept / scale, fit_sides(fine, kept, params)
     hom = unit_to_image(full * scale)
     aspect = field_aspect(hom, (w, h)) if hom is not None else 1.2
-    return FieldFit(
+    fit = FieldFit(
         tuple((float(x), float(y)) for x, y in full),
         float(params[0]),
         float(params[1]),
@@ -590,6 +605,9 @@ def find_field(
         source,
         tuple(None if np.isnan(c).any() else (float(c[0]), float(c[1]), float(c[2])) for c in colours),
     )  # type: ignore[arg-type]
+    if weak:
+        raise BoardNotFoundError(weak, weak_fit=fit)
+    return fit
 
 
 def _check_corners(corners: Sequence[Sequence[float]]) -> np.ndarray:

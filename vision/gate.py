@@ -76,11 +76,13 @@ def static_samples(lay: Layout | None = None) -> tuple[np.ndarray, np.ndarray]:
 @dataclass(frozen=True, slots=True)
 class Occlusion:
     """Per region (``"1"``..``"24"``, ``"bar"``), the fraction of the board's own edges that
-    should show there and do not; ``occluded`` lists the regions over the limit."""
+    should show there and do not; ``occluded`` lists the regions over the limit, ``hands`` those
+    under a hand (:func:`hands`)."""
 
     missing: dict[str, float]
     occluded: tuple[str, ...]
     seen_fraction: float  # of all the board's own edges that should show, the fraction that does
+    hands: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data (Python numbers only)."""
@@ -88,6 +90,7 @@ class Occlusion:
             "occluded": [str(r) for r in self.occluded],
             "missing": {str(k): round(float(v), 3) for k, v in self.missing.items()},
             "seen": round(float(self.seen_fraction), 3),
+            "hands": [str(r) for r in self.hands],
         }
 
 
@@ -213,8 +216,8 @@ _ARM_MIN_DEPTH = 1 / 3
 _ARM_FROM_BEYOND = 1 / 3
 _BEYOND_MM = (4.0, 8.0, 12.0)
 # a frame whose colours all round the field spread so far that only px further than this (Lab units, as
-# the foreign test counts them) would be foreign tells nothing at that distance: a dark lip beside a pale
-# frame, the overlays of a stream
+# the foreign test counts them) would be foreign tells nothing at that distance, and is not looked at
+# there: a dark lip beside a pale frame, a stream's overlays, a product photo's white ground
 _BEYOND_MAX_LAB = 80.0
 # A sleeve is told apart channel by channel: a px further from its colour than this many times the
 # colour's median distance in any one Lab channel (and these Lab units) is foreign. A faded or
@@ -398,8 +401,9 @@ def _from_beyond(lay: Layout, box_mm, sides: Sequence[str], beyond: Beyond, min_
     """Whether a patch at the field's ``sides`` (its box ``box_mm``) comes in from beyond the field, as an
     arm does: at least :data:`_ARM_FROM_BEYOND` of the frame beyond it (``beyond``: board-mm points -> the
     photo's Lab there and whether it shows them) is off the photo or unlike the frame all round the field
-    at that distance. A stack of skin-coloured checkers the reading missed lies on the field alone, the
-    frame beyond it as it is elsewhere."""
+    at that distance, over the distances where that frame is even enough to tell (:data:`_BEYOND_MAX_LAB`).
+    A stack of skin-coloured checkers the reading missed lies on the field alone, the frame beyond it as
+    it is elsewhere."""
     rings = {side: _beyond_points(lay, side, 3.0) for side in "ltrb"}
     seen_lab = {side: beyond(pts.reshape(-1, 2)) for side, (pts, _) in rings.items()}
     rows = len(_BEYOND_MM)
@@ -419,12 +423,12 @@ def _from_beyond(lay: Layout, box_mm, sides: Sequence[str], beyond: Beyond, min_
                 continue
             centre = np.median(rest, axis=0)
             limit = max(min_lab, spread * float(np.median(np.abs(rest - centre) @ _FOREIGN_WEIGHTS)))
-            if limit > _BEYOND_MAX_LAB:  # the frame at this distance is too varied to tell anything by
+            if limit > _BEYOND_MAX_LAB:  # a frame this varied at this distance tells nothing there
                 told[row] = False
                 continue
             lab, seen = labs[side]
             arm[row] = ~seen[row][span] | ((np.abs(lab[row][span] - centre) @ _FOREIGN_WEIGHTS) > limit)
-        if (arm[told].mean() if told.any() else 1.0) >= _ARM_FROM_BEYOND:
+        if told.any() and arm[told].mean() >= _ARM_FROM_BEYOND:
             return True
     return False
 

@@ -11,7 +11,7 @@ must not import ``firmware_bridge`` or ``referee``.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -442,6 +442,7 @@ def _gated(
         else hands(v.lab, lay, v.ppm, covers, **_hand_limits(cfg), beyond=v.photo_lab_at if v.frame else None)
     )
     if under_hand:
+        occ = replace(occ, hands=under_hand)
         return Observation(
             "occluded", None, (), None, occ, messages=(f"a hand over the board at {', '.join(under_hand)}",)
         )

@@ -74,7 +74,13 @@ def read_photo(
     if white_at not in WHITE_AT:
         raise CalibrationError(f"white_at: {white_at!r}: expected one of {', '.join(WHITE_AT)}")
     cfg = config or default_config()
-    fit = find_field(field_config, image, corners)
+    try:
+        fit = find_field(field_config, image, corners)
+    except BoardNotFoundError as exc:
+        hidden = _under_hand(exc, image, palette, home, cfg)
+        if hidden is None:
+            raise
+        return hidden
     if white_at == "top":
         fit = fit.turned()
     fit = found = aspect_by_checkers(fit, image, home, cfg)
@@ -95,6 +101,24 @@ def read_photo(
 
 
 WHITE_AT = ("auto", "bottom", "top")
+
+
+def _under_hand(
+    exc: BoardNotFoundError, image: np.ndarray, palette: Palette | None, home: str, cfg: VisionConfig
+) -> PhotoReading | None:
+    """The reading at a fit too weak to be taken for the field (``exc.weak_fit``) where a hand lies over
+    it, which is why it fits so little: the photo is then ``occluded``, a board under an arm. None where
+    there is no such fit or no hand over it (the photo has no board)."""
+    if exc.weak_fit is None:
+        return None
+    reading = _read_at(exc.weak_fit, image, palette, home, cfg)
+    obs = reading.observation
+    if obs.occlusion is None or not obs.occlusion.hands:
+        return None
+    said = f"the field was found only in part (score {exc.weak_fit.score:.2f}), a hand over it"
+    return replace(reading, observation=replace(obs, messages=obs.messages + (said,)))
+
+
 # How much taller or shorter than fitted a field may be: a field's height comes from the camera's
 # perspective (:func:`vision.field_model.field_aspect`), which a view nearly straight on leaves loose.
 ASPECT_TRIES = (0.94, 0.97, 1.0, 1.03, 1.06, 1.09, 1.12)
