@@ -141,7 +141,7 @@ def test_field_config_reads_its_table_and_refuses_bad_values(tmp_path):
     with pytest.raises(ConfigError, match="min_score"):
         FieldConfig(min_score=2.0)
     with pytest.raises(ConfigError, match="min_score_hidden"):
-        FieldConfig(min_score=0.3, min_score_hidden=0.4)
+        FieldConfig(min_score_hidden=0)
 
 
 def test_a_fit_s_profile_fits_the_rectified_canvas_and_keeps_its_proportions():

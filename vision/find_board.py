@@ -118,8 +118,6 @@ class FieldConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
                 raise bad(name, "a number between 0 and 1")
-        if self.min_score_hidden > self.min_score:
-            raise bad("min_score_hidden", f"at most min_score ({self.min_score})")
         if not _is_int(self.min_row) or self.min_row < 2:
             raise bad("min_row", "an integer >= 2")
         for name in ("candidates", "quick_candidates"):
