@@ -217,3 +217,10 @@ def test_a_field_too_hidden_to_be_taken_for_one_is_occluded_where_a_hand_lies_ov
     with pytest.raises(BoardNotFoundError) as caught:
         read_photo(np.full((480, 640, 3), 128, np.uint8))
     assert caught.value.weak_fit is None  # no rows of points: nothing to look at
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} is absent")
+def test_a_board_photo_whose_field_an_arm_hides_from_the_finder_is_occluded():
+    # dices6's arm hides so much that the finder's best fit (0.13) is too weak to be taken, and lies off the field
+    obs = read_photo(load_image(DATA / "dices6.jpg")).observation
+    assert obs.status == "occluded" and obs.checkers is None and obs.occlusion.hands

@@ -256,6 +256,7 @@ def read_frame(
     reader: str | None = None,
     photo: bool = False,
     sides: Palette | None = None,
+    over_frame: bool = True,
 ) -> Observation:
     """Read one camera frame on the geometry's board layout, each stage once: the view from above
     (:func:`vision.view.view`), the dice (:func:`read_dice_on_board`), the checkers on the points and
@@ -276,6 +277,9 @@ def read_frame(
     board read without a palette too). On a real board, a side whose checkers are its tray's colour,
     or whose tray reads as far more than its points leave of 15, has its borne-off checkers told by
     the rules.
+
+    ``over_frame``: a hand must come in over the frame where the photo shows it (:func:`vision.gate.hands`'s
+    ``beyond``); not for a field fitted too weakly to say where the frame lies.
 
     Raises ValueError for an image that is not a BGR uint8 array.
     """
@@ -331,7 +335,7 @@ def read_frame(
             f"(at least {cfg.dice_min_legible_px:g}): bring the camera closer or give it more px",
         )
     reading = field.with_bar(bar.checkers, bar.confidence)
-    return _gated(geometry, image, cfg, v, reading, dice, bar, board_edges, photo, messages)
+    return _gated(geometry, image, cfg, v, reading, dice, bar, board_edges, photo, messages, over_frame)
 
 
 def reads_as_photo(geometry: Geometry, palette: Palette | None) -> bool:
@@ -399,9 +403,10 @@ def _gated(
     board_edges: tuple[tuple[float, float], ...],
     photo: bool = False,
     messages: tuple[str, ...] = (),
+    over_frame: bool = True,
 ) -> Observation:
     """The gate: a frame's observation once the board's own edges are looked for wherever nothing read lies
-    (in a ``photo``, as :func:`read_frame` says). ``messages`` go with a reading that passes."""
+    (in a ``photo``, as :func:`read_frame` says; ``over_frame`` too). ``messages`` go with a reading that passes."""
     lay = v.layout
     prof = lay.profile
     covers = checker_covers(
@@ -439,7 +444,9 @@ def _gated(
     under_hand = (
         ()
         if as_rendered(lay)
-        else hands(v.lab, lay, v.ppm, covers, **_hand_limits(cfg), beyond=v.photo_lab_at if v.frame else None)
+        else hands(
+            v.lab, lay, v.ppm, covers, **_hand_limits(cfg), beyond=v.photo_lab_at if v.frame and over_frame else None
+        )
     )
     if under_hand:
         occ = replace(occ, hands=under_hand)

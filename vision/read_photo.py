@@ -108,10 +108,11 @@ def _under_hand(
 ) -> PhotoReading | None:
     """The reading at a fit too weak to be taken for the field (``exc.weak_fit``) where a hand lies over
     it, which is why it fits so little: the photo is then ``occluded``, a board under an arm. None where
-    there is no such fit or no hand over it (the photo has no board)."""
+    there is no such fit or no hand over it (the photo has no board). Such a fit may lie off the field,
+    what lies beyond its sides not the frame: the hand need not come in over it."""
     if exc.weak_fit is None:
         return None
-    reading = _read_at(exc.weak_fit, image, palette, home, cfg)
+    reading = _read_at(exc.weak_fit, image, palette, home, cfg, over_frame=False)
     obs = reading.observation
     if obs.occlusion is None or not obs.occlusion.hands:
         return None
@@ -195,13 +196,16 @@ def sides_by_checkers(fit: FieldFit, image: np.ndarray, home: str, cfg: VisionCo
     return moved if best >= start + SIDE_MIN_GAIN else fit
 
 
-def _read_at(fit: FieldFit, image: np.ndarray, palette: Palette | None, home: str, cfg: VisionConfig) -> PhotoReading:
+def _read_at(
+    fit: FieldFit, image: np.ndarray, palette: Palette | None, home: str, cfg: VisionConfig, over_frame: bool = True
+) -> PhotoReading:
     geometry = fit.geometry((image.shape[1], image.shape[0]), home)
     v = view(geometry, image, cfg)
     used = palette if palette is not None else photo_palette(geometry, image, cfg, fit)
     if used is not None and not used.board_edges:
         used = replace(used, board_edges=snapped_edges(v, fit.board_edges(geometry.layout)))
-    return PhotoReading(fit, geometry, used, read_frame(geometry, image, used, cfg, photo=True, sides=palette))
+    obs = read_frame(geometry, image, used, cfg, photo=True, sides=palette, over_frame=over_frame)
+    return PhotoReading(fit, geometry, used, obs)
 
 
 def turned_is_likelier(obs: Observation) -> bool:
