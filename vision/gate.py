@@ -328,9 +328,10 @@ def hands(
         # distance (lightness counted half, city-block) of every px from this colour, in OpenCV for speed
         diff = cv2.absdiff(small, (*(float(v) for v in np.round(centre)), 0.0))
         far = cv2.transform(diff, _FOREIGN_WEIGHTS[None, :])
-        foreign |= ((known == c) & (far > max(min_lab, spread * spread_c))).view(np.uint8)
+        here = known == c
+        foreign |= (here & (far > max(min_lab, spread * spread_c))).view(np.uint8)
         near = np.maximum(_APART_MIN_LAB, _APART_SPREAD * np.median(dev, axis=0))
-        apart |= (known == c) & (cv2.inRange(diff, (0.0, 0.0, 0.0), tuple(float(v) for v in near)) == 0)
+        apart |= here & (cv2.inRange(diff, (0.0, 0.0, 0.0), tuple(float(v) for v in near)) == 0)
     r = max(1, int(round(0.2 * d * scale)))
     disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
     opened = cv2.morphologyEx(foreign, cv2.MORPH_OPEN, disc)
@@ -341,6 +342,7 @@ def hands(
     )
     reach = 0.5 * d * scale
     under: set[int] = set()
+    rings: Rings = {}
     for patches, px in ((opened, opened), (joined, apart_opened)):
         n, labels, stats, _ = cv2.connectedComponentsWithStats(patches)
         for i in range(1, n):
@@ -359,8 +361,9 @@ def hands(
             if not deep or not _hand_in(blob, skin_px[y : y + h, x : x + w] > 0, deep, min_skin):
                 continue
             if beyond is not None:
+                rings = rings or _frame_rings(lay, beyond)  # looked at once, for whichever patches need it
                 box_mm = ((x + fx0) / scale, (y + fy0) / scale, (x + w + fx0) / scale, (y + h + fy0) / scale)
-                if not _from_beyond(lay, box_mm, touching, beyond, min_lab, spread):
+                if not _from_beyond(rings, box_mm, touching, min_lab, spread):
                     continue
             under.update(int(k) for k in np.unique(region[y : y + h, x : x + w][blob]) if k >= 0)
     return tuple(_REGION_NAMES[k] for k in sorted(under))
@@ -398,20 +401,33 @@ def _beyond_points(lay: Layout, side: str, step: float) -> tuple[np.ndarray, np.
     return pts, along
 
 
-def _from_beyond(lay: Layout, box_mm, sides: Sequence[str], beyond: Beyond, min_lab: float, spread: float) -> bool:
-    """Whether a patch at the field's ``sides`` (its box ``box_mm``) comes in from beyond the field, as an
-    arm does: at least :data:`_ARM_FROM_BEYOND` of the frame beyond it (``beyond``: board-mm points -> the
-    photo's Lab there and whether it shows them) is off the photo or unlike the frame all round the field
-    at that distance, over the distances where that frame is even enough to tell (:data:`_BEYOND_MAX_LAB`).
-    A stack of skin-coloured checkers the reading missed lies on the field alone, the frame beyond it as
-    it is elsewhere."""
-    rings = {side: _beyond_points(lay, side, 3.0) for side in "ltrb"}
-    seen_lab = {side: beyond(pts.reshape(-1, 2)) for side, (pts, _) in rings.items()}
+# the frame all round the field as :func:`_from_beyond` looks at it: per side (``l``, ``t``, ``r``, ``b``),
+# where along the side each column lies, and the photo's Lab there and whether it shows it (rows x columns)
+Rings = dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def _frame_rings(lay: Layout, beyond: Beyond) -> Rings:
+    """The frame beyond each of the field's sides (:func:`_beyond_points`, every 3 mm) as the photo shows it."""
     rows = len(_BEYOND_MM)
-    labs = {side: (lab.reshape(rows, -1, 3), seen.reshape(rows, -1)) for side, (lab, seen) in seen_lab.items()}
+    rings = {}
+    for side in "ltrb":
+        pts, along = _beyond_points(lay, side, 3.0)
+        lab, seen = beyond(pts.reshape(-1, 2))
+        rings[side] = (along, lab.reshape(rows, -1, 3), seen.reshape(rows, -1))
+    return rings
+
+
+def _from_beyond(rings: Rings, box_mm, sides: Sequence[str], min_lab: float, spread: float) -> bool:
+    """Whether a patch at the field's ``sides`` (its box ``box_mm``) comes in from beyond the field, as an
+    arm does: at least :data:`_ARM_FROM_BEYOND` of the frame beyond it (``rings``: :func:`_frame_rings`) is
+    off the photo or unlike the frame all round the field at that distance, over the distances where that
+    frame is even enough to tell (:data:`_BEYOND_MAX_LAB`). A stack of skin-coloured checkers the reading
+    missed lies on the field alone, the frame beyond it as it is elsewhere."""
+    rows = len(_BEYOND_MM)
+    labs = {side: (lab, seen) for side, (_, lab, seen) in rings.items()}
     for side in sides:
         lo, hi = (box_mm[1], box_mm[3]) if side in "lr" else (box_mm[0], box_mm[2])
-        along = rings[side][1]
+        along = rings[side][0]
         span = (along >= lo) & (along <= hi)
         if not span.any():
             continue
