@@ -1476,6 +1476,91 @@ done:
     return out;
 }
 
+PyDoc_STRVAR(step_blocking_doc,
+             "step_blocking(boards, die, head_start, head_limit, start_rule_limit, start_quarter, trapping, mirror,\n"
+             "              opp_off) -> (keys, moves)\n\n"
+             "Every single checker move of die from each of boards (52 counts each, one after another, at most 255\n"
+             "boards) in a blocking game without hits or pins, as CheckerMoves.try_move makes it (a beam search's\n"
+             "step): each board's checkers from the bar, else from its highest point down. keys: the boards\n"
+             "reached, 52 bytes each, in that order; moves: three bytes for each, the index of the board moved\n"
+             "from, the source and the destination (0: borne off). The other arguments as max_depth's.");
+
+static PyObject *step_blocking(PyObject *self, PyObject *args) {
+    Py_buffer boards, mirror;
+    int die, head_start, head_limit, start_rule_limit, start_quarter, trapping, opp_off;
+    if (!PyArg_ParseTuple(args, "y*iiiiiiy*i:step_blocking", &boards, &die, &head_start, &head_limit,
+                          &start_rule_limit, &start_quarter, &trapping, &mirror, &opp_off))
+        return NULL;
+    PyObject *out = NULL;
+    uint8_t *keys = NULL, *moves = NULL;
+    Py_ssize_t n = boards.len / NB, found = 0;
+    const uint8_t *f = mirror.buf;
+    if (boards.len % NB || n > 255) {
+        PyErr_Format(PyExc_ValueError, "boards: expected up to 255 boards of %d counts, got %zd bytes", NB,
+                     boards.len);
+        goto done;
+    }
+    if (die < 1 || die > 6) {
+        PyErr_Format(PyExc_ValueError, "die: %d is not 1 to 6", die);
+        goto done;
+    }
+    if (mirror.len != 25) {
+        PyErr_SetString(PyExc_ValueError, "mirror: expected 25 bytes");
+        goto done;
+    }
+    for (int i = 1; i <= 24; i++)
+        if (f[i] < 1 || f[i] > 24) {
+            PyErr_Format(PyExc_ValueError, "mirror: point %d maps to %d, not 1 to 24", i, f[i]);
+            goto done;
+        }
+    if (start_rule_limit < 0 || start_rule_limit > 24) {
+        PyErr_Format(PyExc_ValueError, "start_rule_limit: %d is not 0 to 24", start_rule_limit);
+        goto done;
+    }
+    keys = malloc(n * 25 * NB + 1);
+    moves = malloc(n * 25 * 3 + 1);
+    if (!keys || !moves) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Depth w;
+    memset(&w, 0, sizeof w);
+    w.head_start = head_start;
+    w.head_limit = head_limit;
+    w.start_rule_limit = start_rule_limit;
+    w.start_quarter = start_quarter;
+    w.trapping = trapping;
+    w.f = f;
+    w.opp_off = opp_off;
+    for (Py_ssize_t b = 0; b < n; b++) {
+        const uint8_t *board = (const uint8_t *)boards.buf + b * NB;
+        if (check_board(board, NB, "boards") < 0) goto done;
+        memcpy(w.me, board, 26);
+        w.opp = board + OPP;
+        int hi = w.me[BAR] ? BAR : 24, lo = w.me[BAR] ? BAR : 1;
+        for (int src = hi; src >= lo; src--) {
+            if (!w.me[src]) continue;
+            int dst = d_try(&w, src, die);
+            if (dst < 0) continue;
+            memcpy(keys + found * NB, w.me, 26);
+            memcpy(keys + found * NB + OPP, board + OPP, 26);
+            moves[found * 3] = (uint8_t)b;
+            moves[found * 3 + 1] = (uint8_t)src;
+            moves[found * 3 + 2] = (uint8_t)dst;
+            found++;
+            w.me[dst]--;
+            w.me[src]++;
+        }
+    }
+    out = Py_BuildValue("(y#y#)", (const char *)keys, found * NB, (const char *)moves, found * 3);
+done:
+    free(keys);
+    free(moves);
+    PyBuffer_Release(&boards);
+    PyBuffer_Release(&mirror);
+    return out;
+}
+
 /* The walk back from the target (backward.backward_path): the board walked back is w.me, the start's
  * opponent counts w.opp. With `rules` each move back is also made forwards under the variant's own
  * limits (d_try); without them each run of equal dice is walked back in one order, lowest point first. */
@@ -2820,6 +2905,7 @@ static PyMethodDef methods[] = {
     {"forward_paths", forward_paths, METH_VARARGS, forward_paths_doc},
     {"backward_path", backward_path, METH_VARARGS, backward_path_doc},
     {"search_blocking", search_blocking, METH_VARARGS, search_blocking_doc},
+    {"step_blocking", step_blocking, METH_VARARGS, step_blocking_doc},
     {"checkerwise", checkerwise, METH_VARARGS, checkerwise_doc},
     {"sharing", sharing, METH_VARARGS, sharing_doc},
     {"find_sharing", find_sharing, METH_VARARGS, find_sharing_doc},

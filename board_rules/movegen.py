@@ -10,6 +10,8 @@ Imports :mod:`board_rules.moves`, :mod:`board_rules.position`,
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 from board_rules import fastgen
 from board_rules.moves import _MIRROR, Board, CheckerMoves, own_to_white, play_of
 from board_rules.notation import Play, Roll
@@ -306,6 +308,57 @@ def legal_results(position: Position, roll: Roll, budget: int | None = None):
     return [
         ((moves,), Board(list(key[:26]), list(key[26:52]), None, opp_off), side) for key, (moves, _) in results.items()
     ]
+
+
+def result_keys(position: Position, roll: Roll, budget: int | None = None) -> list[tuple[bytes, int]] | None:
+    """:func:`legal_results`' distinct final boards for a game that neither hits nor pins, each as
+    its key seen by the side on roll and that side's opponent's checkers off, in the same order;
+    None in the other games. Gul-bara's passed numbers are followed on keys, with no board objects
+    (one ply deeper, the teacher values every reply). Raises :class:`SearchBudgetExceeded` as
+    :func:`legal_results` does."""
+    v = position.variant
+    if v.hits or v.pins or CHECKERS in position.off:
+        return None
+    side = position.turn
+    rolls_played = position.rolls[0 if side is Side.WHITE else 1]
+    seqs = v.dice_sequences(roll.d1, roll.d2, rolls_played)
+    board = Board.of(position)
+    shared = None if budget is None else Budget(budget)
+    results, best, _ = search_side(v, board, seqs, v.head_limit(roll.d1, roll.d2, rolls_played), shared)
+    if not (v.passes_unplayed(roll.d1, roll.d2, rolls_played) and 0 < best < len(seqs[0])):
+        return [(key, board.opp_off) for key in results]
+    found: dict[bytes, int] = {}
+    flip = _KEY_FLIP[v.geometry == SAME]
+    for key in results:
+        _cascade_keys(v, key, board.opp_off, True, seqs[0][best:], shared, found, flip)
+    return list(found.items())
+
+
+_OPP = 26  # where a key's opponent counts begin
+_KEY_FLIP = tuple(
+    itemgetter(52, *(_OPP + m[j] for j in range(1, 25)), _OPP, 25, *(m[j] for j in range(1, 25)), 53) for m in _MIRROR
+)
+"""A key (52 bytes) with its opponent's checkers off and a 0 after it -> the same board's key seen by
+the opponent (:meth:`board_rules.moves.Board.flipped`), by ``variant.geometry == SAME``."""
+
+
+def _cascade_keys(v: Variant, key: bytes, opp_off: int, roller: bool, remaining, budget, found: dict, flip) -> None:
+    """:func:`_cascade` on keys: ``key`` (with ``opp_off``) the board seen by the side that has just
+    moved (``roller``: the side on roll); each final board goes into ``found`` as the roller sees it."""
+    other = bytes(flip(key + bytes((opp_off, 0))))
+    other_off = key[0]
+    results, best, _ = search_side(v, Board.from_key(other, False, other_off), [remaining], 15, budget)
+    if best <= 0:
+        final, final_off = (key, opp_off) if roller else (other, other_off)
+        found.setdefault(final, final_off)
+        return
+    for k in results:
+        if best < len(remaining):
+            _cascade_keys(v, k, other_off, not roller, remaining[best:], budget, found, flip)
+        elif roller:  # the roller's opponent moved last
+            found.setdefault(bytes(flip(k + bytes((other_off, 0)))), k[0])
+        else:
+            found.setdefault(k, other_off)
 
 
 _TO_WHITE: dict[tuple[bool, Side], bytes] = {}

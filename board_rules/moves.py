@@ -11,6 +11,7 @@ whole-turn filter lives in :mod:`board_rules.movegen`. Imports
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 
 from board_rules.errors import IllegalPlayError
 from board_rules.notation import CheckerMove, Play
@@ -22,6 +23,7 @@ _OPPOSITE_MAP = tuple([0] + [25 - p for p in range(1, 25)])
 _SAME_MAP = tuple([0] + [((p + 11) % 24) + 1 for p in range(1, 25)])
 _MIRROR = (_OPPOSITE_MAP, _SAME_MAP)  # by ``variant.geometry == SAME``: one side's point <-> the other's
 _IDENTITY = tuple(range(25))
+_MIRRORED = tuple(itemgetter(*m[1:25]) for m in _MIRROR)  # a list's points 1..24 read in mirrored order
 
 
 def own_to_white(variant: Variant, side: Side) -> tuple[int, ...]:
@@ -85,22 +87,12 @@ class Board:
 
     def flipped(self, variant: Variant) -> Board:
         """The same board from the opponent's view."""
-        f = _MIRROR[variant.geometry == SAME]
-        me = [0] * 26
-        opp = [0] * 26
-        for i in range(1, 25):
-            me[f[i]] = self.opp[i]
-            opp[f[i]] = self.me[i]
-        me[0] = self.opp_off
-        me[25] = self.opp[0]
-        opp[0] = self.me[25]
+        g = _MIRRORED[variant.geometry == SAME]  # the point map is its own inverse: new[j] = old[f[j]]
+        me, opp = self.me, self.opp
         pins = None
         if self.pins is not None:
-            pins = [0] * 26
-            for i in range(1, 25):
-                if self.pins[i]:
-                    pins[f[i]] = 3 - self.pins[i]
-        return Board(me, opp, pins, self.me[0])
+            pins = [0, *(3 - p if p else 0 for p in g(self.pins)), 0]
+        return Board([self.opp_off, *g(opp), opp[0]], [me[25], *g(me), 0], pins, me[0])
 
     def white_view(self, variant: Variant, side: Side) -> tuple[list[int], list[int], tuple[int, int], tuple[int, int]]:
         """``(points, pinned, bar, off)`` of this board seen from ``side``, in white's numbering."""

@@ -18,13 +18,12 @@ from types import ModuleType
 
 from board_rules import Play, Position, Roll, Side
 from board_rules.movegen import SearchBudgetExceeded, legal_plays, legal_results
-from board_rules.moves import Board, checker_moves, play_of
+from board_rules.moves import checker_moves, play_of
 from board_rules.notation import canonical_moves
 from board_rules.reach import sample_results
 from engine import learned
 from engine.beam import beam_plays
-from engine.heuristic import score_position, value
-from engine.heuristic import values as heuristic_values
+from engine.heuristic import key_values, score_position, value
 from engine.learned import PLAY_BUDGET, SAMPLE_LIMIT, may_have_ended, rolls_after
 
 GNUBG_VARIANTS = ("backgammon", "portes")
@@ -97,9 +96,9 @@ def _bounded(position: Position, roll: Roll, net: learned.Net | None = None) -> 
     return out
 
 
-def _net_scores(net: learned.Net, boards: list[Board], v) -> list[float]:
+def _net_scores(net: learned.Net, keys: bytes, opp_off: int, v) -> list[float]:
     """The net's equity of each board for its owner, all in one pass (a beam ranked by the net)."""
-    return learned.board_scores(net, boards, v)
+    return learned.key_scores(net, keys, opp_off, v)
 
 
 def random_play(position: Position, roll: Roll, rng: random.Random) -> tuple[Play, Position]:
@@ -111,9 +110,10 @@ def random_play(position: Position, roll: Roll, rng: random.Random) -> tuple[Pla
     return options[rng.randrange(len(options))]
 
 
-def _beam(position: Position, roll: Roll, scores=heuristic_values) -> list[tuple[Play, Position]]:
-    """The plays :func:`engine.beam.beam_plays` builds, ranked after each die by ``scores(boards,
-    variant)`` (the heuristic's unless given), one per resulting position: each a legal play."""
+def _beam(position: Position, roll: Roll, scores=key_values) -> list[tuple[Play, Position]]:
+    """The plays :func:`engine.beam.beam_plays` builds, ranked after each die by ``scores``
+    (:data:`engine.beam.Scores`; the heuristic's unless given), one per resulting position: each a
+    legal play."""
     side = position.turn
     rolls = rolls_after(position)
     found: dict[Position, Play] = {}
@@ -282,9 +282,23 @@ def _rank(
         options, plies = [options[i] for i in picked], [plies[i] for i in picked]
     ranked = sorted(
         (RankedPlay(p, after, sc, source, ply) for (p, after), sc, ply in zip(options, scores, plies)),
-        key=lambda r: (-r.ply, -r.score, str(r.play)),
+        key=lambda r: (-r.ply, -r.score),
     )
+    _ties_by_writing(ranked)
     return ranked if n is None else ranked[:n]
+
+
+def _ties_by_writing(ranked: list[RankedPlay]) -> None:
+    """Order each run of plays tied on depth and score by how the play is written (in place), so a
+    ranking never depends on the order the move generator found them; only tied plays are written."""
+    i = 0
+    while i < len(ranked):
+        j = i + 1
+        while j < len(ranked) and (ranked[j].ply, ranked[j].score) == (ranked[i].ply, ranked[i].score):
+            j += 1
+        if j - i > 1:
+            ranked[i:j] = sorted(ranked[i:j], key=lambda r: str(r.play))
+        i = j
 
 
 def _by_first_leg(plays: list[tuple], scores: list[float], keep: Sequence[int] = ()) -> tuple[list[int], list[float]]:

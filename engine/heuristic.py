@@ -216,6 +216,17 @@ def values(boards: list[Board], variant) -> list[float]:
     return list(memoryview(rows).cast("d")[::width])
 
 
+def key_values(keys: bytes, opp_off: int, variant) -> list[float]:
+    """:func:`values` of boards given as their keys without pins (52 bytes each, one after another),
+    the opponent having ``opp_off`` checkers off in each (a beam's boards:
+    :data:`engine.beam.Scores`)."""
+    n = len(keys) // 52
+    if _compiled is None or not n:
+        return values([Board.from_key(keys[52 * i : 52 * i + 52], False, opp_off) for i in range(n)], variant)
+    rows = key_terms(keys, bytes([opp_off]) * n, variant)
+    return list(memoryview(rows).cast("d")[:: len(rows) // (8 * n)])
+
+
 def key_terms(keys: bytes, opp_offs: bytes, variant) -> bytes:
     """Boards given as their keys, one after another, and their opponents' checkers off (a byte each)
     scored by the compiled module (which must be built): per board, doubles of its value, its contact

@@ -28,6 +28,7 @@ from board_rules.movegen import (
     compiled_pin_rules,
     compiled_rules,
     legal_results,
+    result_keys,
     search_side,
 )
 from board_rules.moves import Board
@@ -295,7 +296,7 @@ def score_plays(
         if beam:
             side = position.turn
             seen = {(fs, f.key()) for _, f, fs in results}
-            for moves, board in beam_plays(position, roll, functools.partial(board_scores, net)):
+            for moves, board in beam_plays(position, roll, functools.partial(key_scores, net)):
                 if (side, board.key()) not in seen:
                     seen.add((side, board.key()))
                     results.append(((moves,), board, side))
@@ -317,6 +318,20 @@ def score_plays(
 def board_scores(net: Net, boards: list[Board], variant: Variant) -> list[float]:
     """The net's equity of each board for its owner, who has just played, all in one pass."""
     return [float(e) for e in equity(net(net.features(boards, variant)))]
+
+
+def key_scores(net: Net, keys: bytes, opp_off: int, variant: Variant) -> list[float]:
+    """:func:`board_scores` of boards given as their keys without pins (52 bytes each, one after
+    another), the opponent having ``opp_off`` checkers off in each (:data:`engine.beam.Scores`)."""
+    n = len(keys) // 52
+    if not n:
+        return []
+    if heuristic._compiled is None:
+        return board_scores(
+            net, [Board.from_key(keys[52 * i : 52 * i + 52], False, opp_off) for i in range(n)], variant
+        )
+    x = _inputs(_key_arrays(keys, bytes([opp_off]) * n, variant, net.inputs), n, variant, net.inputs)
+    return equity(net(x)).tolist()
 
 
 def may_have_ended(board: Board) -> bool:
@@ -391,6 +406,8 @@ def reply_values(net: Net, positions: list[Position], budget: int = PLAY_BUDGET)
                     seqs = v.dice_sequences(a, b, played)
                     found, _, _ = search_side(v, start.copy(), seqs, v.head_limit(a, b, played), Budget(budget))
                     _add_keys(boards, offs, ends, found, start, p, me)
+                elif keyed and (finals := result_keys(p, Roll(a, b), budget)) is not None:
+                    _add_finals(boards, offs, ends, finals, p, me)  # numbers passed on (gul-bara)
                 else:
                     for _, final, final_side in legal_results(p, Roll(a, b), budget=budget):
                         _add_reply(boards, offs, ends, final if final_side is them else final.flipped(v), p, me, keyed)
@@ -427,7 +444,7 @@ def _beam_replies(position: Position, roll: Roll) -> list[Board]:
     """The distinct boards, seen by the side on roll, that a beam ranked by the heuristic ends
     with for ``roll``: the replies :func:`reply_values` compares for an escalated double."""
     seen: dict[bytes, Board] = {}
-    for _, board in beam_plays(position, roll, heuristic.values, width=REPLY_BEAM):
+    for _, board in beam_plays(position, roll, heuristic.key_values, width=REPLY_BEAM):
         seen.setdefault(board.key(), board)
     return list(seen.values())
 
@@ -442,6 +459,18 @@ def _add_keys(boards: list, offs: bytearray, ends: list, found, start: Board, po
             _end(ends, len(boards), final.to_position(position, me.other, me, rolls_after(position)), me.other)
         boards.append(key)
     offs.extend(bytes([start.opp_off]) * len(found))
+
+
+def _add_finals(boards: list, offs: bytearray, ends: list, finals, position: Position, me: Side) -> None:
+    """Append the replies :func:`board_rules.movegen.result_keys` gave (keys seen by the side that
+    replied, with their opponent's checkers off) to :func:`reply_values`' lists, noting those that end
+    the game."""
+    for key, opp_off in finals:
+        if key[0] == CHECKERS or opp_off == CHECKERS:  # all off: it is over
+            final = Board.from_key(key, False, opp_off)
+            _end(ends, len(boards), final.to_position(position, me.other, me, rolls_after(position)), me.other)
+        boards.append(key)
+    offs.extend(bytes(opp_off for _, opp_off in finals))
 
 
 def _add_reply(boards: list, offs: bytearray, ends: list, board: Board, position: Position, me: Side, keyed: bool):

@@ -1,0 +1,137 @@
+"""The teacher's fast paths over escalated doubles and passed numbers give what the reference paths
+give: the beam search's compiled step (``board_rules._fastgen.step_blocking``) and its boards scored
+by their keys, and :func:`board_rules.movegen.result_keys` against :func:`legal_results`."""
+
+from __future__ import annotations
+
+import functools
+import random
+
+import pytest
+
+from board_rules import Position, Roll, fastgen
+from board_rules.legality import is_legal_result
+from board_rules.movegen import SearchBudgetExceeded, legal_results, result_keys
+from board_rules.moves import Board
+from engine import evaluate, heuristic, learned
+from engine.beam import beam_plays
+from tests.helpers import compiled
+
+ROLLS = [Roll(a, b) for a in range(1, 7) for b in range(a, 7)]
+
+
+@functools.cache
+def _game(variant: str, seed: int) -> tuple[Position, ...]:
+    """The positions of one game the heuristic plays against itself."""
+    dice, ties = random.Random(seed), random.Random(seed + 1)
+    pos = Position.start(variant)
+    out = []
+    for _ in range(400):
+        if pos.outcome() is not None:
+            break
+        out.append(pos)
+        _, pos = evaluate.choose(pos, Roll(dice.randint(1, 6), dice.randint(1, 6)), ties, by="heuristic")
+    return tuple(out)
+
+
+def _keyed(plays: list) -> list:
+    return [(moves, b.key(), b.opp_off) for moves, b in plays]
+
+
+@pytest.mark.parametrize(("variant", "seed"), [("gul-bara", 1), ("gul-bara", 2), ("long-nardy", 1), ("fevga", 1)])
+def test_the_compiled_beam_step_finds_the_pythons_moves_in_its_order(variant, seed):
+    compiled(fastgen._compiled, "board_rules._fastgen")
+    checked = 0
+    for pos in _game(variant, seed)[::3]:
+        for roll in (Roll(1, 1), Roll(3, 3), Roll(6, 5), Roll(2, 1)):
+            for width in (3, 10):
+                want = beam_plays(pos, roll, heuristic.key_values, width, compiled=False)
+                assert _keyed(beam_plays(pos, roll, heuristic.key_values, width)) == _keyed(want)
+                checked += bool(want)
+    assert checked > 20
+
+
+def test_a_beams_plays_are_legal_plays_of_the_roll():
+    pos = _game("gul-bara", 3)[20]
+    found = 0
+    for roll in ROLLS:
+        for _, board in beam_plays(pos, roll, heuristic.key_values, 3):
+            after = board.to_position(pos, pos.turn, pos.turn.other, learned.rolls_after(pos))
+            assert is_legal_result(pos, roll, after)
+            found += 1
+    assert found > len(ROLLS)
+
+
+def test_boards_scored_by_their_keys_score_as_boards():
+    pos = _game("gul-bara", 4)[10]
+    v = pos.variant
+    plays = beam_plays(pos, Roll(2, 2), heuristic.key_values, 10, compiled=False)
+    boards = [b for _, b in plays]
+    keys = b"".join(b.key() for b in boards)
+    assert heuristic.key_values(keys, boards[0].opp_off, v) == heuristic.values(boards, v)
+    net = learned.shipped("gul-bara")
+    got = learned.key_scores(net, keys, boards[0].opp_off, v)
+    assert got == pytest.approx(learned.board_scores(net, boards, v), abs=1e-6)
+    assert heuristic.key_values(b"", 0, v) == [] and learned.key_scores(net, b"", 0, v) == []
+
+
+def test_boards_scored_by_their_keys_without_the_compiled_heuristic(monkeypatch):
+    pos = _game("gul-bara", 4)[10]
+    v = pos.variant
+    boards = [b for _, b in beam_plays(pos, Roll(3, 3), heuristic.key_values, 10)]
+    keys = b"".join(b.key() for b in boards)
+    want = heuristic.key_values(keys, boards[0].opp_off, v)
+    net = learned.shipped("gul-bara")
+    want_net = learned.key_scores(net, keys, boards[0].opp_off, v)
+    monkeypatch.setattr(heuristic, "_compiled", None)
+    assert heuristic.key_values(keys, boards[0].opp_off, v) == pytest.approx(want)
+    assert learned.key_scores(net, keys, boards[0].opp_off, v) == pytest.approx(want_net, abs=1e-5)
+
+
+@pytest.mark.parametrize("variant", ["gul-bara", "long-nardy", "fevga"])
+def test_result_keys_are_the_legal_results_seen_by_the_side_on_roll(variant):
+    passed_on = 0
+    for seed in (1, 2, 3, 4):
+        for pos in _game(variant, seed)[::2]:
+            v = pos.variant
+            for roll in ROLLS:
+                try:
+                    results = legal_results(pos, roll, budget=2_000)
+                except SearchBudgetExceeded:
+                    with pytest.raises(SearchBudgetExceeded):
+                        result_keys(pos, roll, budget=2_000)
+                    continue
+                mover = [f if fs is pos.turn else f.flipped(v) for _, f, fs in results]
+                assert result_keys(pos, roll, budget=2_000) == [(b.key(), b.opp_off) for b in mover]
+                passed_on += any(len(legs) > 1 for legs, _, _ in results)
+    assert passed_on > 0 if variant == "gul-bara" else passed_on == 0
+
+
+def test_result_keys_leave_the_hitting_and_pinning_games_to_legal_results():
+    for variant in ("backgammon", "portes", "plakoto"):
+        assert result_keys(Position.start(variant), Roll(6, 5)) is None
+
+
+def test_a_flipped_board_is_the_same_board_seen_by_the_other_side():
+    for variant in ("backgammon", "plakoto", "gul-bara", "long-nardy"):
+        start = Position.start(variant)
+        for pos in [start, *(_game(variant, 5)[:30] if variant != "backgammon" else [])]:
+            v = pos.variant
+            mine, theirs = Board.of(pos), Board.of(pos, pos.turn.other)
+            assert mine.flipped(v) == theirs and theirs.flipped(v) == mine
+
+
+def test_step_blocking_names_what_it_refuses():
+    fg = compiled(fastgen._compiled, "board_rules._fastgen")
+    start = Board.of(Position.start("gul-bara"))
+    board = bytes(start.me + start.opp)
+    mirror = bytes(range(25))
+    with pytest.raises(ValueError, match="boards: expected up to 255 boards of 52 counts"):
+        fg.step_blocking(board[:-1], 1, 15, -1, 0, 0, 0, mirror, 0)
+    with pytest.raises(ValueError, match="die: 7 is not 1 to 6"):
+        fg.step_blocking(board, 7, 15, -1, 0, 0, 0, mirror, 0)
+    with pytest.raises(ValueError, match="mirror: expected 25 bytes"):
+        fg.step_blocking(board, 1, 15, -1, 0, 0, 0, mirror[:-1], 0)
+    with pytest.raises(ValueError, match="boards: count 16 at index 0 is over 15"):
+        fg.step_blocking(bytes([16]) + board[1:], 1, 15, -1, 0, 0, 0, mirror, 0)
+    assert fg.step_blocking(b"", 1, 15, -1, 0, 0, 0, mirror, 0) == (b"", b"")
