@@ -1479,11 +1479,12 @@ done:
 PyDoc_STRVAR(step_blocking_doc,
              "step_blocking(boards, die, head_start, head_limit, start_rule_limit, start_quarter, trapping, mirror,\n"
              "              opp_off) -> (keys, moves)\n\n"
-             "Every single checker move of die from each of boards (52 counts each, one after another, at most 255\n"
-             "boards) in a blocking game without hits or pins, as CheckerMoves.try_move makes it (a beam search's\n"
-             "step): each board's checkers from the bar, else from its highest point down. keys: the boards\n"
-             "reached, 52 bytes each, in that order; moves: three bytes for each, the index of the board moved\n"
-             "from, the source and the destination (0: borne off). The other arguments as max_depth's.");
+             "The distinct boards one checker move of die leads to from boards (52 counts each, one after another,\n"
+             "at most 255 boards) in a blocking game without hits or pins, each move made as\n"
+             "CheckerMoves.try_move makes it (a beam search's step): each board's checkers from the bar, else from\n"
+             "its highest point down, a board reached again left out. keys: the boards reached, 52 bytes each, in\n"
+             "that order; moves: three bytes for each, the index of the board moved from, the source and the\n"
+             "destination (0: borne off). The other arguments as max_depth's.");
 
 static PyObject *step_blocking(PyObject *self, PyObject *args) {
     Py_buffer boards, mirror;
@@ -1493,7 +1494,9 @@ static PyObject *step_blocking(PyObject *self, PyObject *args) {
         return NULL;
     PyObject *out = NULL;
     uint8_t *keys = NULL, *moves = NULL;
+    int *table = NULL; /* open addressing over the boards reached: an index into keys, or -1 */
     Py_ssize_t n = boards.len / NB, found = 0;
+    size_t cap = 64;
     const uint8_t *f = mirror.buf;
     if (boards.len % NB || n > 255) {
         PyErr_Format(PyExc_ValueError, "boards: expected up to 255 boards of %d counts, got %zd bytes", NB,
@@ -1517,12 +1520,15 @@ static PyObject *step_blocking(PyObject *self, PyObject *args) {
         PyErr_Format(PyExc_ValueError, "start_rule_limit: %d is not 0 to 24", start_rule_limit);
         goto done;
     }
+    while (cap < (size_t)n * 50) cap <<= 1; /* at most 25 moves a board: the table stays half empty */
     keys = malloc(n * 25 * NB + 1);
     moves = malloc(n * 25 * 3 + 1);
-    if (!keys || !moves) {
+    table = malloc(cap * sizeof(int));
+    if (!keys || !moves || !table) {
         PyErr_NoMemory();
         goto done;
     }
+    memset(table, 0xFF, cap * sizeof(int));
     Depth w;
     memset(&w, 0, sizeof w);
     w.head_start = head_start;
@@ -1542,20 +1548,27 @@ static PyObject *step_blocking(PyObject *self, PyObject *args) {
             if (!w.me[src]) continue;
             int dst = d_try(&w, src, die);
             if (dst < 0) continue;
-            memcpy(keys + found * NB, w.me, 26);
-            memcpy(keys + found * NB + OPP, board + OPP, 26);
+            uint8_t *key = keys + found * NB;
+            memcpy(key, w.me, 26);
+            memcpy(key + OPP, board + OPP, 26);
+            w.me[dst]--;
+            w.me[src]++;
+            DKey k = pack(key);
+            size_t j = hash2(k.w[0], k.w[1]) & (cap - 1);
+            while (table[j] >= 0 && memcmp(keys + (size_t)table[j] * NB, key, NB)) j = (j + 1) & (cap - 1);
+            if (table[j] >= 0) continue; /* reached before */
+            table[j] = (int)found;
             moves[found * 3] = (uint8_t)b;
             moves[found * 3 + 1] = (uint8_t)src;
             moves[found * 3 + 2] = (uint8_t)dst;
             found++;
-            w.me[dst]--;
-            w.me[src]++;
         }
     }
     out = Py_BuildValue("(y#y#)", (const char *)keys, found * NB, (const char *)moves, found * 3);
 done:
     free(keys);
     free(moves);
+    free(table);
     PyBuffer_Release(&boards);
     PyBuffer_Release(&mirror);
     return out;

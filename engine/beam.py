@@ -24,10 +24,11 @@ Scores = Callable[[bytes, int, Variant], Sequence[float]]
 """``scores(keys, opp_off, variant)``: a value for each board, given by its key (:data:`KEY` bytes
 each, one after another; the opponent has ``opp_off`` checkers off), for its owner, higher better."""
 
-Step = Callable[[list[tuple[bytes, tuple]], int], list[tuple[bytes, int, tuple]]]
-"""``step(beam, die)``: each distinct board one checker move of ``die`` leads to from the beam's
-boards (``(key, moves so far)``), as ``(key, the beam board moved from, the move)``, in the order
-found: the beam's boards in turn, each one's checkers from its highest point down."""
+Step = Callable[[bytes, int], tuple[bytes, Callable[[int], tuple[int, tuple]]]]
+"""``step(beam, die)``: the distinct boards one checker move of ``die`` leads to from the beam's
+boards (their keys, one after another), as ``(keys, origin)``: their keys in the order found (the
+beam's boards in turn, each one's checkers from its highest point down), and ``origin(j)``, the
+index of the beam's board the ``j``-th came from and the checker move ``(src, dst, hit)``."""
 
 
 def beam_plays(
@@ -57,37 +58,39 @@ def beam_plays(
     step = _compiled_step(rules) if rules is not None else _step(v, head, start.me[24], opp_off)
     out: list[tuple[tuple, Board]] = []
     for seq in v.dice_sequences(roll.d1, roll.d2, played):
-        beam: list[tuple[bytes, tuple]] = [(bytes(start.me + start.opp), ())]
+        keys, paths = bytes(start.me + start.opp), [()]
         for d in seq:
-            found = step(beam, d)
+            found, origin = step(keys, d)
             if not found:
-                beam = []
+                paths = []
                 break
-            score = scores(b"".join([key for key, _, _ in found]), opp_off, v)
-            order = sorted(range(len(found)), key=lambda i: -score[i])  # stable: ties keep the search's order
-            beam = [(found[i][0], beam[found[i][1]][1] + (found[i][2],)) for i in order[:width]]
-        out += [(moves, Board(list(key[:26]), list(key[26:]), None, opp_off)) for key, moves in beam]
+            score = scores(found, opp_off, v)
+            best = sorted(range(len(score)), key=score.__getitem__, reverse=True)[:width]  # stable: ties as found
+            keys = b"".join([found[KEY * j : KEY * j + KEY] for j in best])
+            paths = [paths[i] + (move,) for i, move in map(origin, best)]
+        out += [
+            (moves, Board(list(keys[KEY * i : KEY * i + 26]), list(keys[KEY * i + 26 : KEY * i + KEY]), None, opp_off))
+            for i, moves in enumerate(paths)
+        ]
     return out
 
 
 def _step(v: Variant, head: int, head_start: int, opp_off: int) -> Step:
     """:data:`Step` by the rules' single-move generator (:class:`board_rules.moves.CheckerMoves`)."""
 
-    def step(beam: list[tuple[bytes, tuple]], d: int) -> list[tuple[bytes, int, tuple]]:
-        nxt: dict[bytes, tuple[bytes, int, tuple]] = {}
-        for i, (key, _) in enumerate(beam):
-            work = Board.from_key(key, False, opp_off)
+    def step(beam: bytes, d: int) -> tuple[bytes, Callable[[int], tuple[int, tuple]]]:
+        nxt: dict[bytes, tuple[int, tuple]] = {}
+        for i in range(len(beam) // KEY):
+            work = Board.from_key(beam[KEY * i : KEY * i + KEY], False, opp_off)
             search = CheckerMoves(v, work, head)
             search.head_start = head_start
             for src in search.sources():
                 u = search.try_move(src, d)
                 if u is None:
                     continue
-                reached = work.key()
-                if reached not in nxt:
-                    nxt[reached] = (reached, i, (src, u[1], u[2] or u[3]))
+                nxt.setdefault(work.key(), (i, (src, u[1], u[2] or u[3])))
                 search.undo(u)
-        return list(nxt.values())
+        return b"".join(nxt), list(nxt.values()).__getitem__
 
     return step
 
@@ -97,14 +100,12 @@ def _compiled_step(rules: tuple) -> Step:
     the same boards in the same order as :func:`_step` (``tests/test_beam.py``)."""
     step_blocking = fastgen._compiled.step_blocking
 
-    def step(beam: list[tuple[bytes, tuple]], d: int) -> list[tuple[bytes, int, tuple]]:
-        keys, moves = step_blocking(b"".join([key for key, _ in beam]), d, *rules)
-        nxt: dict[bytes, tuple[bytes, int, tuple]] = {}
-        for j in range(len(moves) // 3):
-            key = keys[KEY * j : KEY * j + KEY]
-            if key not in nxt:
-                i, src, dst = moves[3 * j : 3 * j + 3]
-                nxt[key] = (key, i, (src, dst, False))
-        return list(nxt.values())
+    def step(beam: bytes, d: int) -> tuple[bytes, Callable[[int], tuple[int, tuple]]]:
+        keys, moves = step_blocking(beam, d, *rules)
+
+        def origin(j: int) -> tuple[int, tuple]:
+            return moves[3 * j], (moves[3 * j + 1], moves[3 * j + 2], False)
+
+        return keys, origin
 
     return step

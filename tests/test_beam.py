@@ -71,7 +71,7 @@ def test_boards_scored_by_their_keys_score_as_boards():
     assert heuristic.key_values(keys, boards[0].opp_off, v) == heuristic.values(boards, v)
     net = learned.shipped("gul-bara")
     got = learned.key_scores(net, keys, boards[0].opp_off, v)
-    assert got == pytest.approx(learned.board_scores(net, boards, v), abs=1e-6)
+    assert got == learned.board_scores(net, boards, v)
     assert heuristic.key_values(b"", 0, v) == [] and learned.key_scores(net, b"", 0, v) == []
 
 
@@ -135,3 +135,20 @@ def test_step_blocking_names_what_it_refuses():
     with pytest.raises(ValueError, match="boards: count 16 at index 0 is over 15"):
         fg.step_blocking(bytes([16]) + board[1:], 1, 15, -1, 0, 0, 0, mirror, 0)
     assert fg.step_blocking(b"", 1, 15, -1, 0, 0, 0, mirror, 0) == (b"", b"")
+
+
+def test_step_blocking_gives_each_board_reached_once():
+    fg = compiled(fastgen._compiled, "board_rules._fastgen")
+    pos = _game("gul-bara", 2)[12]
+    start = Board.of(pos)
+    board = bytes(start.me + start.opp)
+    mirror = bytes(range(25))
+    keys, moves = fg.step_blocking(board, 2, 15, -1, 0, 0, 0, mirror, 0)
+    assert len(keys) == 52 * (len(moves) // 3) > 52
+    assert len({keys[i : i + 52] for i in range(0, len(keys), 52)}) == len(moves) // 3
+    # the same board twice: its second copy reaches nothing new; a board reached from two boards counts once
+    assert fg.step_blocking(board + board, 2, 15, -1, 0, 0, 0, mirror, 0) == (keys, moves)
+    again, more = fg.step_blocking(board + keys[:52], 2, 15, -1, 0, 0, 0, mirror, 0)
+    assert (
+        again[: len(keys)] == keys and len(set(again[i : i + 52] for i in range(0, len(again), 52))) == len(more) // 3
+    )
