@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py board_rules/_fastgen.c engine/_heuristic.c vision/_fieldscore.c
+$(STAMP): pyproject.toml setup.py board_rules/_fastgen.c board_rules/_step_api.h engine/_heuristic.c vision/_fieldscore.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'

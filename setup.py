@@ -17,8 +17,10 @@ EXACT_FLOATS = [] if sys.platform == "win32" else ["-ffp-contract=off", "-fno-ma
 
 setup(
     ext_modules=[
-        Extension("board_rules._fastgen", ["board_rules/_fastgen.c"], optional=True),
-        Extension("engine._heuristic", ["engine/_heuristic.c"], optional=True),
+        Extension(
+            "board_rules._fastgen", ["board_rules/_fastgen.c"], depends=["board_rules/_step_api.h"], optional=True
+        ),
+        Extension("engine._heuristic", ["engine/_heuristic.c"], depends=["board_rules/_step_api.h"], optional=True),
         Extension("vision._fieldscore", ["vision/_fieldscore.c"], optional=True, extra_compile_args=EXACT_FLOATS),
     ]
 )

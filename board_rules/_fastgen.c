@@ -1476,58 +1476,16 @@ done:
     return out;
 }
 
-PyDoc_STRVAR(step_blocking_doc,
-             "step_blocking(boards, die, head_start, head_limit, start_rule_limit, start_quarter, trapping, mirror,\n"
-             "              opp_off) -> (keys, moves)\n\n"
-             "The distinct boards one checker move of die leads to from boards (52 counts each, one after another,\n"
-             "at most 255 boards) in a blocking game without hits or pins, each move made as\n"
-             "CheckerMoves.try_move makes it (a beam search's step): each board's checkers from the bar, else from\n"
-             "its highest point down, a board reached again left out. keys: the boards reached, 52 bytes each, in\n"
-             "that order; moves: three bytes for each, the index of the board moved from, the source and the\n"
-             "destination (0: borne off). The other arguments as max_depth's.");
+#include "_step_api.h"
 
-static PyObject *step_blocking(PyObject *self, PyObject *args) {
-    Py_buffer boards, mirror;
-    int die, head_start, head_limit, start_rule_limit, start_quarter, trapping, opp_off;
-    if (!PyArg_ParseTuple(args, "y*iiiiiiy*i:step_blocking", &boards, &die, &head_start, &head_limit,
-                          &start_rule_limit, &start_quarter, &trapping, &mirror, &opp_off))
-        return NULL;
-    PyObject *out = NULL;
-    uint8_t *keys = NULL, *moves = NULL;
-    int *table = NULL; /* open addressing over the boards reached: an index into keys, or -1 */
-    Py_ssize_t n = boards.len / NB, found = 0;
-    size_t cap = 64;
-    const uint8_t *f = mirror.buf;
-    if (boards.len % NB || n > 255) {
-        PyErr_Format(PyExc_ValueError, "boards: expected up to 255 boards of %d counts, got %zd bytes", NB,
-                     boards.len);
-        goto done;
-    }
-    if (die < 1 || die > 6) {
-        PyErr_Format(PyExc_ValueError, "die: %d is not 1 to 6", die);
-        goto done;
-    }
-    if (mirror.len != 25) {
-        PyErr_SetString(PyExc_ValueError, "mirror: expected 25 bytes");
-        goto done;
-    }
-    for (int i = 1; i <= 24; i++)
-        if (f[i] < 1 || f[i] > 24) {
-            PyErr_Format(PyExc_ValueError, "mirror: point %d maps to %d, not 1 to 24", i, f[i]);
-            goto done;
-        }
-    if (start_rule_limit < 0 || start_rule_limit > 24) {
-        PyErr_Format(PyExc_ValueError, "start_rule_limit: %d is not 0 to 24", start_rule_limit);
-        goto done;
-    }
-    while (cap < (size_t)n * 50) cap <<= 1; /* at most 25 moves a board: the table stays half empty */
-    keys = malloc(n * 25 * NB + 1);
-    moves = malloc(n * 25 * 3 + 1);
-    table = malloc(cap * sizeof(int));
-    if (!keys || !moves || !table) {
-        PyErr_NoMemory();
-        goto done;
-    }
+/* The core of step_blocking (also lent to engine._heuristic's beam through the capsule
+ * board_rules._fastgen._step_blocking): the distinct boards one move of die leads to from the n boards
+ * (52 counts each, checked by the caller), written to keys (52 bytes each) and moves (board, source,
+ * destination), each array room for n * 25; table: cap ints (a power of two over n * 50), scratch. */
+static Py_ssize_t step_core(const uint8_t *boards, Py_ssize_t n, int die, int head_start, int head_limit,
+                            int start_rule_limit, int start_quarter, int trapping, const uint8_t *mirror, int opp_off,
+                            uint8_t *keys, uint8_t *moves, int *table, size_t cap) {
+    Py_ssize_t found = 0;
     memset(table, 0xFF, cap * sizeof(int));
     Depth w;
     memset(&w, 0, sizeof w);
@@ -1536,11 +1494,10 @@ static PyObject *step_blocking(PyObject *self, PyObject *args) {
     w.start_rule_limit = start_rule_limit;
     w.start_quarter = start_quarter;
     w.trapping = trapping;
-    w.f = f;
+    w.f = mirror;
     w.opp_off = opp_off;
     for (Py_ssize_t b = 0; b < n; b++) {
-        const uint8_t *board = (const uint8_t *)boards.buf + b * NB;
-        if (check_board(board, NB, "boards") < 0) goto done;
+        const uint8_t *board = boards + b * NB;
         memcpy(w.me, board, 26);
         w.opp = board + OPP;
         int hi = w.me[BAR] ? BAR : 24, lo = w.me[BAR] ? BAR : 1;
@@ -1564,6 +1521,71 @@ static PyObject *step_blocking(PyObject *self, PyObject *args) {
             found++;
         }
     }
+    return found;
+}
+
+/* The table step_core needs for n boards. */
+static size_t step_table(Py_ssize_t n) {
+    size_t cap = 64;
+    while (cap < (size_t)n * 50) cap <<= 1; /* at most 25 moves a board: the table stays half empty */
+    return cap;
+}
+
+PyDoc_STRVAR(step_blocking_doc,
+             "step_blocking(boards, die, head_start, head_limit, start_rule_limit, start_quarter, trapping, mirror,\n"
+             "              opp_off) -> (keys, moves)\n\n"
+             "The distinct boards one checker move of die leads to from boards (52 counts each, one after another,\n"
+             "at most 255 boards) in a blocking game without hits or pins, each move made as\n"
+             "CheckerMoves.try_move makes it (a beam search's step): each board's checkers from the bar, else from\n"
+             "its highest point down, a board reached again left out. keys: the boards reached, 52 bytes each, in\n"
+             "that order; moves: three bytes for each, the index of the board moved from, the source and the\n"
+             "destination (0: borne off). The other arguments as max_depth's.");
+
+static PyObject *step_blocking(PyObject *self, PyObject *args) {
+    Py_buffer boards, mirror;
+    int die, head_start, head_limit, start_rule_limit, start_quarter, trapping, opp_off;
+    if (!PyArg_ParseTuple(args, "y*iiiiiiy*i:step_blocking", &boards, &die, &head_start, &head_limit,
+                          &start_rule_limit, &start_quarter, &trapping, &mirror, &opp_off))
+        return NULL;
+    PyObject *out = NULL;
+    uint8_t *keys = NULL, *moves = NULL;
+    int *table = NULL;
+    Py_ssize_t n = boards.len / NB;
+    const uint8_t *f = mirror.buf;
+    if (boards.len % NB || n > 255) {
+        PyErr_Format(PyExc_ValueError, "boards: expected up to 255 boards of %d counts, got %zd bytes", NB,
+                     boards.len);
+        goto done;
+    }
+    if (die < 1 || die > 6) {
+        PyErr_Format(PyExc_ValueError, "die: %d is not 1 to 6", die);
+        goto done;
+    }
+    if (mirror.len != 25) {
+        PyErr_SetString(PyExc_ValueError, "mirror: expected 25 bytes");
+        goto done;
+    }
+    for (int i = 1; i <= 24; i++)
+        if (f[i] < 1 || f[i] > 24) {
+            PyErr_Format(PyExc_ValueError, "mirror: point %d maps to %d, not 1 to 24", i, f[i]);
+            goto done;
+        }
+    if (start_rule_limit < 0 || start_rule_limit > 24) {
+        PyErr_Format(PyExc_ValueError, "start_rule_limit: %d is not 0 to 24", start_rule_limit);
+        goto done;
+    }
+    for (Py_ssize_t b = 0; b < n; b++)
+        if (check_board((const uint8_t *)boards.buf + b * NB, NB, "boards") < 0) goto done;
+    size_t cap = step_table(n);
+    keys = malloc(n * 25 * NB + 1);
+    moves = malloc(n * 25 * 3 + 1);
+    table = malloc(cap * sizeof(int));
+    if (!keys || !moves || !table) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t found = step_core(boards.buf, n, die, head_start, head_limit, start_rule_limit, start_quarter, trapping,
+                                 f, opp_off, keys, moves, table, cap);
     out = Py_BuildValue("(y#y#)", (const char *)keys, found * NB, (const char *)moves, found * 3);
 done:
     free(keys);
@@ -2939,5 +2961,14 @@ PyMODINIT_FUNC PyInit__fastgen(void) {
             for (int h = 0; h < 2; h++)
                 if (!MOVES[s][t][h] && !(MOVES[s][t][h] = Py_BuildValue("(iiO)", s, t, h ? Py_True : Py_False)))
                     return NULL;
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    static StepApi api = {1, step_core, step_table};
+    PyObject *capsule = PyCapsule_New(&api, "board_rules._fastgen._step_blocking", NULL);
+    if (!capsule || PyModule_AddObject(m, "_step_blocking", capsule) < 0) {
+        Py_XDECREF(capsule);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../board_rules/_step_api.h"
+
 #define PARTS 5 /* heuristic.SIDE_PARTS */
 #define TERMS (3 + 2 * PARTS)
 #define NROLLS 21
@@ -367,9 +369,148 @@ done:
     return out;
 }
 
+PyDoc_STRVAR(beam_blocking_doc,
+             "beam_blocking(start, dice, width, head_start, head_limit, start_rule_limit, start_quarter, trapping,\n"
+             "              mirror, opp_off, same) -> (keys, paths) or None\n\n"
+             "engine.beam.beam_plays for one order of the dice (bytes, at most 64) in a blocking game without hits\n"
+             "or pins, its boards ranked by their value (heuristic.key_values): from start (a 52-byte key), the\n"
+             "boards one move of each die leads to (board_rules._fastgen.step_blocking, lent through its capsule),\n"
+             "the width best kept after each die (1 to 255; ties in the order found). keys: the boards kept after\n"
+             "the last die, best first, 52 bytes each; paths: two bytes a die for each, the source and the\n"
+             "destination of its moves. None where a die has no move. The other arguments as step_blocking's;\n"
+             "same: the sides move the same way round.");
+
+static const StepApi *step_api = NULL;
+
+static PyObject *beam_blocking(PyObject *self, PyObject *args) {
+    Py_buffer start, dice, mirror;
+    int width, head_start, head_limit, start_rule_limit, start_quarter, trapping, opp_off, same;
+    if (!PyArg_ParseTuple(args, "y*y*iiiiiiy*ip:beam_blocking", &start, &dice, &width, &head_start, &head_limit,
+                          &start_rule_limit, &start_quarter, &trapping, &mirror, &opp_off, &same))
+        return NULL;
+    PyObject *out = NULL;
+    uint8_t *cur = NULL, *kids = NULL, *moves = NULL, *paths = NULL, *next = NULL;
+    int *table = NULL, *top = NULL;
+    double *score = NULL;
+    const uint8_t *sb = start.buf, *dv = dice.buf, *f = mirror.buf;
+    Py_ssize_t nd = dice.len;
+    if (start.len != 52) {
+        PyErr_Format(PyExc_ValueError, "start: expected a board key of 52 bytes, got %zd", start.len);
+        goto done;
+    }
+    for (int i = 0; i < 52; i++)
+        if (sb[i] > 15) {
+            PyErr_Format(PyExc_ValueError, "start: count %d at index %d is over 15", sb[i], i);
+            goto done;
+        }
+    if (nd < 1 || nd > 64) {
+        PyErr_Format(PyExc_ValueError, "dice: expected 1 to 64 dice, got %zd", nd);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nd; i++)
+        if (dv[i] < 1 || dv[i] > 6) {
+            PyErr_Format(PyExc_ValueError, "dice: %d is not 1 to 6", dv[i]);
+            goto done;
+        }
+    if (width < 1 || width > 255) {
+        PyErr_Format(PyExc_ValueError, "width: %d is not 1 to 255", width);
+        goto done;
+    }
+    if (mirror.len != 25) {
+        PyErr_SetString(PyExc_ValueError, "mirror: expected 25 bytes");
+        goto done;
+    }
+    for (int i = 1; i <= 24; i++)
+        if (f[i] < 1 || f[i] > 24) {
+            PyErr_Format(PyExc_ValueError, "mirror: point %d maps to %d, not 1 to 24", i, f[i]);
+            goto done;
+        }
+    if (start_rule_limit < 0 || start_rule_limit > 24 || opp_off < 0 || opp_off > 15) {
+        PyErr_Format(PyExc_ValueError, "start_rule_limit %d or opp_off %d out of range", start_rule_limit, opp_off);
+        goto done;
+    }
+    if (!step_api) {
+        step_api = PyCapsule_Import("board_rules._fastgen._step_blocking", 0);
+        if (!step_api) goto done;
+        if (step_api->version != 1) {
+            step_api = NULL;
+            PyErr_SetString(PyExc_ImportError, "board_rules._fastgen._step_blocking: not version 1");
+            goto done;
+        }
+    }
+    size_t cap = step_api->table(width), most = (size_t)width * 25;
+    cur = malloc((size_t)width * 52);
+    kids = malloc(most * 52);
+    moves = malloc(most * 3);
+    table = malloc(cap * sizeof(int));
+    score = malloc(most * sizeof(double));
+    top = malloc((size_t)width * sizeof(int));
+    paths = malloc((size_t)width * nd * 2);
+    next = malloc((size_t)width * nd * 2);
+    if (!cur || !kids || !moves || !table || !score || !top || !paths || !next) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Rules r = {0, 0, 1, same};
+    memcpy(cur, sb, 52);
+    Py_ssize_t n = 1;
+    uint8_t flipped[52];
+    double terms[TERMS];
+    for (Py_ssize_t k = 0; k < nd; k++) {
+        Py_ssize_t found = step_api->step(cur, n, dv[k], head_start, head_limit, start_rule_limit, start_quarter,
+                                          trapping, f, opp_off, kids, moves, table, cap);
+        if (!found) {
+            Py_INCREF(Py_None);
+            out = Py_None;
+            goto done;
+        }
+        /* the best first, a tie after the boards found before it (Python's stable sort, reversed) */
+        int kept = 0;
+        for (Py_ssize_t j = 0; j < found; j++) {
+            const uint8_t *key = kids + j * 52;
+            flip_key(key, opp_off, 0, same, flipped);
+            View mine = {key, key + 26, NULL}, theirs = {flipped, flipped + 26, NULL};
+            score[j] = value_terms(&mine, &theirs, &r, terms);
+            if (kept == width && score[j] <= score[top[kept - 1]]) continue;
+            int at = kept < width ? kept++ : kept - 1;
+            while (at > 0 && score[top[at - 1]] < score[j]) {
+                top[at] = top[at - 1];
+                at--;
+            }
+            top[at] = (int)j;
+        }
+        for (int i = 0; i < kept; i++) {
+            const uint8_t *m = moves + (size_t)top[i] * 3;
+            memcpy(next + (size_t)i * nd * 2, paths + (size_t)m[0] * nd * 2, (size_t)k * 2);
+            next[(size_t)i * nd * 2 + k * 2] = m[1];
+            next[(size_t)i * nd * 2 + k * 2 + 1] = m[2];
+        }
+        uint8_t *swap = paths;
+        paths = next;
+        next = swap;
+        for (int i = 0; i < kept; i++) memcpy(cur + (size_t)i * 52, kids + (size_t)top[i] * 52, 52);
+        n = kept;
+    }
+    out = Py_BuildValue("(y#y#)", (const char *)cur, n * 52, (const char *)paths, n * nd * 2);
+done:
+    free(cur);
+    free(kids);
+    free(moves);
+    free(table);
+    free(score);
+    free(top);
+    free(paths);
+    free(next);
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&dice);
+    PyBuffer_Release(&mirror);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"value_parts", value_parts, METH_VARARGS, value_parts_doc},
     {"board_terms", board_terms, METH_VARARGS, board_terms_doc},
+    {"beam_blocking", beam_blocking, METH_VARARGS, beam_blocking_doc},
     {NULL, NULL, 0, NULL},
 };
 

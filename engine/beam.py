@@ -3,7 +3,7 @@
 Owns :func:`beam_plays`. An escalated gul-bara double (up to 24 dice) can have over a million
 plays; the teacher and the nets' training compare a bounded set of them, and a beam keeps the
 best few boards after each die by a ranking it is given (the heuristic's, or a net's). Imports
-``board_rules`` only.
+``board_rules`` and :mod:`engine.heuristic`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from board_rules import Position, Roll, Side, Variant, fastgen
 from board_rules.movegen import compiled_rules
 from board_rules.moves import Board, CheckerMoves
+from board_rules.variants import SAME
+from engine import heuristic
 
 BEAM_WIDTH = 10
 """Boards the beam search keeps after each die of an over-budget roll."""
@@ -55,6 +57,8 @@ def beam_plays(
     start = Board.of(position)
     opp_off = start.opp_off  # no move of the mover's changes it
     rules = None if compiled is False else compiled_rules(v, start, head, start.me[24])
+    if rules is not None and scores is heuristic.key_values and heuristic._compiled is not None:
+        return _compiled_heuristic_beam(v, start, roll, played, width, rules)
     step = _compiled_step(rules) if rules is not None else _step(v, head, start.me[24], opp_off)
     out: list[tuple[tuple, Board]] = []
     for seq in v.dice_sequences(roll.d1, roll.d2, played):
@@ -72,6 +76,31 @@ def beam_plays(
             (moves, Board(list(keys[KEY * i : KEY * i + 26]), list(keys[KEY * i + 26 : KEY * i + KEY]), None, opp_off))
             for i, moves in enumerate(paths)
         ]
+    return out
+
+
+def _compiled_heuristic_beam(
+    v: Variant, start: Board, roll: Roll, played: int, width: int, rules: tuple
+) -> list[tuple[tuple, Board]]:
+    """:func:`beam_plays` ranked by the heuristic, each order of the dice walked whole by the compiled
+    heuristic (``engine._heuristic.beam_blocking``, which makes its moves by ``step_blocking``): the
+    same plays in the same order (``tests/test_beam.py``)."""
+    whole = heuristic._compiled.beam_blocking
+    key = bytes(start.me + start.opp)
+    out: list[tuple[tuple, Board]] = []
+    for seq in v.dice_sequences(roll.d1, roll.d2, played):
+        found = whole(key, bytes(seq), width, *rules, v.geometry == SAME)
+        if found is None:
+            continue
+        keys, paths = found
+        n = 2 * len(seq)
+        for i in range(len(keys) // KEY):
+            path = paths[n * i : n * i + n]
+            moves = tuple((path[k], path[k + 1], False) for k in range(0, n, 2))
+            board = Board(
+                list(keys[KEY * i : KEY * i + 26]), list(keys[KEY * i + 26 : KEY * i + KEY]), None, start.opp_off
+            )
+            out.append((moves, board))
     return out
 
 
