@@ -14,6 +14,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "_step_api.h"
+
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
 #endif
@@ -993,15 +996,7 @@ static int walk_setup(Depth *w, const Py_buffer *board, const Py_buffer *dice, c
     const uint8_t *b = board->buf, *f = mirror->buf, *dv = dice->buf;
     memset(w, 0, sizeof *w);
     if (check_board(b, board->len, "board") < 0) return -1;
-    if (mirror->len != 25) {
-        PyErr_SetString(PyExc_ValueError, "mirror: expected 25 bytes");
-        return -1;
-    }
-    for (int i = 1; i <= 24; i++)
-        if (f[i] < 1 || f[i] > 24) {
-            PyErr_Format(PyExc_ValueError, "mirror: point %d maps to %d, not 1 to 24", i, f[i]);
-            return -1;
-        }
+    if (check_mirror(f, mirror->len) < 0) return -1;
     if (check_dice(dice, most) < 0) return -1;
     if (start_rule_limit < 0 || start_rule_limit > 24) {
         PyErr_Format(PyExc_ValueError, "start_rule_limit: %d is not 0 to 24", start_rule_limit);
@@ -1476,8 +1471,6 @@ done:
     return out;
 }
 
-#include "_step_api.h"
-
 /* The core of step_blocking (also lent to engine._heuristic's beam through the capsule
  * board_rules._fastgen._step_blocking): the distinct boards one move of die leads to from the n boards
  * (52 counts each, checked by the caller), written to keys (52 bytes each) and moves (board, source,
@@ -1557,23 +1550,7 @@ static PyObject *step_blocking(PyObject *self, PyObject *args) {
                      boards.len);
         goto done;
     }
-    if (die < 1 || die > 6) {
-        PyErr_Format(PyExc_ValueError, "die: %d is not 1 to 6", die);
-        goto done;
-    }
-    if (mirror.len != 25) {
-        PyErr_SetString(PyExc_ValueError, "mirror: expected 25 bytes");
-        goto done;
-    }
-    for (int i = 1; i <= 24; i++)
-        if (f[i] < 1 || f[i] > 24) {
-            PyErr_Format(PyExc_ValueError, "mirror: point %d maps to %d, not 1 to 24", i, f[i]);
-            goto done;
-        }
-    if (start_rule_limit < 0 || start_rule_limit > 24) {
-        PyErr_Format(PyExc_ValueError, "start_rule_limit: %d is not 0 to 24", start_rule_limit);
-        goto done;
-    }
+    if (step_check(die, f, mirror.len, start_rule_limit, opp_off) < 0) goto done;
     for (Py_ssize_t b = 0; b < n; b++)
         if (check_board((const uint8_t *)boards.buf + b * NB, NB, "boards") < 0) goto done;
     size_t cap = step_table(n);

@@ -416,19 +416,7 @@ static PyObject *beam_blocking(PyObject *self, PyObject *args) {
         PyErr_Format(PyExc_ValueError, "width: %d is not 1 to 255", width);
         goto done;
     }
-    if (mirror.len != 25) {
-        PyErr_SetString(PyExc_ValueError, "mirror: expected 25 bytes");
-        goto done;
-    }
-    for (int i = 1; i <= 24; i++)
-        if (f[i] < 1 || f[i] > 24) {
-            PyErr_Format(PyExc_ValueError, "mirror: point %d maps to %d, not 1 to 24", i, f[i]);
-            goto done;
-        }
-    if (start_rule_limit < 0 || start_rule_limit > 24 || opp_off < 0 || opp_off > 15) {
-        PyErr_Format(PyExc_ValueError, "start_rule_limit %d or opp_off %d out of range", start_rule_limit, opp_off);
-        goto done;
-    }
+    if (step_check(dv[0], f, mirror.len, start_rule_limit, opp_off) < 0) goto done;
     if (!step_api) {
         step_api = PyCapsule_Import("board_rules._fastgen._step_blocking", 0);
         if (!step_api) goto done;

@@ -132,11 +132,18 @@ def test_a_flipped_board_is_the_same_board_seen_by_the_other_side():
             assert mine.flipped(v) == theirs and theirs.flipped(v) == mine
 
 
+MIRROR = bytes(range(25))
+"""A point map the compiled calls accept (each point to itself): their refusals are what is tested."""
+
+
+def _start_key() -> bytes:
+    start = Board.of(Position.start("gul-bara"))
+    return bytes(start.me + start.opp)
+
+
 def test_step_blocking_names_what_it_refuses():
     fg = compiled(fastgen._compiled, "board_rules._fastgen")
-    start = Board.of(Position.start("gul-bara"))
-    board = bytes(start.me + start.opp)
-    mirror = bytes(range(25))
+    board, mirror = _start_key(), MIRROR
     with pytest.raises(ValueError, match="boards: expected up to 255 boards of 52 counts"):
         fg.step_blocking(board[:-1], 1, 15, -1, 0, 0, 0, mirror, 0)
     with pytest.raises(ValueError, match="die: 7 is not 1 to 6"):
@@ -152,8 +159,7 @@ def test_step_blocking_gives_each_board_reached_once():
     fg = compiled(fastgen._compiled, "board_rules._fastgen")
     pos = _game("gul-bara", 2)[12]
     start = Board.of(pos)
-    board = bytes(start.me + start.opp)
-    mirror = bytes(range(25))
+    board, mirror = bytes(start.me + start.opp), MIRROR
     keys, moves = fg.step_blocking(board, 2, 15, -1, 0, 0, 0, mirror, 0)
     assert len(keys) == 52 * (len(moves) // 3) > 52
     assert len({keys[i : i + 52] for i in range(0, len(keys), 52)}) == len(moves) // 3
@@ -167,9 +173,7 @@ def test_step_blocking_gives_each_board_reached_once():
 
 def test_beam_blocking_names_what_it_refuses():
     h = compiled(heuristic._compiled, "engine._heuristic")
-    start = Board.of(Position.start("gul-bara"))
-    key = bytes(start.me + start.opp)
-    mirror = bytes(range(25))
+    key, mirror = _start_key(), MIRROR
     with pytest.raises(ValueError, match="start: expected a board key of 52 bytes"):
         h.beam_blocking(key[:-1], b"\x01", 3, 15, -1, 0, 0, 0, mirror, 0, True)
     with pytest.raises(ValueError, match="dice: 7 is not 1 to 6"):
