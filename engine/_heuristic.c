@@ -6,7 +6,8 @@
  *
  * A board is its key (engine's Board.key(): the owner's `me` then `opp`, 26 counts each, then its
  * 26 pins where the game pins), seen by its owner; `mine` and `theirs` are the two sides' views of
- * one board.
+ * one board. beam_blocking walks a beam ranked by these values (engine/beam.py's, for an escalated
+ * gul-bara double), its moves made by board_rules._fastgen's step.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
