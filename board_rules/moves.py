@@ -52,6 +52,12 @@ class Board:
         """The board whose :meth:`key` is ``key`` (``pins``: whether the key holds pins)."""
         return cls(list(key[0:26]), list(key[26:52]), list(key[52:78]) if pins else None, opp_off)
 
+    @classmethod
+    def all_from_keys(cls, keys: bytes, opp_off: int) -> list[Board]:
+        """The boards whose keys without pins (52 bytes each) follow one another in ``keys``, the
+        opponent having ``opp_off`` checkers off in each (a beam's boards)."""
+        return [cls.from_key(keys[i : i + 52], False, opp_off) for i in range(0, len(keys), 52)]
+
     def copy(self) -> Board:
         return Board(list(self.me), list(self.opp), None if self.pins is None else list(self.pins), self.opp_off)
 

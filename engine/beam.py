@@ -72,10 +72,7 @@ def beam_plays(
             best = sorted(range(len(score)), key=score.__getitem__, reverse=True)[:width]  # stable: ties as found
             keys = b"".join([found[KEY * j : KEY * j + KEY] for j in best])
             paths = [paths[i] + (move,) for i, move in map(origin, best)]
-        out += [
-            (moves, Board(list(keys[KEY * i : KEY * i + 26]), list(keys[KEY * i + 26 : KEY * i + KEY]), None, opp_off))
-            for i, moves in enumerate(paths)
-        ]
+        out += zip(paths, Board.all_from_keys(keys, opp_off))
     return out
 
 
@@ -94,13 +91,9 @@ def _compiled_heuristic_beam(
             continue
         keys, paths = found
         n = 2 * len(seq)
-        for i in range(len(keys) // KEY):
+        for i, board in enumerate(Board.all_from_keys(keys, start.opp_off)):
             path = paths[n * i : n * i + n]
-            moves = tuple((path[k], path[k + 1], False) for k in range(0, n, 2))
-            board = Board(
-                list(keys[KEY * i : KEY * i + 26]), list(keys[KEY * i + 26 : KEY * i + KEY]), None, start.opp_off
-            )
-            out.append((moves, board))
+            out.append((tuple((path[k], path[k + 1], False) for k in range(0, n, 2)), board))
     return out
 
 

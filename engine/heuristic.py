@@ -222,7 +222,7 @@ def key_values(keys: bytes, opp_off: int, variant) -> list[float]:
     :data:`engine.beam.Scores`)."""
     n = len(keys) // 52
     if _compiled is None or not n:
-        return values([Board.from_key(keys[52 * i : 52 * i + 52], False, opp_off) for i in range(n)], variant)
+        return values(Board.all_from_keys(keys, opp_off), variant)
     rows = key_terms(keys, bytes([opp_off]) * n, variant)
     return list(memoryview(rows).cast("d")[:: len(rows) // (8 * n)])
 

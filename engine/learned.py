@@ -327,9 +327,7 @@ def key_scores(net: Net, keys: bytes, opp_off: int, variant: Variant) -> list[fl
     if not n:
         return []
     if heuristic._compiled is None:
-        return board_scores(
-            net, [Board.from_key(keys[52 * i : 52 * i + 52], False, opp_off) for i in range(n)], variant
-        )
+        return board_scores(net, Board.all_from_keys(keys, opp_off), variant)
     x = _inputs(_key_arrays(keys, bytes([opp_off]) * n, variant, net.inputs), n, variant, net.inputs)
     return equity(net(x)).tolist()
 
