@@ -389,6 +389,47 @@ def test_a_field_whose_side_lies_off_the_field_is_read_where_its_checkers_fit():
     assert sides_by_checkers(off, bare.image, "right", cfg).corners == off.corners
 
 
+def _lined_six(profile: str):
+    """A frame of white's and black's stacks of six, three and six on the board of ``profile`` (its field's
+    corners given), and that position."""
+    from vision.profile import layout
+
+    points = [0] * 24
+    points[5], points[7], points[12] = 6, 3, 6
+    points[18], points[16], points[11] = -6, -3, -6
+    pos = Position.from_dict(
+        {"variant": "backgammon", "turn": "white", "points": points}
+        | {"bar": {"white": 0, "black": 0}, "off": {"white": 0, "black": 0}}
+    )
+    frame = render(pos, seed=7, size=(1280, 960), dice=[], profile=profile)
+    x0, y0, x1, y1 = layout(profile).field
+    mm = np.array([(x0, y0), (x1, y0), (x1, y1), (x0, y1)], np.float64)
+    p = np.c_[mm, np.ones(4)] @ frame.homography.T
+    return frame, (p[:, :2] / p[:, 2:3]).tolist(), pos
+
+
+@pytest.mark.parametrize("profile, per_row", [("tournament", 6), ("rendered", 5)])
+def test_a_photo_s_rows_are_six_long_where_its_players_line_six_along_a_point(profile, per_row):
+    # the WBF board's players line six along a point: read five to a row, the sixth was put on the bar
+    from vision.read_photo import read_photo
+
+    frame, corners, pos = _lined_six(profile)
+    reading = read_photo(frame.image, corners=corners)
+    assert reading.field.checkers_per_row == per_row  # the renderer's board stacks the sixth on the fifth
+    assert reading.field.to_dict()["checkers_per_row"] == per_row
+    assert reading.observation.checkers.points == pos.points
+    assert reading.observation.checkers.bar == (0, 0)
+
+
+def test_a_field_fit_refuses_rows_of_no_checkers_or_more_than_six():
+    fit = FieldFit(((0.0, 0.0), (100.0, 0.0), (100.0, 100.0), (0.0, 100.0)), 0.1, 0.01, 0.4, 0.9, 1.0, "corners")
+    assert fit.checkers_per_row == 5 and fit.profile().checkers_per_row == 5
+    assert replace(fit, checkers_per_row=6).profile().checkers_per_row == 6
+    for bad in (0, 7, 5.0):
+        with pytest.raises(ValueError, match="checkers_per_row"):
+            replace(fit, checkers_per_row=bad)
+
+
 @pytest.mark.skipif(not _hand_free_labelled_photos(), reason="needs ../shared/data/boards/backgammoncv")
 def test_photos_of_boards_with_a_measured_profile_read_at_it_hold_under_other_light(capsys):
     """benchmarks/read_photos.py --perturb: the photos read at their board's measured profile, as taken

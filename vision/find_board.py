@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from board_rules.errors import TavliError
-from vision.board import BOARD_HEIGHT_MM, BOARD_WIDTH_MM
+from vision.board import BOARD_HEIGHT_MM, BOARD_WIDTH_MM, CHECKERS_PER_ROW
 from vision.calibrate import CalibrationError, Geometry, calibrate
 from vision.config import DEFAULT_PATH, ConfigError, read_toml
 from vision.field_edges import SNAP_MIN_KEEP, fit_sides, snap_to_edges
@@ -411,6 +411,7 @@ class FieldFit:
     score: float
     source: str  # "found" or "corners"
     colours: tuple[tuple[float, float, float] | None, ...] = ()
+    checkers_per_row: int = CHECKERS_PER_ROW  # how many the players line along a point before stacking
 
     def __post_init__(self) -> None:
         if self.colours and len(self.colours) != len(REGIONS):
@@ -419,6 +420,8 @@ class FieldFit:
             )
         if self.source not in ("found", "corners"):
             raise ValueError(f"source: {self.source!r}: expected 'found' or 'corners'")
+        if not (isinstance(self.checkers_per_row, int) and 1 <= self.checkers_per_row <= 6):
+            raise ValueError(f"checkers_per_row: {self.checkers_per_row!r}: expected an integer 1..6")
         if len(self.corners) != 4 or not all(len(c) == 2 and all(math.isfinite(v) for v in c) for c in self.corners):
             raise ValueError(f"corners: {self.corners!r}: expected four (x, y) image points")
         for name, lo, hi in (
@@ -440,7 +443,8 @@ class FieldFit:
         """A :class:`~vision.profile.BoardProfile` with this field's proportions, in nominal mm (points
         40 mm wide, or less where the board would not fit the rectified canvas); a frame of 20 mm and a
         tray 40 mm wide beside the field; checkers, dice and cube sized from the points (0.9, 0.4 and
-        0.75 of a point's width), checkers a fortieth of their width apart in a row."""
+        0.75 of a point's width), checkers a fortieth of their width apart in a row, ``checkers_per_row``
+        of them before the players stack."""
         pw = 40.0
         width = pw / self.point_width
         height = width / self.aspect
@@ -461,6 +465,7 @@ class FieldFit:
                 tray_width_mm=tray,
                 checker_diameter_mm=checker,
                 checker_step_mm=checker * 1.025,
+                checkers_per_row=self.checkers_per_row,
                 die_size_mm=0.4 * pw,
                 cube_size_mm=0.75 * pw,
             )
@@ -492,6 +497,7 @@ class FieldFit:
             "point_length": round(self.point_length, 4),
             "aspect": round(self.aspect, 3),
             "score": round(self.score, 3),
+            "checkers_per_row": self.checkers_per_row,
         }
 
     def board_edges(self, layout: Layout, min_contrast: float = 20.0) -> tuple[tuple[float, float], ...]:
