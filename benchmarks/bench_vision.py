@@ -106,6 +106,24 @@ def board(seed: int, args, profile=None) -> dict:
     return out
 
 
+ANY_BOARD = argparse.Namespace(profile="random", home="random", stitch=0.5, glare=0.5, colours="random")
+
+
+def any_board_frame(seed: int, any_board: bool = True):
+    """Frame ``seed`` of the renderer with no hand, 1280x960: the scene (:func:`scene`), with ``any_board``
+    on a board of its own as ``--profile random --colours random --home random --stitch 0.5 --glare 0.5``
+    draws it (:func:`board`), else on the renderer's board. Returns the frame, the field's corners in the
+    frame's px (top-left, top-right, bottom-right, bottom-left in board mm), the scene and the board."""
+    s = scene(seed, False)
+    b = board(seed, ANY_BOARD) if any_board else {}
+    s.update({k: b.pop(k) for k in ("style", "checkers") if k in b})
+    kept = dict(s)
+    frame = render(s.pop("position"), seed=seed, size=(1280, 960), **s, **b)
+    fx0, fy0, fx1, fy1 = layout(b.get("profile", "rendered"), home=b.get("home", "right")).field
+    p = np.array([[fx0, fy0, 1.0], [fx1, fy0, 1.0], [fx1, fy1, 1.0], [fx0, fy1, 1.0]]) @ frame.homography.T
+    return frame, p[:, :2] / p[:, 2:], kept, b
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--frames", type=int, default=500)

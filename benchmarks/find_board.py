@@ -106,23 +106,12 @@ def reference(config: FieldConfig, image: np.ndarray) -> float:
 def rendered(frames: int, first_seed: int, any_board: bool = False) -> int:
     """The finder on ``frames`` rendered frames from ``first_seed``: found within tolerance, per board style
     (with ``any_board``, each frame its own board, counted by its stitches and glare)."""
-    from types import SimpleNamespace
+    from benchmarks.bench_vision import any_board_frame
 
-    from benchmarks.bench_vision import board, scene
-    from vision.profile import layout
-    from vision.render import render
-
-    boards = SimpleNamespace(profile="random", home="random", stitch=0.5, glare=0.5, colours="random")
     by_style: dict[str, list[int]] = {}
     errors: list[float] = []
     for seed in range(first_seed, first_seed + frames):
-        s = scene(seed, False)
-        b = board(seed, boards) if any_board else {}
-        s.update({k: b.pop(k) for k in ("style", "checkers") if k in b})
-        frame = render(s.pop("position"), seed=seed, size=(1280, 960), **s, **b)
-        fx0, fy0, fx1, fy1 = layout(b.get("profile", "rendered"), home=b.get("home", "right")).field
-        p = np.array([[fx0, fy0, 1.0], [fx1, fy0, 1.0], [fx1, fy1, 1.0], [fx0, fy1, 1.0]]) @ frame.homography.T
-        corners = p[:, :2] / p[:, 2:]
+        frame, corners, s, b = any_board_frame(seed, any_board)
         kind = (" and ".join(k for k in ("stitch", "glare") if k in b) or "plain") if any_board else str(s["style"])
         counts = by_style.setdefault(kind, [0, 0])
         counts[1] += 1

@@ -2,6 +2,7 @@
 
 Usage: python benchmarks/read_photos.py [--cv build/checkers-cv] [--only NAME ...] [--white-at auto|bottom|top]
        [--turn 90|180|270] [--scale F] [--perturb [profile|found]]
+       python benchmarks/read_photos.py --rendered N [--first-seed S]
 
 Each board photo of ../shared/data/boards/backgammoncv labelled in
 tests/data/boards/backgammoncv.json is read by :func:`vision.read_photo.read_photo` twice: with the
@@ -33,6 +34,12 @@ round takes it, and read with the field found only (the labelled corners are the
 With ``--scale F`` every photo is first resized F times (0.1 to 4; area-averaged when shrunk), as a
 camera of fewer or more px takes it, and read with the field found only; with ``--turn`` too, it is
 turned after.
+
+With ``--rendered N`` it reads N frames of the renderer instead (seeds from 740,000, which nothing was
+tuned on), each on a board of its own (``benchmarks/bench_vision.py --profile random --colours random
+--home random --stitch 0.5 --glare 0.5``: its proportions, colours, rows of five or six, white's
+home, stitches and a lamp's glare), with no hand, with the field found and at its true corners, and
+compares the points read with the frame's position: boards that no network and no threshold saw.
 """
 
 from __future__ import annotations
@@ -194,7 +201,13 @@ def main(argv: list[str] | None = None) -> int:
         "--turn", type=int, choices=sorted(ROTATIONS), default=None, help="degrees clockwise; field found only"
     )
     ap.add_argument("--scale", type=float, default=None, help="resize every photo F times; field found only")
+    ap.add_argument("--rendered", type=int, default=None, metavar="N", help="read N rendered boards instead")
+    ap.add_argument("--first-seed", type=int, default=740_000, help="with --rendered: the first frame's seed")
     args = ap.parse_args(argv)
+    if args.rendered is not None:
+        if args.rendered < 1:
+            ap.error(f"--rendered: {args.rendered}: expected a whole number of frames, 1 or more")
+        return rendered(args.rendered, args.first_seed)
     if args.scale is not None and not 0.1 <= args.scale <= 4:
         ap.error(f"--scale: {args.scale}: expected a number from 0.1 to 4")
     if args.perturb == "profile" and (args.turn or args.scale):
@@ -216,6 +229,46 @@ def main(argv: list[str] | None = None) -> int:
             summary(tally, ("found",), args.white_at, indent="    ")
         return 0
     summary(read_all(frames, args.cv, args.only, modes, args.white_at, change), modes, args.white_at)
+    return 0
+
+
+def rendered(frames: int, first_seed: int) -> int:
+    """``frames`` rendered frames from ``first_seed``, each on a board of its own, read with the field found and
+    at its true corners: a line a frame with the points read wrong, then the totals of each mode."""
+    from benchmarks.bench_vision import any_board_frame
+
+    totals = {m: [0, 0, 0] for m in ("found", "corners")}  # points right, photos exact, held back or not found
+    for seed in range(first_seed, first_seed + frames):
+        frame, corners, s, b = any_board_frame(seed)
+        truth = list(s["position"].points)
+        line = [f"{seed} {b['profile'].checkers_per_row} a row, home {b['home']}:"]
+        for how in totals:
+            t = totals[how]
+            given = corners.tolist() if how == "corners" else None
+            try:
+                obs = read_photo(frame.image, corners=given, home=b["home"] if given else "right").observation
+            except (BoardNotFoundError, CalibrationError) as exc:
+                t[2] += 1
+                line.append(f"{how} {str(exc)[:40]}")
+                continue
+            if obs.checkers is None:
+                t[2] += 1
+                line.append(f"{how} {obs.status}")
+                continue
+            read = [int(v) for v in obs.checkers.points]
+            best = max(turns(read) if how == "found" else [read], key=lambda p: right(p, truth))
+            got = right(best, truth)
+            t[0] += got
+            t[1] += got == 24
+            if got < 24:
+                line.append(f"{how} {[(i + 1, w, r) for i, (w, r) in enumerate(zip(truth, best)) if w != r]}")
+        if len(line) > 1:
+            print(" ".join(line), flush=True)
+    for how, (got, exact, lost) in totals.items():
+        print(
+            f"{'with the field found' if how == 'found' else 'at the true corners'}: points right {got}/{24 * frames} "
+            f"({got / (24 * frames):.1%}), frames read exactly {exact} of {frames}, held back or not found {lost}"
+        )
     return 0
 
 

@@ -591,3 +591,19 @@ def test_read_photos_refuses_a_scale_out_of_range(capsys):
         read_photos_main(["--perturb", "--turn", "90"])
     assert exc.value.code == 2
     assert "give --perturb found" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        read_photos_main(["--rendered", "0"])
+    assert exc.value.code == 2
+    assert "--rendered: 0: expected a whole number of frames" in capsys.readouterr().err
+
+
+def test_read_photos_reads_rendered_boards_of_their_own_against_their_positions(capsys):
+    from benchmarks.read_photos import main as read_photos_main
+
+    assert read_photos_main(["--rendered", "2", "--first-seed", "740000"]) == 0
+    out = capsys.readouterr().out
+    # seed 740000 has points read wrong with its field found, 740001 none either way
+    assert out.startswith("740000 6 a row, home right: found [")
+    assert "740001" not in out
+    assert "with the field found: points right " in out and "frames read exactly 1 of 2" in out
+    assert "at the true corners: points right 48/48 (100.0%), frames read exactly 2 of 2" in out
