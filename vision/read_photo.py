@@ -86,9 +86,11 @@ def read_photo(
     fit = found = aspect_by_checkers(fit, image, home, cfg)
     if fit.source == "found":
         fit = sides_by_checkers(fit, image, home, cfg)
+    moved = fit is not found
     fit = rows_by_checkers(fit, image, home, cfg)
+    found = replace(found, checkers_per_row=fit.checkers_per_row)
     reading = _read_at(fit, image, palette, home, cfg)
-    if reading.observation.checkers is None and fit is not found:
+    if reading.observation.checkers is None and moved:
         # the sides moved off the board's own edges (a network unsure of this board): read where found
         as_found = _read_at(found, image, palette, home, cfg)
         if as_found.observation.checkers is not None:
@@ -198,8 +200,8 @@ def sides_by_checkers(fit: FieldFit, image: np.ndarray, home: str, cfg: VisionCo
 
 
 # the network's chance of a checker in a sixth place along a point, beyond a row of five of its colour, at which
-# the photo's players are taken to line six along a point (the WBF board's); what lies beside that place (a
-# checker on the bar, a die) gave up to 0.9 on the labelled photos, a sixth checker 0.96-0.99
+# the photo's players are taken to line six along a point (the WBF board's): on the labelled photos an empty
+# sixth place gave up to 0.90, most sixth checkers 0.96-0.99 (docs/vision-notes.md, "Reading one photo")
 SIX_SURE = 0.95
 
 
