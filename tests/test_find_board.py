@@ -231,6 +231,47 @@ def test_a_photo_s_bar_is_told_from_the_checkers_on_the_points_not_from_invented
     assert any("told from the checkers on the points" in m for m in obs.messages)
 
 
+def test_more_checkers_missing_than_the_bar_holds_are_put_on_a_full_row_s_stack():
+    from vision.checkers import FieldReading
+    from vision.observe import _stacked_by_rules
+
+    def field(points):
+        return FieldReading(tuple(points), (1.0,) * 24, (0, 0), (1.0, 1.0), None)
+
+    points = [0] * 24
+    points[23], points[12] = 5, 1  # white: a full row of five far from home and one more, 9 missing
+    points[11], points[0] = -5, -6  # black: two full rows, 4 missing
+    classical = [0] * 24
+    classical[11], classical[0] = -5, -9  # the classical reader counts layers on black's 1
+    got, said = _stacked_by_rules(field(points), classical, 5, 3)
+    assert got.points[23] == 14 and got.points[12] == 1 and got.confidence[23] == 0.5
+    assert got.points[0] == -10 and got.points[11] == -5
+    assert said == (
+        "9 more of white's checkers put on its stack on point 24: a photo shows a stack in layers as its "
+        "first row, and more than 3 are not on the bar",
+        "4 more of black's checkers put on its stack on point 1: a photo shows a stack in layers as its "
+        "first row, and more than 3 are not on the bar",
+    )
+    # as many as the bar may hold, no full row, or every checker home (borne off): the points as read
+    for most, per_row in ((9, 5), (3, 6)):
+        assert _stacked_by_rules(field(points), classical, per_row, most)[0].points[23] == 5
+    home = [0] * 24
+    home[5], home[18] = 5, -15
+    assert _stacked_by_rules(field(home), classical, 5, 3) == (field(home), ())
+
+
+def test_a_tall_stack_in_layers_on_a_board_of_small_checkers_reads_whole_not_onto_the_bar():
+    # seed 740047's board: checkers 0.83 of a point across, white's ten on its 24 read as a first row of five
+    from benchmarks.bench_vision import any_board_frame
+    from vision.read_photo import read_photo
+
+    frame, corners, scene, board = any_board_frame(740047)
+    obs = read_photo(frame.image, corners=corners.tolist(), home=board["home"]).observation
+    assert obs.checkers.points == scene["position"].points
+    assert obs.checkers.bar == (0, 0) and scene["position"].points[23] == 10
+    assert any(m.startswith("5 more of white's checkers put on its stack on point 24") for m in obs.messages)
+
+
 def test_a_photo_taken_from_black_s_side_is_read_the_right_way_round(tmp_path, capsys):
     from vision.read_photo import read_photo
 

@@ -28,6 +28,7 @@ _KEYS = {
     "faint_rim_min_share": ("checkers", "faint_rim_min_share"),
     "tray_max_gap_per_step": ("checkers", "tray_max_gap_per_step"),
     "tray_min_contrast": ("checkers", "tray_min_contrast"),
+    "photo_most_on_bar": ("checkers", "photo_most_on_bar"),
     "max_missing_edges": ("gate", "max_missing_edges"),
     "photo_max_missing_edges": ("gate", "photo_max_missing_edges"),
     "min_seen_edges": ("gate", "min_seen_edges"),
@@ -154,6 +155,7 @@ class VisionConfig:
     faint_rim_min_share: float = 0.8
     tray_max_gap_per_step: float = 0.4
     tray_min_contrast: float = 20.0
+    photo_most_on_bar: int = 3
     max_missing_edges: float = 0.25
     photo_max_missing_edges: float = 0.8
     min_seen_edges: float = 0.5
@@ -255,6 +257,9 @@ class VisionConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ConfigError(f"{name}: {v!r}: expected an integer >= 1")
+        v = self.photo_most_on_bar
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 15:
+            raise ConfigError(f"photo_most_on_bar: {v!r}: expected an integer from 0 to 15")
         for name in (
             "max_reprojection_px",
             "drift_px_knocked",

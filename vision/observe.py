@@ -11,6 +11,7 @@ must not import ``firmware_bridge`` or ``referee``.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -37,7 +38,7 @@ from vision.gate import (
     small_grey,
     static_samples,
 )
-from vision.learned_checkers import checker_reader, learned_field
+from vision.learned_checkers import checker_reader, learned_field, slot_places
 from vision.rectify import prepare
 from vision.rims import as_rendered
 from vision.view import View, view
@@ -319,12 +320,14 @@ def read_frame(
     if not all(told):
         field, messages = _trays_by_rules(field, told)
     if photo:
+        field, stacked = _stacked_by_rules(field, classical.points, slot_places(v.layout)[2], cfg.photo_most_on_bar)
+        messages += stacked
         on_bar, off = off_board(field.points)
         told = tuple(1.0 if n == 0 else 0.5 for n in on_bar), tuple(1.0 if n == 0 else 0.5 for n in off)
         field = FieldReading(field.points, field.confidence, off, told[1], field.palette)  # type: ignore[arg-type]
         bar = BarReading(bar.cube, bar.square, [], on_bar, told[0])  # type: ignore[arg-type]
         if any(on_bar) or any(off):
-            messages = (
+            messages += (
                 f"a photo's bar and trays are not read: {on_bar[0]} white and {on_bar[1]} black on the bar, "
                 f"{off[0]} white and {off[1]} black borne off, told from the checkers on the points",
             )
@@ -336,6 +339,35 @@ def read_frame(
         )
     reading = field.with_bar(bar.checkers, bar.confidence)
     return _gated(geometry, image, cfg, v, reading, dice, bar, board_edges, photo, messages, over_frame)
+
+
+def _stacked_by_rules(
+    field: FieldReading, classical: Sequence[int], per_row: int, most_on_bar: int
+) -> tuple[FieldReading, tuple[str, ...]]:
+    """``field`` with a side's checkers missing from the points put on its stack whose first row is full, where
+    more are missing than ``most_on_bar`` and the side still has a checker outside its home board (which
+    :func:`vision.checkers.off_board` would put them all on the bar for): a photo shows a stack in layers
+    as its first row, and no game has so many on the bar. Of several full rows, the one the classical
+    reader (``classical``) counts most on. Returns the field and a message for each side so mended."""
+    points = list(field.points)
+    conf = list(field.confidence)
+    said: list[str] = []
+    for name, sign, home in (("white", 1, range(0, 6)), ("black", -1, range(18, 24))):
+        mine = [i for i, n in enumerate(points) if n * sign > 0]
+        missing = 15 - sum(abs(points[i]) for i in mine)
+        full = [i for i in mine if abs(points[i]) >= per_row]
+        if missing <= most_on_bar or not full or all(i in home for i in mine):
+            continue
+        i = max(full, key=lambda j: (abs(classical[j]), -j))
+        points[i] += sign * missing
+        conf[i] = min(conf[i], 0.5)
+        said.append(
+            f"{missing} more of {name}'s checkers put on its stack on point {i + 1}: a photo shows a stack in layers "
+            f"as its first row, and more than {most_on_bar} are not on the bar"
+        )
+    if not said:
+        return field, ()
+    return replace(field, points=tuple(points), confidence=tuple(conf)), tuple(said)
 
 
 def reads_as_photo(geometry: Geometry, palette: Palette | None) -> bool:
