@@ -260,6 +260,15 @@ def test_more_checkers_missing_than_the_bar_holds_are_put_on_a_full_row_s_stack(
     assert _stacked_by_rules(field(home), classical, 5, 3) == (field(home), ())
 
 
+@pytest.mark.parametrize("bad", [-1, 16, 2.5, True])
+def test_the_most_a_photo_s_bar_holds_is_a_count_of_checkers(bad):
+    from vision.config import VisionConfig
+
+    assert VisionConfig().photo_most_on_bar == 3
+    with pytest.raises(ConfigError, match="photo_most_on_bar: .*expected an integer from 0 to 15"):
+        VisionConfig(photo_most_on_bar=bad)
+
+
 def test_a_tall_stack_in_layers_on_a_board_of_small_checkers_reads_whole_not_onto_the_bar():
     # seed 740047's board: checkers 0.83 of a point across, white's ten on its 24 read as a first row of five
     from benchmarks.bench_vision import any_board_frame
