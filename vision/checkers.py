@@ -482,13 +482,17 @@ def _tray_colours(pal: Palette, side: int, col: np.ndarray) -> tuple[np.ndarray,
     return own, np.array(pal.tray) if pal.tray is not None else _tray_guess(col)
 
 
+# each side's home board (white, black): indices 0..23 of the points in white's numbering
+HOME_BOARDS = (range(0, 6), range(18, 24))
+
+
 def off_board(points: tuple[int, ...]) -> tuple[tuple[int, int], tuple[int, int]]:
     """The checkers of each side (white, black) not on the points, told apart by the rules rather than
     read: ``(bar, off)``. A side's checkers short of 15 are on the bar where it still has a checker
     outside its home board (points 1-6 for white, 19-24 for black, white's numbering), for a checker
     is borne off only once all are home; otherwise they are borne off. More than 15 leave none."""
     bar, off = [0, 0], [0, 0]
-    for s, sign, home in ((0, 1, range(0, 6)), (1, -1, range(18, 24))):
+    for s, sign, home in ((0, 1, HOME_BOARDS[0]), (1, -1, HOME_BOARDS[1])):
         mine = [i for i, v in enumerate(points) if v * sign > 0]
         missing = max(0, 15 - sum(abs(points[i]) for i in mine))
         if any(i not in home for i in mine):

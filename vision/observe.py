@@ -21,7 +21,7 @@ import numpy as np
 
 from board_rules.errors import TavliError
 from vision.calibrate import CalibrationError, Geometry, check
-from vision.checkers import CheckerReading, FieldReading, Palette, off_board, read_field, trays_told
+from vision.checkers import HOME_BOARDS, CheckerReading, FieldReading, Palette, off_board, read_field, trays_told
 from vision.config import VisionConfig, default_config
 from vision.cube import BarReading, CubeReading, read_bar
 from vision.dice import DiceField, dice_field, read_dice_in
@@ -352,7 +352,7 @@ def _stacked_by_rules(
     points = list(field.points)
     conf = list(field.confidence)
     said: list[str] = []
-    for name, sign, home in (("white", 1, range(0, 6)), ("black", -1, range(18, 24))):
+    for name, sign, home in (("white", 1, HOME_BOARDS[0]), ("black", -1, HOME_BOARDS[1])):
         mine = [i for i, n in enumerate(points) if n * sign > 0]
         missing = 15 - sum(abs(points[i]) for i in mine)
         full = [i for i in mine if abs(points[i]) >= per_row]
