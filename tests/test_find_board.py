@@ -647,6 +647,14 @@ def test_read_photos_refuses_a_scale_out_of_range(capsys):
     assert "--rendered: 0: expected a whole number of frames" in capsys.readouterr().err
 
 
+def test_a_board_whose_marker_rounds_past_the_canvas_is_drawn():
+    # seed 741027's board reaches the canvas's far edge: its marker, rounded, was a px too wide to fit
+    from benchmarks.bench_vision import any_board_frame
+
+    frame, corners, _, _ = any_board_frame(741027)
+    assert frame.image.shape == (960, 1280, 3) and np.isfinite(corners).all()
+
+
 def test_read_photos_reads_rendered_boards_of_their_own_against_their_positions(capsys):
     from benchmarks.read_photos import main as read_photos_main
 

@@ -186,7 +186,9 @@ def draw_board(
         quiet = min(MARKER_QUIET_MM, max(x0, 1.0))
         rect(x0 - quiet, y0 - quiet, x0 + size + quiet, y0 + size + quiet, (255, 255, 255))
         img = cv2.aruco.generateImageMarker(dictionary, marker_id, px)
-        ix, iy = int(round(x0 * s)), int(round(y0 * s))
+        # a marker against the board's far edge can round a px past the canvas: it is drawn a px in
+        ix = max(0, min(int(round(x0 * s)), canvas.shape[1] - px))
+        iy = max(0, min(int(round(y0 * s)), canvas.shape[0] - px))
         canvas[iy : iy + px, ix : ix + px] = img[..., None]
 
 
